@@ -1,0 +1,63 @@
+#pragma once
+// Samples: the measurements every later stage works on. A sample is one run's value of one
+// metric, and it knows which side it belongs to, where it stood in the overall run order,
+// and (when known) which boot it came from: runs that share a boot are not independent,
+// so the analysis aggregates them per boot.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace abvm {
+
+enum class Side { a, b };
+enum class Better { higher, lower };
+
+const char* to_string(Side side);        // "A" / "B"
+const char* to_string(Better better);    // "higher" / "lower"
+
+struct Sample {
+  double value = 0;
+  // 0-based position of this run in the overall order of the experiment (both sides).
+  // For plain input files without order information it is the index within its side.
+  std::int64_t order = 0;
+  bool order_known = false;            // true when order comes from an interleaved schedule
+  std::optional<std::string> boot;     // boot (trial) id when known
+  int run_in_boot = 0;                 // 0-based index of the run within its boot
+  std::optional<int> block;            // A/B block number when the schedule interleaved blocks
+  std::string source;                  // "file:line" where the value came from (for messages)
+};
+
+// One metric of a comparison: the same named quantity measured on both sides.
+struct MetricSamples {
+  std::string name;                    // e.g. "dd.write.bandwidth", "fio.seqwrite.write.iops"
+  std::string unit;                    // e.g. "B/s", "IOPS", "ns"
+  Better better = Better::higher;
+  std::vector<Sample> a;
+  std::vector<Sample> b;
+};
+
+// Something that failed instead of producing a sample; counted and reported, never averaged in.
+struct FailedRun {
+  Side side = Side::a;
+  std::string what;                    // e.g. "fio job 'seqwrite' reported error 5"
+  std::string outcome;                 // e.g. "workload-failed", "panic", "timeout"
+  std::string source;                  // "file:line" or trial id
+};
+
+// Where a side was measured: two sides measured on different hosts or accelerators
+// are compared with a warning.
+struct SideContext {
+  std::vector<std::string> hosts;
+  std::vector<std::string> accelerators;  // "kvm" / "tcg"
+};
+
+struct SampleSet {
+  std::vector<MetricSamples> metrics;     // in first-seen order
+  std::vector<FailedRun> failures;
+  SideContext context_a;
+  SideContext context_b;
+};
+
+}  // namespace abvm
