@@ -1,0 +1,26 @@
+#pragma once
+// Guest hardware settings that an experiment may set per side, as values. config/ fills them from
+// the experiment file; guest/ turns them into libvirt domain XML.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace abvm {
+
+// The virtio-blk scratch disk's device options (QEMU/libvirt names in comments).
+struct VirtioBlkOptions {
+  bool iommu_platform = false;            // <driver iommu='on'>: VIRTIO_F_ACCESS_PLATFORM, guest uses the DMA API
+  std::optional<int> queues;              // <driver queues='N'>: number of virtqueues
+  std::optional<int> queue_size;          // <driver queue_size='N'>: ring size (power of two)
+  std::string cache = "none";             // <driver cache=...>: none|writethrough|writeback|directsync|unsafe
+  std::string io = "native";              // <driver io=...>: native|threads|io_uring
+  bool iothread = false;                  // run the disk in its own QEMU iothread
+};
+
+struct MachineOptions {
+  int vcpus = 1;
+  int memory_mib = 512;
+  std::vector<int> vcpu_pins;             // optional host CPU per vCPU (empty: no pinning)
+};
+
+}  // namespace abvm
