@@ -1,0 +1,252 @@
+#include "samples/journal.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "samples/text.hpp"
+
+namespace abvm {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::pair<Outcome, const char*>, 6> kOutcomes{{
+    {Outcome::ok, "ok"},
+    {Outcome::workload_failed, "workload-failed"},
+    {Outcome::panic, "panic"},
+    {Outcome::timeout, "timeout"},
+    {Outcome::infra_error, "infra-error"},
+    {Outcome::invalid_output, "invalid-output"},
+}};
+
+class LineReader {
+ public:
+  LineReader(const json& object, std::string_view source, std::size_t line)
+      : object_(object), source_(source), line_(line) {}
+
+  [[noreturn]] void fail(const std::string& message) const {
+    throw Error(located(source_, line_, message));
+  }
+
+  const json& field(const json& object, const char* key, const std::string& prefix = "") const {
+    auto it = object.find(key);
+    if (it == object.end())
+      fail(fmt::format("journal entry has no field \"{}{}\"", prefix, key));
+    return *it;
+  }
+
+  [[noreturn]] void wrong_type(const char* key, const char* expected, const json& value,
+                               const std::string& prefix = "") const {
+    fail(fmt::format("journal field \"{}{}\" must be {}, not {}", prefix, key, expected,
+                     value.dump()));
+  }
+
+  std::string string(const char* key, const json& object, const std::string& prefix = "") const {
+    const json& v = field(object, key, prefix);
+    if (!v.is_string()) wrong_type(key, "a string", v, prefix);
+    return v.get<std::string>();
+  }
+  std::string string(const char* key) const { return string(key, object_); }
+
+  std::int64_t integer(const char* key) const {
+    const json& v = field(object_, key);
+    if (!v.is_number_integer()) wrong_type(key, "an integer", v);
+    return v.get<std::int64_t>();
+  }
+
+  int small_integer(const char* key) const {
+    std::int64_t v = integer(key);
+    if (v < 0 || v > 1'000'000'000)
+      fail(fmt::format("journal field \"{}\" must be between 0 and 1000000000, not {}", key, v));
+    return static_cast<int>(v);
+  }
+
+  const json& object() const { return object_; }
+
+ private:
+  const json& object_;
+  std::string_view source_;
+  std::size_t line_;
+};
+
+}  // namespace
+
+const char* to_string(Outcome outcome) {
+  for (const auto& [o, name] : kOutcomes)
+    if (o == outcome) return name;
+  return "?";
+}
+
+std::optional<Outcome> parse_outcome(std::string_view text) {
+  for (const auto& [o, name] : kOutcomes)
+    if (text == name) return o;
+  return std::nullopt;
+}
+
+std::string to_journal_line(const JournalEntry& e) {
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
+  for (const auto& m : e.metrics) {
+    if (!std::isfinite(m.value))
+      throw Error(fmt::format("trial {}: metric \"{}\" has the non-finite value {}: record the "
+                              "run as invalid-output instead",
+                              e.trial, m.name, m.value));
+    nlohmann::ordered_json jm;
+    jm["name"] = m.name;
+    jm["unit"] = m.unit;
+    jm["better"] = to_string(m.better);
+    jm["value"] = m.value;
+    metrics.push_back(std::move(jm));
+  }
+  // nlohmann's default object is sorted by key; an ordered_json keeps the documented order,
+  // which makes journals readable by eye and diffs stable.
+  nlohmann::ordered_json j;
+  j["journal_version"] = e.journal_version;
+  j["trial"] = e.trial;
+  j["side"] = to_string(e.side);
+  j["boot"] = e.boot;
+  j["run"] = e.run;
+  j["order"] = e.order;
+  j["block"] = e.block ? nlohmann::ordered_json(*e.block) : nlohmann::ordered_json(nullptr);
+  j["workload"] = e.workload;
+  j["outcome"] = to_string(e.outcome);
+  j["host"] = e.host;
+  j["accelerator"] = e.accelerator;
+  j["time"] = e.time;
+  j["metrics"] = std::move(metrics);
+  j["detail"] = e.detail;
+  return j.dump();
+}
+
+JournalEntry parse_journal_line(std::string_view line, std::string_view source,
+                                std::size_t line_no) {
+  json object;
+  try {
+    object = json::parse(line);
+  } catch (const json::parse_error& e) {
+    throw Error(located(source, line_no, fmt::format("not a JSON journal entry: {}", e.what())));
+  }
+  if (!object.is_object())
+    throw Error(located(source, line_no, "journal entry is not a JSON object"));
+  LineReader r(object, source, line_no);
+
+  JournalEntry e;
+  // The version first: a newer journal may have changed anything else.
+  const json& version = r.field(object, "journal_version");
+  if (!version.is_number_integer()) r.wrong_type("journal_version", "an integer", version);
+  std::int64_t v = version.get<std::int64_t>();
+  if (v > kJournalVersion)
+    r.fail(fmt::format("journal_version {} is newer than this abvm reads (up to {}): use a newer "
+                       "abvm to analyze these results",
+                       v, kJournalVersion));
+  if (v < 1) r.fail(fmt::format("journal_version {} is not valid (versions start at 1)", v));
+  e.journal_version = static_cast<int>(v);
+
+  e.trial = r.string("trial");
+  std::string side = r.string("side");
+  if (side == "A") e.side = Side::a;
+  else if (side == "B") e.side = Side::b;
+  else r.fail(fmt::format("journal field \"side\" must be \"A\" or \"B\", not \"{}\"", side));
+  e.boot = r.string("boot");
+  e.run = r.small_integer("run");
+  e.order = r.integer("order");
+  if (e.order < 0) r.fail(fmt::format("journal field \"order\" must be >= 0, not {}", e.order));
+  const json& block = r.field(object, "block");
+  if (!block.is_null()) {
+    if (!block.is_number_integer()) r.wrong_type("block", "an integer or null", block);
+    e.block = r.small_integer("block");
+  }
+  e.workload = r.string("workload");
+  std::string outcome = r.string("outcome");
+  auto parsed = parse_outcome(outcome);
+  if (!parsed)
+    r.fail(fmt::format("journal field \"outcome\" is \"{}\"; expected one of ok, workload-failed, "
+                       "panic, timeout, infra-error, invalid-output",
+                       outcome));
+  e.outcome = *parsed;
+  e.host = r.string("host");
+  e.accelerator = r.string("accelerator");
+  e.time = r.string("time");
+  e.detail = r.string("detail");
+
+  const json& metrics = r.field(object, "metrics");
+  if (!metrics.is_array()) r.wrong_type("metrics", "a list", metrics);
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    const json& m = metrics[i];
+    std::string prefix = fmt::format("metrics[{}].", i);
+    if (!m.is_object()) r.fail(fmt::format("journal field \"metrics[{}]\" is not an object", i));
+    JournalMetric jm;
+    jm.name = r.string("name", m, prefix);
+    jm.unit = r.string("unit", m, prefix);
+    std::string better = r.string("better", m, prefix);
+    if (better == "higher") jm.better = Better::higher;
+    else if (better == "lower") jm.better = Better::lower;
+    else
+      r.fail(fmt::format("journal field \"{}better\" must be \"higher\" or \"lower\", not \"{}\"",
+                         prefix, better));
+    const json& value = r.field(m, "value", prefix);
+    // JSON has no NaN: nlohmann writes a non-finite double as null, which lands here.
+    if (!value.is_number()) r.wrong_type("value", "a number", value, prefix);
+    jm.value = value.get<double>();
+    e.metrics.push_back(std::move(jm));
+  }
+  if (e.outcome == Outcome::ok && e.metrics.empty())
+    r.fail("journal entry has outcome ok but no metrics: an ok run must carry its measurements");
+  if (e.outcome != Outcome::ok && !e.metrics.empty())
+    r.fail(fmt::format("journal entry has outcome {} but carries metrics: only ok runs have "
+                       "measurements",
+                       outcome));
+  return e;
+}
+
+std::vector<JournalEntry> read_journal(const std::filesystem::path& path,
+                                       const JournalWarning& warn) {
+  std::string content = read_file(path);
+  std::string source = path.string();
+  auto lines = text::split_lines(content);
+  bool unterminated = !content.empty() && content.back() != '\n';
+  std::vector<JournalEntry> entries;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    bool last = i + 1 == lines.size();
+    try {
+      entries.push_back(parse_journal_line(lines[i].text, source, lines[i].number));
+    } catch (const Error& e) {
+      if (!(last && unterminated)) throw;
+      if (warn)
+        warn(located(source, lines[i].number,
+                     "ignoring the unfinished last line (a writer was killed while writing it)"));
+    }
+  }
+  return entries;
+}
+
+std::vector<JournalMetric> dd_metrics(std::string_view workload, const DdRun& run) {
+  return {{fmt::format("{}.bandwidth", workload), "B/s", Better::higher, run.bandwidth}};
+}
+
+std::vector<JournalMetric> fio_metrics(std::string_view workload, const FioDocument& run) {
+  bool short_names = run.jobs.size() == 1 && run.jobs.front().name == workload;
+  std::vector<JournalMetric> out;
+  for (const auto& job : run.jobs) {
+    if (job.error != 0) continue;
+    std::string prefix =
+        short_names ? std::string(workload) : fmt::format("{}.{}", workload, job.name);
+    for (const auto& d : job.directions) {
+      std::string base = fmt::format("{}.{}.", prefix, d.direction);
+      out.push_back({base + "bandwidth", "B/s", Better::higher, d.bandwidth});
+      out.push_back({base + "iops", "IOPS", Better::higher, d.iops});
+      out.push_back({base + "clat_mean", "ns", Better::lower, d.clat_mean_ns});
+      for (auto [pct, name] : {std::pair{50.0, "clat_p50"}, std::pair{99.0, "clat_p99"}})
+        if (auto it = d.clat_percentiles_ns.find(pct); it != d.clat_percentiles_ns.end())
+          out.push_back({base + name, "ns", Better::lower, it->second});
+    }
+  }
+  return out;
+}
+
+}  // namespace abvm

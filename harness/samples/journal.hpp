@@ -1,0 +1,95 @@
+#pragma once
+// The run journal: abvm's own results, one JSON object per line, appended by the orchestrator
+// to <results dir>/journal.jsonl as each run finishes (core/files.hpp append_line_durable), so
+// a killed experiment loses at most the line being written.
+//
+//   {"journal_version":1, "trial":"t0007", "side":"A", "boot":"t0007", "run":0, "order":14,
+//    "block":3, "workload":"dd-write", "outcome":"ok", "host":"hostname", "accelerator":"tcg",
+//    "time":"2026-11-29T20:01:02Z",
+//    "metrics":[{"name":"dd-write.bandwidth","unit":"B/s","better":"higher","value":1.2e9}],
+//    "detail":""}
+//
+// Every field is required ("block" may be null when the schedule had no A/B blocks). Fields
+// a reader does not know are ignored: adding a field does not change journal_version; any
+// change an older reader would misread does, and readers reject versions newer than theirs.
+// Only "ok" runs carry metrics (at least one); any other outcome carries none and says
+// why in "detail".
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "samples/dd.hpp"
+#include "samples/fio.hpp"
+#include "samples/sample.hpp"
+
+namespace abvm {
+
+inline constexpr int kJournalVersion = 1;
+
+enum class Outcome { ok, workload_failed, panic, timeout, infra_error, invalid_output };
+
+// "ok", "workload-failed", "panic", "timeout", "infra-error", "invalid-output".
+const char* to_string(Outcome outcome);
+std::optional<Outcome> parse_outcome(std::string_view text);
+
+struct JournalMetric {
+  std::string name;     // "<workload>.bandwidth", "<workload>.<job>.<dir>.iops", ...
+  std::string unit;     // "B/s", "IOPS", "ns"
+  Better better = Better::higher;
+  double value = 0;     // finite
+};
+
+struct JournalEntry {
+  int journal_version = kJournalVersion;
+  std::string trial;                 // trial id, e.g. "t0007"
+  Side side = Side::a;
+  std::string boot;                  // boot id (runs of one boot are not independent)
+  int run = 0;                       // 0-based index of the run within its boot
+  std::int64_t order = 0;            // 0-based position in the overall order (both sides)
+  std::optional<int> block;          // A/B block number, if the schedule used blocks
+  std::string workload;              // workload name from the experiment
+  Outcome outcome = Outcome::ok;
+  std::string host;
+  std::string accelerator;           // "kvm" / "tcg"
+  std::string time;                  // UTC, ISO 8601: "2026-11-29T20:01:02Z"
+  std::vector<JournalMetric> metrics;
+  std::string detail;                // free text, for failures
+};
+
+// One line of JSON, without a newline. Throws Error when a metric value is not finite (the
+// orchestrator should record such a run as invalid-output instead).
+std::string to_journal_line(const JournalEntry& entry);
+
+// Strict: a missing or mistyped field, an unknown outcome or side, metrics on a failed run,
+// or a journal_version newer than kJournalVersion -> Error "source:line_no: ..." naming it.
+JournalEntry parse_journal_line(std::string_view line, std::string_view source,
+                                std::size_t line_no);
+
+// Called with a plain-words message when read_journal ignores something.
+using JournalWarning = std::function<void(const std::string&)>;
+
+// Reads a whole journal. The one thing tolerated is a last line that is both unterminated
+// (no '\n') and unparsable: a writer killed mid-line. It is ignored and `warn` is told.
+// Anything else wrong (including a bad line that is terminated) throws Error.
+std::vector<JournalEntry> read_journal(const std::filesystem::path& path,
+                                       const JournalWarning& warn = {});
+
+// Metrics of one dd run of `workload`: "<workload>.bandwidth" (B/s, higher).
+std::vector<JournalMetric> dd_metrics(std::string_view workload, const DdRun& run);
+
+// Metrics of one fio run of `workload`, per job and direction with I/O:
+//   <prefix>.<dir>.bandwidth (B/s, higher)   <prefix>.<dir>.iops (IOPS, higher)
+//   <prefix>.<dir>.clat_mean (ns, lower)     <prefix>.<dir>.clat_p50 / .clat_p99 (ns, lower;
+//                                            only when fio computed those percentiles)
+// where <prefix> is "<workload>.<job>", or just "<workload>" when the run has exactly one job
+// and that job is named like the workload (the usual case: the name stays short and stable).
+// Jobs with an error are skipped: check them with describe_fio_error and record the run as
+// workload-failed instead.
+std::vector<JournalMetric> fio_metrics(std::string_view workload, const FioDocument& run);
+
+}  // namespace abvm

@@ -1,0 +1,48 @@
+#include "samples/text.hpp"
+
+#include <charconv>
+
+namespace abvm::text {
+
+std::vector<Line> split_lines(std::string_view text) {
+  std::vector<Line> lines;
+  std::size_t number = 1;
+  while (!text.empty()) {
+    std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back({line, number++});
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return lines;
+}
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view space = " \t\r\v\f";
+  std::size_t b = s.find_first_not_of(space);
+  if (b == std::string_view::npos) return {};
+  std::size_t e = s.find_last_not_of(space);
+  return s.substr(b, e - b + 1);
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return std::nullopt;
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  // from_chars reports out-of-range for denormal/huge values; treat those as not a number
+  // rather than guessing a value.
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<unsigned long long> parse_uint(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  unsigned long long v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace abvm::text
