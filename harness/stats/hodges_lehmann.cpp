@@ -1,0 +1,244 @@
+#include "stats/hodges_lehmann.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "stats/mann_whitney.hpp"
+#include "stats/ranks.hpp"
+#include "stats/wilcoxon.hpp"
+
+namespace abvm::stats {
+namespace {
+
+// splitmix64: a tiny fixed-seed generator. The pivots only steer the running time; the selected
+// value is the same whatever they are, so the results are deterministic anyway.
+struct SplitMix {
+  std::uint64_t state;
+  std::uint64_t operator()() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+};
+
+// k-th smallest (0-based) element of an implicit matrix with `rows` rows and `cols` columns whose
+// value(r, c) is nondecreasing in r and in c, restricted to the columns [start(r), cols) of each
+// row. Candidates are kept as one column range per row; each step picks a random candidate as the
+// pivot, counts the elements below / up to it with a staircase walk (O(rows + cols), valid
+// because the whole matrix is sorted both ways) and discards the side that cannot hold the answer.
+// The pivot itself is always discarded, and a random pivot removes a constant fraction of the
+// candidates on average, so O(log(rows*cols)) steps are expected; the last <= rows + cols
+// candidates are gathered and selected directly.
+template <class Value, class Start>
+double select_kth(std::size_t rows, std::size_t cols, std::uint64_t total, Start start, Value value,
+                  std::uint64_t k) {
+  std::vector<std::size_t> lo(rows), hi(rows, cols), lt(rows), le(rows);
+  for (std::size_t r = 0; r < rows; ++r) lo[r] = start(r);
+  std::uint64_t below = 0;
+  std::uint64_t candidates = total;
+  SplitMix rng{0x5EEDABADCAFEULL};
+  const std::uint64_t small = static_cast<std::uint64_t>(rows) + cols;
+
+  // first[r] = max(start(r), first column c with value(r, c) compared to p true), for the
+  // predicate "value >= p" (lt) or "value > p" (le); returns the count of elements before them.
+  auto staircase = [&](double p, bool strict, std::vector<std::size_t>& first) {
+    std::uint64_t count = 0;
+    std::size_t c = cols;
+    for (std::size_t r = 0; r < rows; ++r) {
+      while (c > 0 && (strict ? value(r, c - 1) > p : value(r, c - 1) >= p)) --c;
+      first[r] = std::max(c, start(r));
+      count += first[r] - start(r);
+    }
+    return count;
+  };
+
+  while (candidates > small) {
+    std::uint64_t t = rng() % candidates;
+    std::size_t pr = 0;
+    while (t >= hi[pr] - lo[pr]) {
+      t -= hi[pr] - lo[pr];
+      ++pr;
+    }
+    const double p = value(pr, lo[pr] + static_cast<std::size_t>(t));
+    const std::uint64_t count_lt = staircase(p, false, lt);
+    const std::uint64_t count_le = staircase(p, true, le);
+    if (k < count_lt) {
+      for (std::size_t r = 0; r < rows; ++r) hi[r] = std::max(lo[r], std::min(hi[r], lt[r]));
+    } else if (k >= count_le) {
+      for (std::size_t r = 0; r < rows; ++r) lo[r] = std::min(hi[r], std::max(lo[r], le[r]));
+    } else {
+      return p;
+    }
+    below = 0;
+    candidates = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      below += lo[r] - start(r);
+      candidates += hi[r] - lo[r];
+    }
+  }
+  std::vector<double> rest;
+  rest.reserve(static_cast<std::size_t>(candidates));
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = lo[r]; c < hi[r]; ++c) rest.push_back(value(r, c));
+  }
+  const auto at = static_cast<std::ptrdiff_t>(k - below);
+  std::nth_element(rest.begin(), rest.begin() + at, rest.end());
+  return rest[static_cast<std::size_t>(at)];
+}
+
+void require_sorted(std::span<const double> v, const char* what) {
+  if (!std::is_sorted(v.begin(), v.end())) throw std::invalid_argument(std::string(what) + " is not sorted");
+}
+
+std::uint64_t checked_product(std::size_t n, std::size_t m) {
+  if (m != 0 && n > std::numeric_limits<std::uint64_t>::max() / m) {
+    throw std::invalid_argument("Hodges-Lehmann: too many pairs to count");
+  }
+  return static_cast<std::uint64_t>(n) * m;
+}
+
+void require_confidence(double confidence) {
+  if (!(confidence > 0 && confidence < 1)) {
+    throw std::invalid_argument("confidence must be strictly between 0 and 1");
+  }
+}
+
+// The lower interval rank k (1-based) and its coverage.
+struct IntervalRank {
+  std::uint64_t k = 1;
+  double achieved = 0;
+};
+
+// Largest k with coverage 1 - 2 P(S <= k-1) >= confidence, for a statistic S whose null
+// distribution is `cdf` over 0..total. The tolerance keeps a coverage that equals the target
+// up to rounding (e.g. a tail of exactly 0.025) on the accepted side.
+IntervalRank exact_rank(const std::vector<double>& cdf, double confidence, std::uint64_t total) {
+  const double alpha = 1 - confidence;
+  const std::uint64_t k_max = std::max<std::uint64_t>(1, (total + 1) / 2);
+  std::uint64_t k = 1;
+  while (k < k_max && 2 * cdf[k] <= alpha + 1e-12) ++k;
+  return {k, std::max(0.0, 1 - 2 * cdf[k - 1])};
+}
+
+// Same from the normal approximation of S (mean mu, standard deviation sigma) with continuity
+// correction: P(S <= k-1) ~ Phi((k - 1/2 - mu) / sigma).
+IntervalRank normal_rank(double mu, double sigma, double confidence, std::uint64_t total) {
+  const double z = normal_upper_quantile((1 - confidence) / 2);
+  const double k_max = std::max(1.0, std::floor((static_cast<double>(total) + 1) / 2));
+  const double k = std::clamp(std::floor(mu + 0.5 - z * sigma), 1.0, k_max);
+  const double achieved = 1 - 2 * normal_sf((mu - (k - 0.5)) / sigma);
+  return {static_cast<std::uint64_t>(k), std::max(0.0, achieved)};
+}
+
+// Median of `total` sorted-on-demand values: the mean of the two middle ones for an even count.
+template <class Kth>
+double median_by_selection(std::uint64_t total, Kth kth) {
+  if (total % 2 == 1) return kth(total / 2);
+  return (kth(total / 2 - 1) + kth(total / 2)) / 2;
+}
+
+std::vector<double> sorted_copy(std::span<const double> v) {
+  std::vector<double> s(v.begin(), v.end());
+  std::sort(s.begin(), s.end());
+  return s;
+}
+
+}  // namespace
+
+double kth_pairwise_difference(std::span<const double> x_sorted, std::span<const double> y_sorted, std::uint64_t k) {
+  if (x_sorted.empty() || y_sorted.empty()) throw std::invalid_argument("pairwise differences of an empty sample");
+  require_finite(x_sorted, "pairwise differences: x");
+  require_finite(y_sorted, "pairwise differences: y");
+  require_sorted(x_sorted, "pairwise differences: x");
+  require_sorted(y_sorted, "pairwise differences: y");
+  const std::size_t n = x_sorted.size();
+  const std::uint64_t total = checked_product(n, y_sorted.size());
+  if (k >= total) throw std::invalid_argument("pairwise differences: rank out of range");
+  // Row r holds x in descending order, so y[c] - x[n-1-r] grows along rows and columns.
+  return select_kth(
+      n, y_sorted.size(), total, [](std::size_t) { return std::size_t{0}; },
+      [&](std::size_t r, std::size_t c) { return y_sorted[c] - x_sorted[n - 1 - r]; }, k);
+}
+
+double kth_walsh_average(std::span<const double> d_sorted, std::uint64_t k) {
+  if (d_sorted.empty()) throw std::invalid_argument("Walsh averages of an empty sample");
+  require_finite(d_sorted, "Walsh averages");
+  require_sorted(d_sorted, "Walsh averages");
+  const std::size_t n = d_sorted.size();
+  const std::uint64_t total = checked_product(n, n + 1) / 2;
+  if (k >= total) throw std::invalid_argument("Walsh averages: rank out of range");
+  // The full symmetric matrix (d_r + d_c)/2 is sorted both ways; row r keeps its columns c >= r.
+  return select_kth(
+      n, n, total, [](std::size_t r) { return r; },
+      [&](std::size_t r, std::size_t c) { return (d_sorted[r] + d_sorted[c]) / 2; }, k);
+}
+
+ShiftEstimate hodges_lehmann_shift(std::span<const double> x, std::span<const double> y, double confidence) {
+  if (x.empty() || y.empty()) throw std::invalid_argument("Hodges-Lehmann shift needs two non-empty samples");
+  require_finite(x, "Hodges-Lehmann sample x");
+  require_finite(y, "Hodges-Lehmann sample y");
+  require_confidence(confidence);
+  const std::vector<double> xs = sorted_copy(x);
+  const std::vector<double> ys = sorted_copy(y);
+  const std::uint64_t total = checked_product(xs.size(), ys.size());
+  auto kth = [&](std::uint64_t k) { return kth_pairwise_difference(xs, ys, k); };
+
+  ShiftEstimate out;
+  out.confidence = confidence;
+  out.estimate = median_by_selection(total, kth);
+  std::vector<std::size_t> ties = tie_sizes_of_sorted(xs);
+  const std::vector<std::size_t> ties_y = tie_sizes_of_sorted(ys);
+  ties.insert(ties.end(), ties_y.begin(), ties_y.end());
+  IntervalRank rank;
+  if (ties.empty() && total <= kMannWhitneyExactMaxProduct) {
+    rank = exact_rank(mann_whitney_null_cdf(xs.size(), ys.size()), confidence, total);
+    out.exact = true;
+    out.method = kShiftExactMethod;
+  } else {
+    const double nm = static_cast<double>(total);
+    const double big_n = static_cast<double>(xs.size() + ys.size());
+    const double sigma = std::sqrt(nm / 12 * ((big_n + 1) - tie_term(ties) / (big_n * (big_n - 1))));
+    rank = normal_rank(nm / 2, sigma, confidence, total);
+    out.method = kShiftNormalMethod;
+  }
+  out.low = kth(rank.k - 1);
+  out.high = kth(total - rank.k);
+  out.achieved_confidence = rank.achieved;
+  return out;
+}
+
+ShiftEstimate hodges_lehmann_paired(std::span<const double> d, double confidence) {
+  if (d.empty()) throw std::invalid_argument("paired Hodges-Lehmann needs at least one difference");
+  require_finite(d, "paired Hodges-Lehmann input");
+  require_confidence(confidence);
+  const std::vector<double> ds = sorted_copy(d);
+  const std::size_t n = ds.size();
+  const std::uint64_t total = checked_product(n, n + 1) / 2;
+  auto kth = [&](std::uint64_t k) { return kth_walsh_average(ds, k); };
+
+  ShiftEstimate out;
+  out.confidence = confidence;
+  out.estimate = median_by_selection(total, kth);
+  const std::vector<std::size_t> ties = tie_sizes_of_sorted(ds);
+  IntervalRank rank;
+  if (ties.empty() && n <= kWilcoxonExactMaxN) {
+    rank = exact_rank(wilcoxon_null_cdf(n), confidence, total);
+    out.exact = true;
+    out.method = kPairedExactMethod;
+  } else {
+    const double nd = static_cast<double>(n);
+    const double sigma = std::sqrt(nd * (nd + 1) * (2 * nd + 1) / 24 - tie_term(ties) / 48);
+    rank = normal_rank(static_cast<double>(total) / 2, sigma, confidence, total);
+    out.method = kPairedNormalMethod;
+  }
+  out.low = kth(rank.k - 1);
+  out.high = kth(total - rank.k);
+  out.achieved_confidence = rank.achieved;
+  return out;
+}
+
+}  // namespace abvm::stats
