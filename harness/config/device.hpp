@@ -15,12 +15,14 @@ struct VirtioBlkOptions {
   std::string cache = "none";             // <driver cache=...>: none|writethrough|writeback|directsync|unsafe
   std::string io = "native";              // <driver io=...>: native|threads|io_uring
   bool iothread = false;                  // run the disk in its own QEMU iothread
+  bool operator==(const VirtioBlkOptions&) const = default;
 };
 
 struct MachineOptions {
   int vcpus = 1;
   int memory_mib = 512;
   std::vector<int> vcpu_pins;             // optional host CPU per vCPU (empty: no pinning)
+  bool operator==(const MachineOptions&) const = default;
 };
 
 }  // namespace abvm

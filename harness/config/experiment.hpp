@@ -1,0 +1,134 @@
+#pragma once
+// An experiment file (TOML) as an immutable value. The loader is strict: every key must be in
+// config/keys.hpp's table, with the right type and an allowed value, and the whole must make
+// sense (unique workload names, sides that differ, a safe scratch disk); otherwise it throws
+// Error with "file:line: ..." naming the key and what to do. See configs/*.toml for examples
+// and describe_key_table() for every key.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/device.hpp"
+#include "config/workload.hpp"
+
+namespace abvm {
+
+// The two sides of an experiment. (samples/ has its own Side for results read from files;
+// config cannot use it since samples comes later in the stage order.)
+enum class SideId { a, b };
+const char* side_letter(SideId side);  // "A" / "B"
+
+// One side, fully resolved: everything the guest driver needs to boot it.
+struct SideSpec {
+  std::string label;                   // "baseline"; defaults to the letter
+  std::string kernel;                  // kernel recipe name or path
+  std::string cmdline;                 // shared or own command line, plus cmdline_append
+  VirtioBlkOptions device;
+  MachineOptions machine;
+  bool operator==(const SideSpec&) const = default;
+};
+
+struct GuestSettings {
+  std::string image = "default";       // guest image recipe
+  std::string accelerator = "auto";    // auto|kvm|tcg
+};
+
+struct DiskSettings {
+  // Empty: abvm creates a scratch raw image in the results directory. Else the user's file,
+  // resolved against the config file's directory; checked not to be a block device (also
+  // through symlinks) nor an existing non-empty file unless overwrite.
+  std::filesystem::path path;
+  std::uint64_t size_bytes = 1ULL << 30;
+  bool preallocate = false;
+  bool overwrite = false;
+};
+
+enum class ScheduleOrder { interleaved, sequential };
+const char* to_string(ScheduleOrder order);
+
+// How sequential stopping splits 1 - confidence over the looks (see plan/looks.hpp).
+enum class LookCorrection { pocock_spending, bonferroni };
+const char* to_string(LookCorrection correction);
+
+struct SequentialSettings {
+  bool enabled = false;
+  int max_boots_per_side = 40;
+  std::chrono::milliseconds max_wall_time = std::chrono::hours(2);
+  int look_every = 5;                  // blocks between looks
+  LookCorrection correction = LookCorrection::pocock_spending;
+};
+
+struct ScheduleSettings {
+  int boots_per_side = 10;
+  ScheduleOrder order = ScheduleOrder::interleaved;
+  std::uint64_t seed = 0;              // 0: the run picks one and records it in plan.json
+  std::chrono::milliseconds boot_timeout = std::chrono::seconds(60);
+  std::chrono::milliseconds run_timeout = std::chrono::seconds(120);
+  bool allow_identical_sides = false;
+  int infra_retries = 1;
+  SequentialSettings sequential;
+};
+
+enum class MetricDirection { higher, lower };
+
+struct MetricSelection {
+  std::string name;                    // "<workload>.<metric>", workload checked to exist
+  std::optional<MetricDirection> better;  // unset: the metric's natural direction
+};
+
+struct AnalysisSettings {
+  double margin = 0.05;
+  double confidence = 0.95;
+  std::uint64_t seed = 1;
+  std::vector<MetricSelection> metrics;   // empty: every metric
+};
+
+// One line of `abvm config show`: a key's effective value and where it came from
+// ("default", "demo.toml:12", "side A inherits guest.kernel (default)").
+struct EffectiveValue {
+  std::string key;                     // concrete path: "sides.A.device.cache", "workload[0].bs"
+  std::string value;                   // TOML-like: "\"none\"", "8M", "true", "unset"
+  std::string origin;
+};
+
+struct Experiment {
+  std::string name;
+  std::string description;
+  std::string source;                  // the config file as given (for messages)
+  std::string source_text;             // its text: the config as run
+  GuestSettings guest;
+  DiskSettings disk;
+  SideSpec a;
+  SideSpec b;
+  std::vector<Workload> workloads;
+  ScheduleSettings schedule;
+  AnalysisSettings analysis;
+  std::vector<EffectiveValue> effective;  // every key, in key-table order
+
+  const SideSpec& side(SideId id) const { return id == SideId::a ? a : b; }
+};
+
+struct LoadOptions {
+  // Asked for each side's kernel; false is an Error at the key that names it. The default
+  // accepts everything (kernels/ is checked when the kernel is built).
+  std::function<bool(const std::string&)> kernel_exists;
+};
+
+// Reads and validates an experiment file. Throws Error ("file:line: ...") for anything wrong
+// in it; never touches the disk it names (only stat()s it).
+Experiment load_experiment(const std::filesystem::path& file, const LoadOptions& options = {});
+
+// The same from text. `display_name` is used in messages; relative paths in the text (disk,
+// fio job files) are resolved against `base_dir`.
+Experiment load_experiment_text(std::string_view text, std::string display_name,
+                                const std::filesystem::path& base_dir, const LoadOptions& options = {});
+
+// Every effective value and its origin, one aligned line per key (`abvm config show`).
+std::string describe_effective_config(const Experiment& experiment);
+
+}  // namespace abvm

@@ -1,0 +1,300 @@
+#include "config/keys.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "core/units.hpp"
+
+namespace abvm {
+namespace {
+
+constexpr double kMaxInt63 = 9223372036854775807.0;
+
+KeyRange closed(double min, double max) { return KeyRange{min, max, false, false}; }
+
+// Device keys are shared ([device]) and per side ([sides.A.device]); listing them once keeps
+// the two in step.
+struct DeviceKey {
+  std::string name;
+  KeyType type;
+  std::string default_text;
+  std::string doc;
+  std::vector<std::string> choices;
+  std::optional<KeyRange> range;
+};
+
+const std::vector<DeviceKey>& device_keys() {
+  static const std::vector<DeviceKey> keys = {
+      {"iommu_platform", KeyType::boolean, "false",
+       "VIRTIO_F_ACCESS_PLATFORM (<driver iommu='on'>): the guest's virtio goes through the DMA API", {}, {}},
+      {"queues", KeyType::integer, "unset",
+       "number of virtqueues (unset: QEMU's default)", {}, closed(1, 64)},
+      {"queue_size", KeyType::integer, "unset",
+       "virtqueue ring size, a power of two (unset: QEMU's default)", {}, closed(2, 1024)},
+      {"cache", KeyType::string, "\"none\"", "host page cache mode of the scratch disk",
+       {"none", "writethrough", "writeback", "directsync", "unsafe"}, {}},
+      {"io", KeyType::string, "\"native\"", "QEMU's I/O mode; native needs cache none or directsync",
+       {"native", "threads", "io_uring"}, {}},
+      {"iothread", KeyType::boolean, "false", "run the disk in its own QEMU iothread", {}, {}},
+  };
+  return keys;
+}
+
+std::vector<KeySpec> build_table() {
+  std::vector<KeySpec> t;
+  const auto add = [&t](KeySpec spec) { t.push_back(std::move(spec)); };
+
+  add({.path = "name", .type = KeyType::string, .default_text = "",
+       .doc = "experiment name, [A-Za-z0-9._-]+ (results go to results/<name>-<timestamp>/)",
+       .required = true});
+  add({.path = "description", .type = KeyType::string, .default_text = "\"\"",
+       .doc = "free text, copied into the results"});
+
+  add({.path = "guest", .type = KeyType::table, .doc = "the guest machine, shared by both sides"});
+  add({.path = "guest.vcpus", .type = KeyType::integer, .default_text = "1", .doc = "virtual CPUs",
+       .range = closed(1, 64)});
+  add({.path = "guest.memory_mib", .type = KeyType::integer, .default_text = "512",
+       .doc = "guest memory in MiB", .range = closed(128, 262144)});
+  add({.path = "guest.vcpu_pins", .type = KeyType::integer_list, .default_text = "[]",
+       .doc = "host CPU for each vCPU, one per vCPU (empty: no pinning)", .range = closed(0, 4095)});
+  add({.path = "guest.image", .type = KeyType::string, .default_text = "\"default\"",
+       .doc = "guest image recipe (guests/<image>)"});
+  add({.path = "guest.accelerator", .type = KeyType::string, .default_text = "\"auto\"",
+       .doc = "auto: KVM when a probe shows it works, else TCG", .choices = {"auto", "kvm", "tcg"}});
+  add({.path = "guest.kernel", .type = KeyType::string, .default_text = "\"debian-cloud\"",
+       .doc = "kernel recipe name (kernels/<name>.toml) or path, for both sides"});
+  add({.path = "guest.cmdline", .type = KeyType::string, .default_text = "\"\"",
+       .doc = "kernel command line for both sides, appended to abvm's own"});
+
+  add({.path = "disk", .type = KeyType::table, .doc = "the virtio-blk scratch disk the workloads write to"});
+  add({.path = "disk.path", .type = KeyType::string, .default_text = "\"\"",
+       .doc = "empty: a scratch raw image in the results dir; else a file (relative to this file), "
+              "never a block device"});
+  add({.path = "disk.size", .type = KeyType::size, .default_text = "\"1G\"", .doc = "size of the raw image",
+       .range = closed(1 << 20, 1ULL << 40)});
+  add({.path = "disk.preallocate", .type = KeyType::boolean, .default_text = "false",
+       .doc = "allocate every block up front (no sparse-file effects in the numbers)"});
+  add({.path = "disk.overwrite", .type = KeyType::boolean, .default_text = "false",
+       .doc = "allow disk.path to name an existing non-empty file (its contents are destroyed)"});
+
+  add({.path = "device", .type = KeyType::table, .doc = "virtio-blk device options, shared by both sides"});
+  for (const DeviceKey& k : device_keys()) {
+    add({.path = "device." + k.name, .type = k.type, .default_text = k.default_text, .doc = k.doc,
+         .choices = k.choices, .range = k.range});
+  }
+
+  add({.path = "sides", .type = KeyType::table, .doc = "the two sides, A and B"});
+  add({.path = "sides.*", .type = KeyType::table,
+       .doc = "one side; anything not set here is taken from the shared tables"});
+  add({.path = "sides.*.label", .type = KeyType::string, .default_text = "the side's letter",
+       .doc = "name shown in reports"});
+  add({.path = "sides.*.kernel", .type = KeyType::string, .default_text = "guest.kernel",
+       .doc = "this side's kernel recipe or path"});
+  add({.path = "sides.*.cmdline", .type = KeyType::string, .default_text = "guest.cmdline",
+       .doc = "this side's kernel command line (replaces guest.cmdline)"});
+  add({.path = "sides.*.cmdline_append", .type = KeyType::string, .default_text = "\"\"",
+       .doc = "appended to this side's command line (e.g. \"swiotlb=force\")"});
+  add({.path = "sides.*.guest", .type = KeyType::table, .doc = "this side's machine options"});
+  add({.path = "sides.*.guest.vcpus", .type = KeyType::integer, .default_text = "guest.vcpus",
+       .doc = "virtual CPUs", .range = closed(1, 64)});
+  add({.path = "sides.*.guest.memory_mib", .type = KeyType::integer, .default_text = "guest.memory_mib",
+       .doc = "guest memory in MiB", .range = closed(128, 262144)});
+  add({.path = "sides.*.guest.vcpu_pins", .type = KeyType::integer_list, .default_text = "guest.vcpu_pins",
+       .doc = "host CPU for each vCPU", .range = closed(0, 4095)});
+  add({.path = "sides.*.device", .type = KeyType::table, .doc = "this side's virtio-blk device options"});
+  for (const DeviceKey& k : device_keys()) {
+    add({.path = "sides.*.device." + k.name, .type = k.type, .default_text = "device." + k.name,
+         .doc = k.doc, .choices = k.choices, .range = k.range});
+  }
+
+  add({.path = "workload", .type = KeyType::table_list,
+       .doc = "[[workload]]: what each boot runs, in order (at least one)"});
+  add({.path = "workload[].name", .type = KeyType::string, .default_text = "",
+       .doc = "unique name, [A-Za-z0-9_-]+ (metrics are named <workload>.<metric>)", .required = true});
+  add({.path = "workload[].type", .type = KeyType::string, .default_text = "", .doc = "dd or fio",
+       .choices = {"dd", "fio"}, .required = true});
+  add({.path = "workload[].repetitions", .type = KeyType::integer, .default_text = "1",
+       .doc = "measured runs per boot", .range = closed(1, 1000)});
+  add({.path = "workload[].warmup", .type = KeyType::integer, .default_text = "0",
+       .doc = "runs per boot before the measured ones, discarded", .range = closed(0, 100)});
+  add({.path = "workload[].sync", .type = KeyType::boolean, .default_text = "true",
+       .doc = "sync before each run"});
+  add({.path = "workload[].drop_caches", .type = KeyType::boolean, .default_text = "true",
+       .doc = "echo 3 > /proc/sys/vm/drop_caches before each run"});
+  add({.path = "workload[].scheduler_none", .type = KeyType::boolean, .default_text = "true",
+       .doc = "use the 'none' I/O scheduler on the scratch disk"});
+  add({.path = "workload[].bs", .type = KeyType::size, .default_text = "\"1M\"",
+       .doc = "block size (dd bs=, fio bs=)", .range = closed(512, 1ULL << 30)});
+  add({.path = "workload[].count", .type = KeyType::integer, .default_text = "64", .doc = "dd count=",
+       .range = closed(1, kMaxInt63), .only_for = "dd"});
+  add({.path = "workload[].if", .type = KeyType::string, .default_text = "\"/dev/zero\"", .doc = "dd if=",
+       .only_for = "dd"});
+  add({.path = "workload[].of", .type = KeyType::string, .default_text = "\"@scratch\"",
+       .doc = "dd of= (@scratch: the scratch disk)", .only_for = "dd"});
+  add({.path = "workload[].iflag", .type = KeyType::string_list, .default_text = "[]", .doc = "dd iflag=",
+       .only_for = "dd"});
+  add({.path = "workload[].oflag", .type = KeyType::string_list, .default_text = "[\"direct\"]",
+       .doc = "dd oflag=", .only_for = "dd"});
+  add({.path = "workload[].job_file", .type = KeyType::string, .default_text = "\"\"",
+       .doc = "fio job file (relative to this file) instead of the keys below", .only_for = "fio"});
+  add({.path = "workload[].rw", .type = KeyType::string, .default_text = "\"write\"", .doc = "fio rw=",
+       .choices = {"read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"}, .only_for = "fio"});
+  add({.path = "workload[].size", .type = KeyType::size, .default_text = "\"64M\"", .doc = "fio size=",
+       .range = closed(4096, 1ULL << 40), .only_for = "fio"});
+  add({.path = "workload[].direct", .type = KeyType::boolean, .default_text = "true",
+       .doc = "fio direct= (O_DIRECT)", .only_for = "fio"});
+  add({.path = "workload[].ioengine", .type = KeyType::string, .default_text = "\"psync\"",
+       .doc = "fio ioengine=", .choices = {"psync", "sync", "libaio", "io_uring", "posixaio", "pvsync2"},
+       .only_for = "fio"});
+  add({.path = "workload[].filename", .type = KeyType::string, .default_text = "\"@scratch\"",
+       .doc = "fio filename= (@scratch: the scratch disk)", .only_for = "fio"});
+  add({.path = "workload[].iodepth", .type = KeyType::integer, .default_text = "unset", .doc = "fio iodepth=",
+       .range = closed(1, 4096), .only_for = "fio"});
+  add({.path = "workload[].numjobs", .type = KeyType::integer, .default_text = "unset", .doc = "fio numjobs=",
+       .range = closed(1, 256), .only_for = "fio"});
+  add({.path = "workload[].runtime", .type = KeyType::duration, .default_text = "unset",
+       .doc = "fio runtime= with time_based (unset: until size is written)", .only_for = "fio"});
+  add({.path = "workload[].output_format", .type = KeyType::string, .default_text = "\"json\"",
+       .doc = "fio --output-format", .choices = {"json", "json+"}, .only_for = "fio"});
+  add({.path = "workload[].options", .type = KeyType::string_table, .default_text = "{}",
+       .doc = "further fio options, name = \"value\" (fio checks them)", .only_for = "fio"});
+
+  add({.path = "schedule", .type = KeyType::table, .doc = "how many boots, in which order"});
+  add({.path = "schedule.boots_per_side", .type = KeyType::integer, .default_text = "10",
+       .doc = "boots (trials) per side; runs within a boot are not independent", .range = closed(2, 10000)});
+  add({.path = "schedule.order", .type = KeyType::string, .default_text = "\"interleaved\"",
+       .doc = "interleaved: A/B blocks in seeded random order; sequential: all A, then all B",
+       .choices = {"interleaved", "sequential"}});
+  add({.path = "schedule.seed", .type = KeyType::integer, .default_text = "0",
+       .doc = "seed of the trial order (0: abvm picks one and records it)", .range = closed(0, kMaxInt63)});
+  add({.path = "schedule.boot_timeout", .type = KeyType::duration, .default_text = "\"60s\"",
+       .doc = "from start until the guest job reports in", .range = closed(1000, 86'400'000)});
+  add({.path = "schedule.run_timeout", .type = KeyType::duration, .default_text = "\"2m\"",
+       .doc = "for each workload run", .range = closed(1000, 86'400'000)});
+  add({.path = "schedule.allow_identical_sides", .type = KeyType::boolean, .default_text = "false",
+       .doc = "allow A and B to be the same (an A/A run: the false-alarm rate of this host)"});
+  add({.path = "schedule.infra_retries", .type = KeyType::integer, .default_text = "1",
+       .doc = "retries of a trial after an infrastructure error (recorded)", .range = closed(0, 10)});
+  add({.path = "schedule.sequential", .type = KeyType::table,
+       .doc = "sequential stopping: add A/B blocks while the verdict is inconclusive"});
+  add({.path = "schedule.sequential.enabled", .type = KeyType::boolean, .default_text = "false",
+       .doc = "keep adding blocks until a verdict or the budget is spent"});
+  add({.path = "schedule.sequential.max_boots_per_side", .type = KeyType::integer, .default_text = "40",
+       .doc = "budget in boots per side (>= boots_per_side)", .range = closed(2, 10000)});
+  add({.path = "schedule.sequential.max_wall_time", .type = KeyType::duration, .default_text = "\"2h\"",
+       .doc = "budget in wall time", .range = closed(1000, 30LL * 86'400'000)});
+  add({.path = "schedule.sequential.look_every", .type = KeyType::integer, .default_text = "5",
+       .doc = "blocks added between two looks at the data", .range = closed(1, 10000)});
+  add({.path = "schedule.sequential.correction", .type = KeyType::string, .default_text = "\"pocock-spending\"",
+       .doc = "how 1-confidence is split over the looks (plan/looks.hpp)",
+       .choices = {"pocock-spending", "bonferroni"}});
+
+  add({.path = "analysis", .type = KeyType::table, .doc = "how the verdict is reached"});
+  add({.path = "analysis.margin", .type = KeyType::number, .default_text = "0.05",
+       .doc = "smallest relative change that matters (0.05: 5 %)", .range = KeyRange{0, 1, true, true}});
+  add({.path = "analysis.confidence", .type = KeyType::number, .default_text = "0.95",
+       .doc = "confidence level of the intervals", .range = KeyRange{0.5, 1, false, true}});
+  add({.path = "analysis.seed", .type = KeyType::integer, .default_text = "1",
+       .doc = "seed of the bootstrap", .range = closed(0, kMaxInt63)});
+  add({.path = "analysis.metrics", .type = KeyType::table_list, .default_text = "[]",
+       .doc = "metrics to judge, [{ name = \"<workload>.<metric>\", better = ... }] (empty: all)"});
+  add({.path = "analysis.metrics[].name", .type = KeyType::string, .default_text = "",
+       .doc = "<workload>.<metric>, e.g. \"dd-write.bandwidth\"", .required = true});
+  add({.path = "analysis.metrics[].better", .type = KeyType::string, .default_text = "unset",
+       .doc = "direction of improvement (unset: the metric's own)", .choices = {"higher", "lower"}});
+  return t;
+}
+
+std::string format_bound(KeyType type, double value) {
+  if (type == KeyType::size) return format_size(static_cast<std::uint64_t>(value));
+  if (type == KeyType::duration) {
+    return format_duration(std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(value)));
+  }
+  if (type == KeyType::number) return fmt::format("{}", value);
+  return fmt::format("{}", static_cast<std::int64_t>(value));
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& key_table() {
+  static const std::vector<KeySpec> table = build_table();
+  return table;
+}
+
+const KeySpec* find_key(std::string_view pattern) {
+  const auto& table = key_table();
+  const auto it = std::find_if(table.begin(), table.end(), [&](const KeySpec& k) { return k.path == pattern; });
+  return it == table.end() ? nullptr : &*it;
+}
+
+std::string key_pattern(std::string_view concrete_path) {
+  std::string out;
+  std::size_t i = 0;
+  std::size_t component = 0;
+  bool after_sides = false;
+  while (i <= concrete_path.size()) {
+    std::size_t end = concrete_path.find('.', i);
+    if (end == std::string_view::npos) end = concrete_path.size();
+    std::string part(concrete_path.substr(i, end - i));
+    if (const auto bracket = part.find('['); bracket != std::string::npos) part = part.substr(0, bracket) + "[]";
+    if (after_sides) part = "*";
+    after_sides = component == 0 && part == "sides";
+    if (!out.empty()) out += '.';
+    out += part;
+    ++component;
+    i = end + 1;
+  }
+  return out;
+}
+
+std::string describe_type(KeyType type) {
+  switch (type) {
+    case KeyType::string: return "a string";
+    case KeyType::boolean: return "true or false";
+    case KeyType::integer: return "an integer";
+    case KeyType::number: return "a number";
+    case KeyType::size: return "a size such as \"8M\"";
+    case KeyType::duration: return "a duration such as \"60s\"";
+    case KeyType::string_list: return "a list of strings";
+    case KeyType::integer_list: return "a list of integers";
+    case KeyType::string_table: return "a table of strings";
+    case KeyType::table: return "a table";
+    case KeyType::table_list: return "a list of tables";
+  }
+  return "a value";
+}
+
+std::string describe_allowed(const KeySpec& spec) {
+  if (!spec.choices.empty()) return fmt::format("{}", fmt::join(spec.choices, "|"));
+  if (!spec.range) return "";
+  const KeyRange& r = *spec.range;
+  if (spec.type == KeyType::number && (r.min_open || r.max_open)) {
+    return fmt::format("{} {} x {} {}", format_bound(spec.type, r.min), r.min_open ? "<" : "<=",
+                       r.max_open ? "<" : "<=", format_bound(spec.type, r.max));
+  }
+  if (r.max >= kMaxInt63) return fmt::format(">= {}", format_bound(spec.type, r.min));
+  return fmt::format("{}..{}", format_bound(spec.type, r.min), format_bound(spec.type, r.max));
+}
+
+std::string describe_key_table() {
+  std::size_t width = 0;
+  for (const KeySpec& k : key_table()) width = std::max(width, k.path.size());
+  std::string out;
+  for (const KeySpec& k : key_table()) {
+    if (k.type == KeyType::table || k.type == KeyType::table_list) {
+      out += fmt::format("\n[{}]  {}\n", k.path, k.doc);
+      if (k.type == KeyType::table) continue;
+    }
+    std::string detail = k.required ? "required" : "default " + k.default_text;
+    if (const std::string allowed = describe_allowed(k); !allowed.empty()) detail += "; " + allowed;
+    if (!k.only_for.empty()) detail += "; " + k.only_for + " only";
+    out += fmt::format("  {:<{}}  {}\n  {:<{}}  ({}; {})\n", k.path, width, k.doc, "", width,
+                       describe_type(k.type), detail);
+  }
+  return out;
+}
+
+}  // namespace abvm
