@@ -1,0 +1,129 @@
+#include "plan/plan.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace abvm {
+namespace {
+
+// splitmix64 (Steele, Lea, Flood 2014): a fixed, portable mixer, so that a recorded seed gives
+// the same order with any compiler or standard library (std::uniform_int_distribution does not).
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// Each block's order depends only on (seed, block), which is what makes extension stable.
+bool a_first(std::uint64_t seed, int block) {
+  return (splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(block))) >> 63) == 0;
+}
+
+std::string trial_id(int position) { return fmt::format("t{:04d}", position); }
+
+void push(Plan& plan, SideId side, int block) {
+  const int position = static_cast<int>(plan.trials.size());
+  plan.trials.push_back({trial_id(position), side, block, position});
+}
+
+}  // namespace
+
+Plan make_plan(const Experiment& experiment, std::uint64_t seed) {
+  Plan plan;
+  plan.experiment = experiment.name;
+  plan.label_a = experiment.a.label;
+  plan.label_b = experiment.b.label;
+  plan.order = experiment.schedule.order;
+  plan.seed = seed;
+  return extend_plan(plan, experiment.schedule.boots_per_side);
+}
+
+Plan extend_plan(const Plan& plan, int extra_blocks) {
+  if (extra_blocks < 0) throw std::invalid_argument("extend_plan: negative number of blocks");
+  Plan out = plan;
+  const int first = plan.blocks;
+  out.blocks = plan.blocks + extra_blocks;
+  if (plan.order == ScheduleOrder::sequential) {
+    for (int b = first; b < out.blocks; ++b) push(out, SideId::a, b);
+    for (int b = first; b < out.blocks; ++b) push(out, SideId::b, b);
+    return out;
+  }
+  for (int b = first; b < out.blocks; ++b) {
+    const bool a = a_first(plan.seed, b);
+    push(out, a ? SideId::a : SideId::b, b);
+    push(out, a ? SideId::b : SideId::a, b);
+  }
+  return out;
+}
+
+std::string describe_plan(const Plan& plan) {
+  std::string out = fmt::format("plan for {}: {} trials, {} boots per side, order {}, seed {}\n", plan.experiment,
+                                plan.trials.size(), plan.blocks, to_string(plan.order), plan.seed);
+  out += fmt::format("{:<7} {:>5}  {}\n", "trial", "block", "side");
+  for (const Trial& t : plan.trials) {
+    out += fmt::format("{:<7} {:>5}  {} ({})\n", t.id, t.block, side_letter(t.side),
+                       t.side == SideId::a ? plan.label_a : plan.label_b);
+  }
+  return out;
+}
+
+nlohmann::json plan_to_json(const Plan& plan) {
+  nlohmann::json trials = nlohmann::json::array();
+  for (const Trial& t : plan.trials) {
+    trials.push_back({{"id", t.id}, {"side", side_letter(t.side)}, {"block", t.block}, {"position", t.position}});
+  }
+  return {{"plan_schema_version", kPlanSchemaVersion},
+          {"experiment", plan.experiment},
+          {"labels", {{"A", plan.label_a}, {"B", plan.label_b}}},
+          {"order", to_string(plan.order)},
+          {"seed", plan.seed},
+          {"blocks", plan.blocks},
+          {"trials", trials}};
+}
+
+Plan plan_from_json(const nlohmann::json& json) {
+  const auto bad = [](const std::string& what) {
+    return Error(fmt::format("plan.json: {}: the results directory is damaged; start a new run", what));
+  };
+  try {
+    const int version = json.at("plan_schema_version").get<int>();
+    if (version > kPlanSchemaVersion) {
+      throw Error(fmt::format("plan.json: schema version {} is newer than this abvm understands ({}): "
+                              "resume with a newer abvm", version, kPlanSchemaVersion));
+    }
+    Plan plan;
+    plan.experiment = json.at("experiment").get<std::string>();
+    plan.label_a = json.at("labels").at("A").get<std::string>();
+    plan.label_b = json.at("labels").at("B").get<std::string>();
+    const std::string order = json.at("order").get<std::string>();
+    if (order != "interleaved" && order != "sequential") throw bad(fmt::format("unknown order '{}'", order));
+    plan.order = order == "sequential" ? ScheduleOrder::sequential : ScheduleOrder::interleaved;
+    plan.seed = json.at("seed").get<std::uint64_t>();
+    plan.blocks = json.at("blocks").get<int>();
+    for (const auto& t : json.at("trials")) {
+      Trial trial;
+      trial.id = t.at("id").get<std::string>();
+      const std::string side = t.at("side").get<std::string>();
+      if (side != "A" && side != "B") throw bad(fmt::format("trial {} has side '{}'", trial.id, side));
+      trial.side = side == "A" ? SideId::a : SideId::b;
+      trial.block = t.at("block").get<int>();
+      trial.position = t.at("position").get<int>();
+      const int expected = static_cast<int>(plan.trials.size());
+      if (trial.position != expected || trial.id != trial_id(expected)) {
+        throw bad(fmt::format("trial {} at position {} is out of order", trial.id, expected));
+      }
+      if (trial.block < 0 || trial.block >= plan.blocks) throw bad(fmt::format("trial {} has block {}", trial.id, trial.block));
+      plan.trials.push_back(std::move(trial));
+    }
+    if (plan.trials.size() != 2 * static_cast<std::size_t>(plan.blocks)) {
+      throw bad(fmt::format("{} trials for {} blocks", plan.trials.size(), plan.blocks));
+    }
+    return plan;
+  } catch (const nlohmann::json::exception& e) {
+    throw bad(e.what());
+  }
+}
+
+}  // namespace abvm

@@ -1,0 +1,61 @@
+#pragma once
+// The plan: which side boots when. A pure value computed from the experiment and a seed (no
+// I/O, no clock), printed by --dry-run, stored as plan.json in the results directory and
+// loaded back by --resume. The run stage executes it trial by trial.
+//
+// One trial = one boot of one side running all workloads with their repetitions. Trials come
+// in blocks; block k holds the k-th boot of A and the k-th boot of B.
+//   interleaved (default): A/B blocks one after the other, the order inside each block (AB or
+//     BA) drawn from the seed. Slow phases of the host then hit both sides alike, and a
+//     systematic "first after the other side" effect is randomised away.
+//   sequential (only on request): all A, then all B (what the seed's data did; confounds
+//     host drift with the kernel).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/experiment.hpp"
+
+namespace abvm {
+
+struct Trial {
+  std::string id;       // "t0000", "t0001", ... by position
+  SideId side = SideId::a;
+  int block = 0;        // 0-based A/B block
+  int position = 0;     // 0-based place in the overall order (= the number in the id)
+  bool operator==(const Trial&) const = default;
+};
+
+struct Plan {
+  std::string experiment;          // Experiment::name
+  std::string label_a;
+  std::string label_b;
+  ScheduleOrder order = ScheduleOrder::interleaved;
+  std::uint64_t seed = 0;
+  int blocks = 0;                  // boots per side
+  std::vector<Trial> trials;       // in execution order
+  bool operator==(const Plan&) const = default;
+};
+
+// Version of plan.json's layout; plan_from_json refuses newer ones.
+inline constexpr int kPlanSchemaVersion = 1;
+
+// experiment.schedule.boots_per_side blocks. Deterministic: the same experiment and seed give
+// the same plan on every machine.
+Plan make_plan(const Experiment& experiment, std::uint64_t seed);
+
+// The plan with `extra_blocks` more blocks (sequential stopping). Existing trials keep their
+// ids, sides and positions; the new ones follow. extend_plan(make_plan(e, s), m) equals the
+// plan of e with boots_per_side + m, so a resumed or extended run is the same experiment.
+Plan extend_plan(const Plan& plan, int extra_blocks);
+
+// The trial order as a table, for --dry-run.
+std::string describe_plan(const Plan& plan);
+
+// plan.json. plan_from_json throws Error (saying what is wrong) for a malformed or newer file.
+nlohmann::json plan_to_json(const Plan& plan);
+Plan plan_from_json(const nlohmann::json& json);
+
+}  // namespace abvm
