@@ -1,0 +1,235 @@
+#!/bin/sh
+# abvm in-guest agent: /init of the guest initramfs (busybox ash).
+#
+# Contract (the host side is harness/guest/job.cpp and harness/guest/records.cpp):
+#  - reads the job from /abvm/job (written by abvm's per-trial cpio archive), never with eval:
+#    every value is one whole line, taken literally, so a job cannot inject shell code;
+#  - loads the kernel modules listed in /abvm/modules.order (absent when virtio is built in);
+#  - finds the scratch disk by its virtio serial (never writes to any other disk) and puts
+#    /dev/<disk> in place of "@scratch" in the arguments;
+#  - prints framed, checksummed records on the console (format below) and ALWAYS powers off.
+#
+# Record line:  ABVM1:<nonce>:<seq>:<type>:<payload>:<md5>
+#   md5 = md5sum of "<nonce>:<seq>:<type>:<payload>" (lowercase hex). seq counts from 0.
+#   Free text (kernel release, cmdline, tool output, dmesg) is base64 so any byte survives
+#   and every record stays within [A-Za-z0-9+/=,._:-]; fields inside a payload are ','-separated.
+#   Types: BEGIN trial_b64,uptime | UNAME b64 | CMDLINE b64 | FEATURES bits|none
+#          RUN workload,index,warmup,t_start | OUT b64chunk | RUNEND workload,index,status,t_end
+#          DMESG b64 | ERROR b64 | END record_count
+#
+# Host-side test modes (not used in a guest): ABVM_AGENT_MODE=parse prints each parsed workload
+# as NUL-separated fields; ABVM_AGENT_MODE=emit prints sample records. See the guest_* tests.
+
+PATH=/usr/bin:/bin:/usr/sbin:/sbin
+export PATH
+JOB=${ABVM_JOB:-/abvm/job}
+WORK=${ABVM_WORK:-/run/abvm}
+NONCE=none
+SEQ=0
+CHUNK=600
+
+rec() {
+  body="$NONCE:$SEQ:$1:$2"
+  sum=$(printf '%s' "$body" | md5sum)
+  printf 'ABVM1:%s:%s\n' "$body" "${sum%% *}"
+  SEQ=$((SEQ + 1))
+}
+b64() { printf '%s' "$1" | base64 -w 0; }
+uptime_now() { read -r up _ < /proc/uptime; printf '%s' "$up"; }
+error() { rec ERROR "$(b64 "$1")"; }
+
+# Parses $JOB into $WORK/<i>/{name,kind,repetitions,warmup,sync,drop_caches,scheduler_none,args,jobfile}.
+# Sets NWORK. Returns 1 (after an ERROR record) on a malformed job.
+parse_job() {
+  NWORK=0
+  [ -r "$JOB" ] || { error "no job file at $JOB"; return 1; }
+  mkdir -p "$WORK" || return 1
+  first=1
+  cur=
+  complete=0
+  while IFS= read -r line; do
+    key=${line%% *}
+    val=${line#* }
+    [ "$key" = "$line" ] && val=
+    if [ $first = 1 ]; then
+      [ "$line" = "abvm-job 1" ] || { error "not an abvm job (version 1): $line"; return 1; }
+      first=0
+      continue
+    fi
+    case "$key" in
+      trial) TRIAL=$val ;;
+      nonce) NONCE=$val ;;
+      scratch) SCRATCH_SERIAL=$val ;;
+      workload)
+        cur=$WORK/$NWORK
+        NWORK=$((NWORK + 1))
+        mkdir -p "$cur"
+        printf '%s' "$val" > "$cur/name"
+        : > "$cur/args"
+        ;;
+      kind|repetitions|warmup|sync|drop_caches|scheduler_none)
+        [ -n "$cur" ] || { error "job: '$key' outside a workload"; return 1; }
+        printf '%s' "$val" > "$cur/$key"
+        ;;
+      arg)
+        [ -n "$cur" ] || { error "job: 'arg' outside a workload"; return 1; }
+        printf '%s\n' "$val" >> "$cur/args"
+        ;;
+      jobline)
+        [ -n "$cur" ] || { error "job: 'jobline' outside a workload"; return 1; }
+        printf '%s\n' "$val" >> "$cur/jobfile"
+        ;;
+      end) cur= ;;
+      done) complete=1; break ;;
+      *) error "job: unknown key '$key'"; return 1 ;;
+    esac
+  done < "$JOB"
+  [ $complete = 1 ] || { error "job file truncated (no 'done' line)"; return 1; }
+  return 0
+}
+
+# Finds the virtio-blk disk whose serial is $SCRATCH_SERIAL; sets DISK (e.g. vda).
+find_scratch() {
+  DISK=
+  tries=0
+  while [ $tries -lt 200 ]; do
+    for d in /sys/block/vd*; do
+      [ -r "$d/serial" ] || continue
+      read -r s < "$d/serial"
+      if [ "$s" = "$SCRATCH_SERIAL" ]; then DISK=${d##*/}; return 0; fi
+    done
+    tries=$((tries + 1))
+    sleep 0.01
+  done
+  return 1
+}
+
+# Runs workload directory $1's argv (one argument per line), substituting @scratch and @jobfile.
+# Output goes to $2 (stdout and stderr together); returns the command's status.
+run_argv() {
+  dir=$1
+  set --
+  while IFS= read -r a; do
+    while :; do
+      case "$a" in
+        *@scratch*) a="${a%%@scratch*}/dev/$DISK${a#*@scratch}" ;;
+        *@jobfile*) a="${a%%@jobfile*}$dir/job.fio${a#*@jobfile}" ;;
+        *) break ;;
+      esac
+    done
+    set -- "$@" "$a"
+  done < "$dir/args"
+  "$@" > "$2" 2>&1
+}
+
+emit_output() {
+  base64 -w "$CHUNK" "$1" > "$1.b64"
+  while IFS= read -r c; do rec OUT "$c"; done < "$1.b64"
+}
+
+run_one() {  # dir index warmup
+  dir=$1
+  name=$(cat "$dir/name")
+  [ "$(cat "$dir/sync" 2>/dev/null)" = 1 ] && sync
+  [ "$(cat "$dir/drop_caches" 2>/dev/null)" = 1 ] && echo 3 > /proc/sys/vm/drop_caches
+  t0=$(uptime_now)
+  rec RUN "$name,$2,$3,$t0"
+  run_argv "$dir" "$WORK/out"
+  status=$?
+  t1=$(uptime_now)
+  emit_output "$WORK/out"
+  rec RUNEND "$name,$2,$status,$t1"
+}
+
+run_workloads() {
+  i=0
+  while [ $i -lt "$NWORK" ]; do
+    dir=$WORK/$i
+    if [ -f "$dir/jobfile" ]; then
+      sed "s|@scratch|/dev/$DISK|g" "$dir/jobfile" > "$dir/job.fio"
+    fi
+    if [ "$(cat "$dir/scheduler_none" 2>/dev/null)" = 1 ]; then
+      echo none > "/sys/block/$DISK/queue/scheduler" 2>/dev/null || error "cannot set scheduler none on $DISK"
+    fi
+    n=0; w=$(cat "$dir/warmup"); while [ $n -lt "$w" ]; do run_one "$dir" $n 1; n=$((n + 1)); done
+    n=0; r=$(cat "$dir/repetitions"); while [ $n -lt "$r" ]; do run_one "$dir" $n 0; n=$((n + 1)); done
+    i=$((i + 1))
+  done
+}
+
+report_dmesg() {
+  dmesg | grep -iE 'virtio|abvm|iommu|dma|warn|error|bug|oops' | head -n 200 > "$WORK/dmesg"
+  while IFS= read -r l; do rec DMESG "$(b64 "$l")"; done < "$WORK/dmesg"
+}
+
+load_modules() {
+  [ -r /abvm/modules.order ] || return 0
+  while IFS= read -r m; do
+    [ -n "$m" ] || continue
+    insmod "/abvm/modules/$m" 2>/dev/null || error "insmod $m failed"
+  done < /abvm/modules.order
+}
+
+agent_main() {
+  mount -t proc proc /proc
+  mount -t sysfs sysfs /sys
+  mount -t devtmpfs devtmpfs /dev 2>/dev/null
+  mkdir -p /run /tmp
+  mount -t tmpfs tmpfs /run
+  # Keep printk off the console so kernel text cannot split a record line; the parser
+  # still recovers from interleaving, and interesting dmesg lines are sent as records.
+  echo 1 > /proc/sys/kernel/printk
+  ok=1
+  parse_job || ok=0
+  rec BEGIN "$(b64 "${TRIAL:-}"),$(uptime_now)"
+  rec UNAME "$(b64 "$(uname -r)")"
+  rec CMDLINE "$(b64 "$(cat /proc/cmdline)")"
+  load_modules
+  if [ $ok = 1 ]; then
+    if find_scratch; then
+      feats=none
+      [ -r "/sys/block/$DISK/device/features" ] && read -r feats < "/sys/block/$DISK/device/features"
+      rec FEATURES "$feats"
+      run_workloads
+    else
+      rec FEATURES none
+      error "no virtio-blk disk with serial '$SCRATCH_SERIAL'"
+    fi
+  fi
+  report_dmesg
+  rec END "$SEQ"
+}
+
+case "${ABVM_AGENT_MODE:-guest}" in
+  parse)
+    parse_job || exit 1
+    printf 'trial\0%s\0nonce\0%s\0scratch\0%s\0' "$TRIAL" "$NONCE" "$SCRATCH_SERIAL"
+    i=0
+    while [ $i -lt "$NWORK" ]; do
+      d=$WORK/$i
+      for f in name kind repetitions warmup sync drop_caches scheduler_none; do
+        printf '%s\0%s\0' "$f" "$(cat "$d/$f" 2>/dev/null)"
+      done
+      while IFS= read -r a; do printf 'arg\0%s\0' "$a"; done < "$d/args"
+      if [ -f "$d/jobfile" ]; then while IFS= read -r a; do printf 'jobline\0%s\0' "$a"; done < "$d/jobfile"; fi
+      i=$((i + 1))
+    done
+    exit 0 ;;
+  emit)
+    NONCE=$ABVM_NONCE
+    rec BEGIN "$(b64 test),1.25"
+    rec UNAME "$(b64 "$(uname -r)")"
+    rec FEATURES 0110000000000000000000000000000001000000000000000000000000000000
+    rec RUN "demo,0,0,1.50"
+    printf '%s' "$ABVM_OUTPUT" > "$WORK/out"
+    emit_output "$WORK/out"
+    rec RUNEND "demo,0,3,2.75"
+    rec END "$SEQ"
+    exit 0 ;;
+  *)
+    agent_main
+    sync
+    poweroff -f
+    # poweroff -f does not return; if it ever did, exiting init panics and panic=-1 reboots.
+    exit 1 ;;
+esac

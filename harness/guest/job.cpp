@@ -1,0 +1,136 @@
+#include "guest/job.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <random>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "guest/cpio.hpp"
+
+namespace abvm {
+namespace {
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '-';
+}
+
+void check_name(std::string_view what, std::string_view value) {
+  if (value.empty()) throw Error(fmt::format("guest job: {} is empty", what));
+  for (char c : value) {
+    if (!is_name_char(c)) {
+      throw Error(fmt::format("guest job: {} '{}' may only contain letters, digits, '_', '.' and '-'", what, value));
+    }
+  }
+}
+
+// One value per line is the whole injection defence of the format: refuse what would break it.
+void check_line(std::string_view where, std::string_view value) {
+  for (char c : value) {
+    if (c == '\n' || c == '\r' || c == '\0') {
+      throw Error(fmt::format("guest job: {} contains a {} (value: {:?}); the guest job format carries one value "
+                              "per line: remove it",
+                              where, c == '\n' ? "newline" : c == '\r' ? "carriage return" : "NUL byte", value));
+    }
+  }
+}
+
+std::string join(const std::vector<std::string>& parts, char sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out.push_back(sep);
+    out += p;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> workload_argv(const Workload& workload) {
+  if (const auto* dd = std::get_if<DdWorkload>(&workload.spec)) {
+    std::vector<std::string> argv = {"dd", "if=" + dd->input, "of=" + dd->output, "bs=" + dd->block_size,
+                                     fmt::format("count={}", dd->count)};
+    if (!dd->iflag.empty()) argv.push_back("iflag=" + join(dd->iflag, ','));
+    if (!dd->oflag.empty()) argv.push_back("oflag=" + join(dd->oflag, ','));
+    return argv;
+  }
+  const auto& fio = std::get<FioWorkload>(workload.spec);
+  std::vector<std::string> argv = {"fio", "--output-format=" + fio.output_format};
+  if (fio.job_file) {
+    argv.push_back("@jobfile");
+    return argv;
+  }
+  argv.push_back("--name=" + workload.name);
+  for (const auto& [key, value] : fio.options) argv.push_back(fmt::format("--{}={}", key, value));
+  return argv;
+}
+
+std::string serialise_job(const GuestJob& job) {
+  check_name("trial id", job.trial_id);
+  if (job.nonce.size() < 8 || job.nonce.size() > 64) {
+    throw Error(fmt::format("guest job: nonce '{}' must have 8 to 64 characters", job.nonce));
+  }
+  for (char c : job.nonce) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) {
+      throw Error(fmt::format("guest job: nonce '{}' may only contain letters and digits", job.nonce));
+    }
+  }
+  check_name("scratch serial", job.scratch_serial);
+  // virtio-blk serials are at most 20 bytes (VIRTIO_BLK_ID_BYTES); a longer one never matches.
+  if (job.scratch_serial.size() > 20) {
+    throw Error(fmt::format("guest job: scratch serial '{}' is longer than virtio-blk's 20 bytes", job.scratch_serial));
+  }
+  std::string out = "abvm-job 1\n";
+  out += "trial " + job.trial_id + "\n";
+  out += "nonce " + job.nonce + "\n";
+  out += "scratch " + job.scratch_serial + "\n";
+  for (const auto& w : job.workloads) {
+    check_name("workload name", w.name);
+    if (w.repetitions < 0 || w.warmup < 0) {
+      throw Error(fmt::format("guest job: workload '{}': repetitions and warmup must not be negative", w.name));
+    }
+    const bool is_dd = std::holds_alternative<DdWorkload>(w.spec);
+    out += "workload " + w.name + "\n";
+    out += fmt::format("kind {}\nrepetitions {}\nwarmup {}\nsync {}\ndrop_caches {}\nscheduler_none {}\n",
+                       is_dd ? "dd" : "fio", w.repetitions, w.warmup, w.pre_run.sync ? 1 : 0,
+                       w.pre_run.drop_caches ? 1 : 0, w.pre_run.scheduler_none ? 1 : 0);
+    for (const auto& arg : workload_argv(w)) {
+      check_line(fmt::format("workload '{}': argument", w.name), arg);
+      out += "arg " + arg + "\n";
+    }
+    if (const auto* fio = std::get_if<FioWorkload>(&w.spec); fio != nullptr && fio->job_file) {
+      std::string_view text = *fio->job_file;
+      while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        check_line(fmt::format("workload '{}': fio job file line", w.name), line);
+        out += "jobline ";
+        out += line;
+        out += "\n";
+        if (nl == std::string_view::npos) break;
+        text.remove_prefix(nl + 1);
+      }
+    }
+    out += "end\n";
+  }
+  out += "done\n";
+  return out;
+}
+
+std::string build_job_archive(const GuestJob& job) {
+  CpioWriter cpio;
+  cpio.add_directory("abvm");
+  cpio.add_file("abvm/job", serialise_job(job), 0644);
+  return cpio.finish();
+}
+
+std::string make_nonce() {
+  std::random_device rd;
+  std::string out;
+  for (int i = 0; i < 4; ++i) out += fmt::format("{:08x}", static_cast<std::uint32_t>(rd()));
+  return out;
+}
+
+}  // namespace abvm

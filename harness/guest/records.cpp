@@ -1,0 +1,349 @@
+#include "guest/records.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstring>
+#include <map>
+
+namespace abvm {
+namespace {
+
+// ---- MD5 (RFC 1321), compact: records are short and few. ----
+constexpr std::array<std::uint32_t, 64> kMd5K = [] {
+  // floor(abs(sin(i + 1)) * 2^32), tabulated in RFC 1321.
+  return std::array<std::uint32_t, 64>{
+      0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
+      0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
+      0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
+      0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
+      0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
+      0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
+      0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+      0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391};
+}();
+constexpr std::array<int, 64> kMd5S = {7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
+                                       5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20,
+                                       4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
+                                       6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21};
+
+std::uint32_t rotl(std::uint32_t x, int c) { return (x << c) | (x >> (32 - c)); }
+
+}  // namespace
+
+std::string md5_hex(std::string_view data) {
+  std::uint32_t h[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
+  std::string msg(data);
+  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
+  msg.push_back(static_cast<char>(0x80));
+  while (msg.size() % 64 != 56) msg.push_back('\0');
+  for (int i = 0; i < 8; ++i) msg.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  for (std::size_t off = 0; off < msg.size(); off += 64) {
+    std::uint32_t m[16];
+    for (int i = 0; i < 16; ++i) {
+      const auto* p = reinterpret_cast<const unsigned char*>(msg.data() + off + 4 * static_cast<std::size_t>(i));
+      m[i] = p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+    }
+    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
+    for (int i = 0; i < 64; ++i) {
+      std::uint32_t f;
+      int g;
+      if (i < 16) { f = (b & c) | (~b & d); g = i; }
+      else if (i < 32) { f = (d & b) | (~d & c); g = (5 * i + 1) % 16; }
+      else if (i < 48) { f = b ^ c ^ d; g = (3 * i + 5) % 16; }
+      else { f = c ^ (b | ~d); g = (7 * i) % 16; }
+      const std::uint32_t next = b + rotl(a + f + kMd5K[static_cast<std::size_t>(i)] + m[g], kMd5S[static_cast<std::size_t>(i)]);
+      a = d; d = c; c = b; b = next;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d;
+  }
+  std::string out;
+  for (std::uint32_t word : h) {
+    for (int i = 0; i < 4; ++i) out += fmt::format("{:02x}", (word >> (8 * i)) & 0xff);
+  }
+  return out;
+}
+
+namespace {
+constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}
+
+std::string base64_encode(std::string_view data) {
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    const std::uint32_t v = (static_cast<unsigned char>(data[i]) << 16) | (static_cast<unsigned char>(data[i + 1]) << 8) |
+                            static_cast<unsigned char>(data[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out.push_back(kAlphabet[(v >> s) & 63]);
+  }
+  if (i < data.size()) {
+    std::uint32_t v = static_cast<unsigned char>(data[i]) << 16;
+    if (i + 1 < data.size()) v |= static_cast<unsigned char>(data[i + 1]) << 8;
+    out.push_back(kAlphabet[(v >> 18) & 63]);
+    out.push_back(kAlphabet[(v >> 12) & 63]);
+    out.push_back(i + 1 < data.size() ? kAlphabet[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    std::uint32_t v = 0;
+    int pad = 0;
+    for (std::size_t j = 0; j < 4; ++j) {
+      const char c = text[i + j];
+      if (c == '=') {
+        // Padding only at the very end, at most two characters.
+        if (i + 4 != text.size() || j < 2) return std::nullopt;
+        ++pad;
+        v <<= 6;
+        continue;
+      }
+      if (pad > 0) return std::nullopt;
+      const auto k = kAlphabet.find(c);
+      if (k == std::string_view::npos) return std::nullopt;
+      v = (v << 6) | static_cast<std::uint32_t>(k);
+    }
+    out.push_back(static_cast<char>((v >> 16) & 0xff));
+    if (pad < 2) out.push_back(static_cast<char>((v >> 8) & 0xff));
+    if (pad < 1) out.push_back(static_cast<char>(v & 0xff));
+  }
+  return out;
+}
+
+std::string format_guest_record(std::string_view nonce, std::uint64_t seq, std::string_view type,
+                                std::string_view payload) {
+  const std::string body = fmt::format("{}:{}:{}:{}", nonce, seq, type, payload);
+  return fmt::format("ABVM1:{}:{}", body, md5_hex(body));
+}
+
+namespace {
+
+constexpr std::string_view kMarker = "ABVM1:";
+
+bool is_record_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' || c == '/' ||
+         c == '=' || c == ',' || c == '.' || c == '_' || c == ':' || c == '-';
+}
+
+std::size_t run_end(std::string_view s, std::size_t from) {
+  while (from < s.size() && is_record_char(s[from])) ++from;
+  return from;
+}
+
+struct Record {
+  std::uint64_t seq = 0;
+  std::string type;
+  std::string payload;
+};
+
+enum class Check { ok, malformed, foreign, bad_checksum };
+
+// Checks one candidate record text "ABVM1:nonce:seq:type:payload:md5".
+Check check_record(std::string_view text, std::string_view nonce, Record& out) {
+  if (text.substr(0, kMarker.size()) != kMarker) return Check::malformed;
+  std::string_view rest = text.substr(kMarker.size());
+  std::vector<std::string_view> f;
+  while (true) {
+    const auto colon = rest.find(':');
+    f.push_back(rest.substr(0, colon));
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  if (f.size() != 5) return f.size() >= 1 && f[0] != nonce && f.size() > 1 ? Check::foreign : Check::malformed;
+  if (f[0] != nonce) return Check::foreign;
+  if (f[4].size() != 32) return Check::malformed;
+  const std::string_view body = text.substr(kMarker.size(), text.size() - kMarker.size() - 33);
+  if (md5_hex(body) != f[4]) return Check::bad_checksum;
+  const auto [ptr, ec] = std::from_chars(f[1].data(), f[1].data() + f[1].size(), out.seq);
+  if (ec != std::errc() || ptr != f[1].data() + f[1].size()) return Check::malformed;
+  out.type = std::string(f[2]);
+  out.payload = std::string(f[3]);
+  return Check::ok;
+}
+
+// Kernel text printed mid-record leaves the record's head, then the kernel's line(s), then
+// the record's tail on a later line. Try every split of the head against the tail after each
+// of the next few line breaks; the checksum says which one is right.
+std::optional<Record> recover(std::string_view console, std::size_t start, std::size_t head_end,
+                              std::string_view nonce) {
+  constexpr int kMaxLines = 4;
+  std::size_t pos = head_end;
+  for (int line = 0; line < kMaxLines; ++line) {
+    const auto nl = console.find('\n', pos);
+    if (nl == std::string_view::npos) return std::nullopt;
+    std::size_t tail = nl + 1;
+    while (tail < console.size() && console[tail] == '\r') ++tail;
+    const std::size_t tail_end = run_end(console, tail);
+    if (tail_end > tail && console.substr(tail, kMarker.size()) != kMarker) {
+      const std::string_view tail_text = console.substr(tail, tail_end - tail);
+      for (std::size_t k = head_end; k > start + kMarker.size(); --k) {
+        std::string candidate(console.substr(start, k - start));
+        candidate += tail_text;
+        Record r;
+        if (check_record(candidate, nonce, r) == Check::ok) return r;
+      }
+    }
+    pos = nl + 1;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  while (true) {
+    const auto p = s.find(sep);
+    out.emplace_back(s.substr(0, p));
+    if (p == std::string_view::npos) break;
+    s.remove_prefix(p + 1);
+  }
+  return out;
+}
+
+template <typename T>
+bool parse_number(const std::string& text, T& out) {
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size() && !text.empty();
+}
+
+}  // namespace
+
+GuestReport parse_guest_console(std::string_view console, std::string_view nonce) {
+  GuestReport report;
+  std::map<std::uint64_t, Record> records;
+  for (std::size_t pos = console.find(kMarker); pos != std::string_view::npos;
+       pos = console.find(kMarker, pos + 1)) {
+    const std::size_t end = run_end(console, pos);
+    Record r;
+    const Check check = check_record(console.substr(pos, end - pos), nonce, r);
+    if (check == Check::foreign) {
+      report.problems.push_back(fmt::format("console byte {}: record with a foreign nonce ignored", pos));
+      continue;
+    }
+    if (check != Check::ok) {
+      if (auto fixed = recover(console, pos, end, nonce)) {
+        r = std::move(*fixed);
+      } else {
+        report.problems.push_back(fmt::format("console byte {}: {}; record ignored", pos,
+                                              check == Check::bad_checksum ? "bad checksum" : "truncated or malformed record"));
+        continue;
+      }
+    }
+    const auto seq = r.seq;
+    if (auto [it, inserted] = records.emplace(seq, std::move(r)); !inserted) {
+      report.problems.push_back(fmt::format("record {} appears twice; the first one is kept", seq));
+    }
+  }
+
+  std::optional<GuestRun> open_run;
+  std::string open_b64;
+  std::uint64_t expected = 0;
+  auto bad = [&](const Record& rec, std::string_view why) {
+    report.problems.push_back(fmt::format("record {} ({}): {}", rec.seq, rec.type, why));
+  };
+  auto text = [&](const Record& rec) -> std::optional<std::string> {
+    auto decoded = base64_decode(rec.payload);
+    if (!decoded) bad(rec, "payload is not base64");
+    return decoded;
+  };
+  for (const auto& [seq, rec] : records) {
+    if (report.ended) {
+      bad(rec, "after the end record");
+      continue;
+    }
+    if (seq != expected) {
+      report.problems.push_back(
+          seq == expected + 1 ? fmt::format("record {} is missing", expected)
+                              : fmt::format("records {} to {} are missing", expected, seq - 1));
+    }
+    expected = seq + 1;
+    const auto fields = split(rec.payload, ',');
+    if (rec.type == "BEGIN") {
+      report.begun = true;
+      if (fields.size() == 2) {
+        report.trial_id = base64_decode(fields[0]).value_or("");
+        parse_number(fields[1], report.boot_uptime);
+      }
+    } else if (rec.type == "UNAME") {
+      if (auto t = text(rec)) report.kernel_release = *t;
+    } else if (rec.type == "CMDLINE") {
+      if (auto t = text(rec)) report.cmdline = *t;
+    } else if (rec.type == "FEATURES") {
+      if (rec.payload == "none") continue;
+      // sysfs prints one '0'/'1' per feature bit, bit 0 first (virtio's features_show).
+      std::uint64_t bits = 0;
+      bool good = !rec.payload.empty();
+      for (std::size_t i = 0; i < rec.payload.size() && good; ++i) {
+        if (rec.payload[i] != '0' && rec.payload[i] != '1') good = false;
+        else if (rec.payload[i] == '1' && i < 64) bits |= std::uint64_t{1} << i;
+      }
+      if (!good) {
+        bad(rec, "feature bits are not 0/1");
+        continue;
+      }
+      report.blk_features = bits;
+      report.access_platform = (bits >> kVirtioFAccessPlatform) & 1;
+    } else if (rec.type == "RUN") {
+      if (open_run) bad(rec, fmt::format("run {} #{} has no end", open_run->workload, open_run->index));
+      open_run.reset();
+      open_b64.clear();
+      GuestRun run;
+      if (fields.size() != 4 || !parse_number(fields[1], run.index) || (fields[2] != "0" && fields[2] != "1") ||
+          !parse_number(fields[3], run.t_start)) {
+        bad(rec, "malformed run start");
+        continue;
+      }
+      run.workload = fields[0];
+      run.warmup = fields[2] == "1";
+      open_run = std::move(run);
+    } else if (rec.type == "OUT") {
+      if (!open_run) {
+        bad(rec, "output outside a run");
+        continue;
+      }
+      open_b64 += rec.payload;
+    } else if (rec.type == "RUNEND") {
+      if (!open_run) {
+        bad(rec, "run end without a run start");
+        continue;
+      }
+      GuestRun run = std::move(*open_run);
+      open_run.reset();
+      int index = -1;
+      if (fields.size() != 4 || fields[0] != run.workload || !parse_number(fields[1], index) || index != run.index ||
+          !parse_number(fields[2], run.exit_status) || !parse_number(fields[3], run.t_end)) {
+        bad(rec, "run end does not match its start");
+        continue;
+      }
+      auto out = base64_decode(open_b64);
+      if (!out) {
+        bad(rec, "run output is not base64 (a chunk is missing?)");
+        continue;
+      }
+      run.output = std::move(*out);
+      report.runs.push_back(std::move(run));
+    } else if (rec.type == "DMESG") {
+      if (auto t = text(rec)) report.dmesg.push_back(*t);
+    } else if (rec.type == "ERROR") {
+      if (auto t = text(rec)) report.agent_errors.push_back(*t);
+    } else if (rec.type == "END") {
+      report.ended = true;
+    } else {
+      bad(rec, "unknown record type");
+    }
+  }
+  if (open_run) {
+    report.problems.push_back(
+        fmt::format("run {} #{} started but never ended (guest stopped mid-run?)", open_run->workload, open_run->index));
+  }
+  if (!report.begun) report.problems.push_back("no begin record: the agent never reported");
+  if (report.begun && !report.ended) report.problems.push_back("no end record: the guest output stops early");
+  return report;
+}
+
+}  // namespace abvm

@@ -1,0 +1,69 @@
+#pragma once
+// The guest's results: framed, checksummed records on the serial console, and their parser.
+//
+// The agent (guests/agent/init.sh) prints one record per line:
+//     ABVM1:<nonce>:<seq>:<type>:<payload>:<md5>
+// where <md5> is the lowercase hex MD5 (busybox md5sum, RFC 1321) of
+// "<nonce>:<seq>:<type>:<payload>", <seq> counts records from 0, and free text is base64.
+// See init.sh for the record types. MD5 is not for security here: the nonce (fresh per trial)
+// keeps records of another trial or a stale log out, the checksum catches corrupted or
+// spliced lines.
+//
+// The parser finds records anywhere in the console text: boot messages, kernel warnings and
+// stray output around them are skipped. When kernel text is printed in the middle of a record
+// line, the record is rebuilt by trying the line's continuation after the next line breaks and
+// keeping the one whose checksum matches. What cannot be trusted (bad checksum, foreign nonce,
+// truncated record, missing sequence numbers, a run without its end) is left out and described
+// in `problems`; parsing itself never throws.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace abvm {
+
+// VIRTIO_F_ACCESS_PLATFORM: the device needs the platform DMA API (IOMMU/bounce) path.
+inline constexpr int kVirtioFAccessPlatform = 33;
+
+struct GuestRun {
+  std::string workload;
+  int index = 0;           // counts warm-up and measured runs separately, from 0
+  bool warmup = false;
+  int exit_status = -1;    // the tool's exit status in the guest
+  double t_start = 0;      // guest uptime (s) before and after the tool ran
+  double t_end = 0;
+  std::string output;      // the tool's raw stdout+stderr
+};
+
+struct GuestReport {
+  bool begun = false;
+  bool ended = false;
+  std::string trial_id;
+  double boot_uptime = 0;                    // guest uptime (s) when the agent started reporting
+  std::string kernel_release;                // uname -r
+  std::string cmdline;                       // /proc/cmdline
+  std::optional<std::uint64_t> blk_features; // scratch disk's negotiated virtio features, bit i = feature i
+  bool access_platform = false;              // bit 33 of blk_features
+  std::vector<GuestRun> runs;
+  std::vector<std::string> dmesg;            // kernel log lines of interest
+  std::vector<std::string> agent_errors;     // what the agent itself reported (bad job, no scratch disk, ...)
+  std::vector<std::string> problems;         // what the parser could not trust
+};
+
+GuestReport parse_guest_console(std::string_view console, std::string_view nonce);
+
+// Lowercase hex MD5 of `data` (RFC 1321), as busybox md5sum prints it.
+std::string md5_hex(std::string_view data);
+
+// Standard base64 (RFC 4648) with padding, as busybox `base64 -w 0` prints it.
+std::string base64_encode(std::string_view data);
+
+// Standard base64 (RFC 4648) decoding; nullopt on invalid input.
+std::optional<std::string> base64_decode(std::string_view text);
+
+// One record line as the agent prints it, without the newline (for tests and fakes).
+std::string format_guest_record(std::string_view nonce, std::uint64_t seq, std::string_view type,
+                                std::string_view payload);
+
+}  // namespace abvm
