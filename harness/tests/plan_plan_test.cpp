@@ -1,0 +1,129 @@
+#include "plan/plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "config/experiment.hpp"
+#include "core/error.hpp"
+
+namespace abvm {
+namespace {
+
+Experiment experiment(int boots, const char* order = "interleaved") {
+  return load_experiment_text(
+      std::string("name = \"p\"\n[sides.A]\nlabel = \"base\"\n[sides.B]\nlabel = \"new\"\n"
+                  "device.iommu_platform = true\n[[workload]]\nname = \"w\"\ntype = \"dd\"\n"
+                  "[schedule]\nboots_per_side = ") +
+          std::to_string(boots) + "\norder = \"" + order + "\"\n",
+      "p.toml", ".");
+}
+
+std::string sides(const Plan& plan) {
+  std::string out;
+  for (const Trial& t : plan.trials) out += side_letter(t.side);
+  return out;
+}
+
+TEST(Plan, InterleavedBlocksHoldOneBootOfEachSide) {
+  const Plan plan = make_plan(experiment(10), 42);
+  ASSERT_EQ(plan.trials.size(), 20u);
+  EXPECT_EQ(plan.blocks, 10);
+  EXPECT_EQ(plan.seed, 42u);
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    const Trial& t = plan.trials[i];
+    EXPECT_EQ(t.position, static_cast<int>(i));
+    EXPECT_EQ(t.block, static_cast<int>(i / 2));
+    EXPECT_EQ(t.id, (i < 10 ? "t000" : "t00") + std::to_string(i));
+    if (i % 2 == 1) {
+      EXPECT_NE(t.side, plan.trials[i - 1].side) << "block " << t.block;
+    }
+  }
+}
+
+TEST(Plan, OrderInsideBlocksIsRandomisedFromTheSeed) {
+  // Pinned so that a change of the mixer (which would silently change recorded experiments)
+  // fails here.
+  EXPECT_EQ(sides(make_plan(experiment(10), 42)), sides(make_plan(experiment(10), 42)));
+  const std::string s1 = sides(make_plan(experiment(10), 1));
+  const std::string s2 = sides(make_plan(experiment(10), 2));
+  EXPECT_NE(s1, s2);
+  // Over many blocks both orders occur about equally often.
+  const Plan big = make_plan(experiment(2000), 7);
+  int a_first = 0;
+  for (int b = 0; b < big.blocks; ++b) a_first += big.trials[2 * b].side == SideId::a;
+  EXPECT_GT(a_first, 900);
+  EXPECT_LT(a_first, 1100);
+}
+
+TEST(Plan, PinnedOrderForARecordedSeed) {
+  EXPECT_EQ(sides(make_plan(experiment(6), 42)), "ABABABABBABA");
+}
+
+TEST(Plan, SequentialRunsAllOfAThenAllOfB) {
+  const Plan plan = make_plan(experiment(3, "sequential"), 9);
+  EXPECT_EQ(sides(plan), "AAABBB");
+  EXPECT_EQ(plan.trials[3].block, 0);
+  EXPECT_EQ(plan.trials[5].block, 2);
+  const Plan longer = extend_plan(plan, 2);
+  EXPECT_EQ(sides(longer), "AAABBBAABB");
+  EXPECT_EQ(longer.trials[6].block, 3);
+}
+
+TEST(Plan, ExtensionKeepsTrialsAndEqualsALongerPlan) {
+  const Plan plan = make_plan(experiment(10), 123);
+  const Plan extended = extend_plan(plan, 5);
+  ASSERT_EQ(extended.trials.size(), 30u);
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) EXPECT_EQ(extended.trials[i], plan.trials[i]);
+  EXPECT_EQ(extended, make_plan(experiment(15), 123));
+  EXPECT_EQ(extend_plan(extend_plan(plan, 2), 3), extended);
+}
+
+TEST(Plan, JsonRoundTrips) {
+  const Plan plan = make_plan(experiment(4), 18446744073709551615ULL);
+  const nlohmann::json json = plan_to_json(plan);
+  EXPECT_EQ(json["plan_schema_version"], 1);
+  EXPECT_EQ(json["trials"][0]["id"], "t0000");
+  EXPECT_EQ(json["labels"]["B"], "new");
+  EXPECT_EQ(plan_from_json(nlohmann::json::parse(json.dump())), plan);
+}
+
+std::string json_error(const nlohmann::json& json) {
+  try {
+    plan_from_json(json);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Plan, DamagedOrNewerJsonIsRefused) {
+  const nlohmann::json good = plan_to_json(make_plan(experiment(2), 5));
+  nlohmann::json newer = good;
+  newer["plan_schema_version"] = 2;
+  EXPECT_EQ(json_error(newer),
+            "plan.json: schema version 2 is newer than this abvm understands (1): resume with a newer abvm");
+  nlohmann::json reordered = good;
+  std::swap(reordered["trials"][0], reordered["trials"][1]);
+  EXPECT_EQ(json_error(reordered),
+            "plan.json: trial t0001 at position 0 is out of order: the results directory is damaged; start a new run");
+  nlohmann::json truncated = good;
+  truncated["trials"].erase(3);
+  EXPECT_EQ(json_error(truncated),
+            "plan.json: 3 trials for 2 blocks: the results directory is damaged; start a new run");
+  nlohmann::json missing = good;
+  missing.erase("seed");
+  EXPECT_NE(json_error(missing), "(no error)");
+}
+
+TEST(Plan, DescribeShowsTheTrialOrder) {
+  const Plan plan = make_plan(experiment(2, "sequential"), 3);
+  EXPECT_EQ(describe_plan(plan),
+            "plan for p: 4 trials, 2 boots per side, order sequential, seed 3\n"
+            "trial   block  side\n"
+            "t0000       0  A (base)\n"
+            "t0001       1  A (base)\n"
+            "t0002       0  B (new)\n"
+            "t0003       1  B (new)\n");
+}
+
+}  // namespace
+}  // namespace abvm
