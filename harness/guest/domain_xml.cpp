@@ -1,0 +1,231 @@
+#include "guest/domain_xml.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <fmt/format.h>
+#include <pugixml.hpp>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace abvm {
+
+std::string_view to_string(GuestOutcome::End end) {
+  switch (end) {
+    case GuestOutcome::End::finished: return "finished";
+    case GuestOutcome::End::powered_off: return "powered_off";
+    case GuestOutcome::End::crashed: return "crashed";
+    case GuestOutcome::End::timeout: return "timeout";
+    case GuestOutcome::End::infra_error: return "infra_error";
+  }
+  return "unknown";
+}
+
+namespace {
+
+bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '+' || c == '-';
+}
+
+// XML 1.0 cannot carry most control characters at all (pugixml would write them raw and libvirt
+// would refuse the document), and in a path or command line they are a mistake anyway.
+void check_text(std::string_view field, std::string_view value) {
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    auto c = static_cast<unsigned char>(value[i]);
+    if (c < 0x20 || c == 0x7f) {
+      throw Error(fmt::format(
+          "domain {}: control character 0x{:02x} at offset {} (\"{}\"); remove it from the {}", field, c,
+          i, std::string(value.substr(0, 60)), field));
+    }
+  }
+}
+
+void check_path(std::string_view field, const std::filesystem::path& p) {
+  check_text(field, p.native());
+  if (!p.is_absolute()) {
+    throw Error(fmt::format("domain {}: '{}' is not an absolute path; QEMU resolves relative paths "
+                            "against its own directory, so give an absolute one",
+                            field, p.native()));
+  }
+}
+
+template <std::size_t N>
+void check_one_of(std::string_view field, const std::string& value, const std::array<std::string_view, N>& allowed) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
+  std::string list;
+  for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  throw Error(fmt::format("virtio-blk {} '{}' is not one of: {}", field, value, list));
+}
+
+void validate(const DomainSpec& s) {
+  validate_domain_name(s.name);
+  if (s.accelerator != "tcg" && s.accelerator != "kvm") {
+    throw Error(fmt::format("accelerator '{}' is neither 'tcg' nor 'kvm'", s.accelerator));
+  }
+  if (s.kernel.empty()) throw Error("domain kernel: no kernel image given");
+  check_path("kernel", s.kernel);
+  if (!s.initrd.empty()) check_path("initrd", s.initrd);
+  check_text("kernel command line", s.cmdline);
+  if (!s.scratch_disk.empty()) check_path("scratch disk", s.scratch_disk);
+  if (s.console_log.empty()) throw Error("domain console log: no path given for the serial console");
+  check_path("console log", s.console_log);
+  check_text("disk serial", s.disk_serial);
+  // QEMU truncates the virtio-blk serial to 20 bytes; the guest would then not find its disk.
+  if (s.disk_serial.empty() || s.disk_serial.size() > 20) {
+    throw Error(fmt::format("disk serial '{}' must be 1-20 characters (QEMU's limit)", s.disk_serial));
+  }
+
+  const auto& m = s.machine;
+  if (m.vcpus < 1 || m.vcpus > 255) throw Error(fmt::format("vcpus = {}: must be 1..255", m.vcpus));
+  if (m.memory_mib < 64) throw Error(fmt::format("memory = {} MiB: a guest needs at least 64 MiB", m.memory_mib));
+  if (!m.vcpu_pins.empty()) {
+    if (static_cast<int>(m.vcpu_pins.size()) != m.vcpus) {
+      throw Error(fmt::format("vcpu pinning lists {} host CPUs for {} vCPUs: give exactly one per vCPU",
+                              m.vcpu_pins.size(), m.vcpus));
+    }
+    for (int cpu : m.vcpu_pins) {
+      if (cpu < 0) throw Error(fmt::format("vcpu pinning: host CPU {} is negative", cpu));
+    }
+  }
+
+  const auto& d = s.disk;
+  check_one_of("cache", d.cache,
+               std::array<std::string_view, 5>{"none", "writethrough", "writeback", "directsync", "unsafe"});
+  check_one_of("io", d.io, std::array<std::string_view, 3>{"native", "threads", "io_uring"});
+  // QEMU refuses aio=native on a file opened through the page cache.
+  if (d.io == "native" && d.cache != "none" && d.cache != "directsync") {
+    throw Error(fmt::format("virtio-blk io 'native' needs cache 'none' or 'directsync' (QEMU refuses "
+                            "it with cache '{}'); use io 'threads' or 'io_uring' instead",
+                            d.cache));
+  }
+  if (d.queues && (*d.queues < 1 || *d.queues > 1024)) {
+    throw Error(fmt::format("virtio-blk queues = {}: must be 1..1024", *d.queues));
+  }
+  if (d.queue_size) {
+    int q = *d.queue_size;
+    if (q < 2 || q > 1024 || (q & (q - 1)) != 0) {
+      throw Error(fmt::format("virtio-blk queue_size = {}: must be a power of two in 2..1024", q));
+    }
+  }
+}
+
+void text_child(pugi::xml_node parent, const char* name, const std::string& text) {
+  parent.append_child(name).text().set(text.c_str());
+}
+
+}  // namespace
+
+void validate_domain_name(std::string_view name) {
+  if (name.empty() || name.size() > 200) {
+    throw Error(fmt::format("domain name '{}' must be 1-200 characters long", std::string(name.substr(0, 60))));
+  }
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (!name_char(name[i])) {
+      auto c = static_cast<unsigned char>(name[i]);
+      std::string shown = (c < 0x20 || c >= 0x7f) ? fmt::format("0x{:02x}", c) : fmt::format("'{}'", name[i]);
+      throw Error(fmt::format("domain name '{}' contains {} at offset {}: use only letters, digits and . _ + -",
+                              std::string(name), shown, i));
+    }
+  }
+  if (name.front() == '-' || name.front() == '.') {
+    throw Error(fmt::format("domain name '{}' must not start with '{}'", std::string(name), name.front()));
+  }
+}
+
+std::string domain_name(std::string_view label, long serial) {
+  std::string clean;
+  for (char c : label) clean += name_char(c) ? c : '_';
+  if (clean.size() > 120) clean.resize(120);
+  return fmt::format("{}{}-{}-{}", domain_name_prefix, static_cast<long>(::getpid()), clean, serial);
+}
+
+std::string domain_xml(const DomainSpec& spec) {
+  validate(spec);
+  const bool kvm = spec.accelerator == "kvm";
+  const auto& m = spec.machine;
+  const auto& d = spec.disk;
+
+  pugi::xml_document doc;
+  auto domain = doc.append_child("domain");
+  domain.append_attribute("type").set_value(kvm ? "kvm" : "qemu");
+  text_child(domain, "name", spec.name);
+  auto memory = domain.append_child("memory");
+  memory.append_attribute("unit").set_value("MiB");
+  memory.text().set(m.memory_mib);
+  auto vcpu = domain.append_child("vcpu");
+  vcpu.append_attribute("placement").set_value("static");
+  vcpu.text().set(m.vcpus);
+  if (d.iothread) domain.append_child("iothreads").text().set(1);
+  if (!m.vcpu_pins.empty()) {
+    auto cputune = domain.append_child("cputune");
+    for (std::size_t i = 0; i < m.vcpu_pins.size(); ++i) {
+      auto pin = cputune.append_child("vcpupin");
+      pin.append_attribute("vcpu").set_value(static_cast<unsigned>(i));
+      pin.append_attribute("cpuset").set_value(m.vcpu_pins[i]);
+    }
+  }
+
+  auto os = domain.append_child("os");
+  auto type = os.append_child("type");
+  type.append_attribute("arch").set_value("x86_64");
+  type.append_attribute("machine").set_value("pc");
+  type.text().set("hvm");
+  text_child(os, "kernel", spec.kernel.native());
+  if (!spec.initrd.empty()) text_child(os, "initrd", spec.initrd.native());
+  text_child(os, "cmdline", spec.cmdline);
+
+  domain.append_child("features").append_child("acpi");
+  // Under KVM the guest should see the host CPU (the kernel's code paths depend on its features);
+  // TCG keeps QEMU's default model, which it emulates fastest.
+  if (kvm) domain.append_child("cpu").append_attribute("mode").set_value("host-passthrough");
+  domain.append_child("clock").append_attribute("offset").set_value("utc");
+  text_child(domain, "on_poweroff", "destroy");
+  text_child(domain, "on_reboot", "destroy");
+  text_child(domain, "on_crash", "destroy");
+
+  auto devices = domain.append_child("devices");
+  if (!spec.scratch_disk.empty()) {
+    auto disk = devices.append_child("disk");
+    disk.append_attribute("type").set_value("file");
+    disk.append_attribute("device").set_value("disk");
+    auto drv = disk.append_child("driver");
+    drv.append_attribute("name").set_value("qemu");
+    drv.append_attribute("type").set_value("raw");
+    drv.append_attribute("cache").set_value(d.cache.c_str());
+    drv.append_attribute("io").set_value(d.io.c_str());
+    drv.append_attribute("iommu").set_value(d.iommu_platform ? "on" : "off");
+    if (d.queues) drv.append_attribute("queues").set_value(*d.queues);
+    if (d.queue_size) drv.append_attribute("queue_size").set_value(*d.queue_size);
+    if (d.iothread) drv.append_attribute("iothread").set_value(1);
+    disk.append_child("source").append_attribute("file").set_value(spec.scratch_disk.c_str());
+    auto target = disk.append_child("target");
+    target.append_attribute("dev").set_value("vda");
+    target.append_attribute("bus").set_value("virtio");
+    text_child(disk, "serial", spec.disk_serial);
+  }
+
+  auto serial = devices.append_child("serial");
+  serial.append_attribute("type").set_value("file");
+  serial.append_child("source").append_attribute("path").set_value(spec.console_log.c_str());
+  serial.append_child("target").append_attribute("port").set_value(0);
+  auto console = devices.append_child("console");
+  console.append_attribute("type").set_value("file");
+  console.append_child("source").append_attribute("path").set_value(spec.console_log.c_str());
+  auto ctarget = console.append_child("target");
+  ctarget.append_attribute("type").set_value("serial");
+  ctarget.append_attribute("port").set_value(0);
+  // libvirt adds a USB controller to 'pc' machines unless told not to; the guest does not need it.
+  auto usb = devices.append_child("controller");
+  usb.append_attribute("type").set_value("usb");
+  usb.append_attribute("model").set_value("none");
+  devices.append_child("memballoon").append_attribute("model").set_value("none");
+
+  std::ostringstream out;
+  doc.save(out, "  ", pugi::format_indent | pugi::format_no_declaration);
+  return out.str();
+}
+
+}  // namespace abvm

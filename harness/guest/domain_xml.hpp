@@ -1,0 +1,34 @@
+#pragma once
+// libvirt domain XML for one trial's guest, built with pugixml (never by pasting strings, so
+// that any path, name or command line is escaped correctly).
+//
+// The domain: type 'qemu' (TCG) or 'kvm'; direct kernel boot on x86_64 'pc'; ACPI on so the guest
+// can power off; no network, graphics or balloon; the serial console captured to a file; every
+// ending (poweroff, reboot, crash) destroys the domain, so a panicking guest with panic=-1 ends at
+// once instead of booting again; the scratch disk as virtio-blk 'vda' with the side's options.
+#include <string>
+#include <string_view>
+
+#include "guest/driver.hpp"
+
+namespace abvm {
+
+// The domain XML for `spec`. Throws abvm::Error naming the offending field when the spec cannot
+// become a domain libvirt would accept (bad name, control characters in a path or the command
+// line, unknown cache/io mode, impossible queue settings, pins that do not match the vCPUs).
+std::string domain_xml(const DomainSpec& spec);
+
+// Throws abvm::Error unless `name` is a domain name abvm uses: 1-200 characters from
+// [A-Za-z0-9._+-], not starting with '-' or '.'. libvirt itself refuses only '/' and newlines,
+// but names also become file names (console logs, QEMU logs) and command-line arguments.
+void validate_domain_name(std::string_view name);
+
+// Names every abvm domain starts with; leftovers with it are ours to clean up.
+inline constexpr std::string_view domain_name_prefix = "abvm-";
+
+// A unique name for one trial's domain: "abvm-<pid>-<label>-<serial>", `label` reduced to the
+// allowed characters. The pid lets a cleanup tell leftovers of dead abvm processes from domains of
+// a live one; `serial` (e.g. the trial index) keeps names unique within the process.
+std::string domain_name(std::string_view label, long serial);
+
+}  // namespace abvm

@@ -1,0 +1,78 @@
+#pragma once
+// The guest driver: abvm's one seam between "what to boot" and "how a hypervisor boots it".
+//
+// One real implementation (guest/libvirt_driver.hpp, exercised in tests with real guests) and
+// scripted fakes in unit tests of scheduling, retries and failure handling. Everything that
+// depends on where the guest runs stays behind this interface: the connection, and the staging
+// of the kernel, initramfs and scratch-disk files (a local driver uses the paths as they are; a
+// remote one, qemu+ssh in a later issue, copies them to the host first and the console log back).
+//
+// Contract of run_guest: one call is one boot (one trial). It returns when the caller's `done`
+// predicate accepts the console text, or the guest ends on its own, or the timeout passes; in
+// every case the guest is gone (destroyed) before it returns. A guest that fails is data (an
+// outcome), not an exception. Exceptions: abvm::Error when the DomainSpec is invalid (the user
+// can fix it), abvm::InfraError when the driver itself is unusable (lost connection).
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "config/device.hpp"
+
+namespace abvm {
+
+// Everything needed to boot one guest. Paths are on the machine that runs abvm.
+struct DomainSpec {
+  std::string name;                          // unique per trial; see guest/domain_xml.hpp domain_name()
+  std::filesystem::path kernel;              // bzImage / vmlinuz for direct kernel boot
+  std::filesystem::path initrd;              // initramfs (with the trial's job appended), may be empty
+  std::string cmdline;                       // kernel command line
+  MachineOptions machine;
+  std::filesystem::path scratch_disk;        // raw image for the virtio-blk disk; empty: no disk
+  VirtioBlkOptions disk;
+  std::string disk_serial = "abvm-scratch";  // the guest finds its disk by this serial
+  std::filesystem::path console_log;         // where the serial console is captured (truncated first)
+  std::string accelerator = "tcg";           // "tcg" or "kvm"; see guest/accel.hpp
+};
+
+// How a boot ended. `console` is the whole serial console text, whatever the end.
+struct GuestOutcome {
+  enum class End {
+    finished,     // the caller's predicate accepted the console; the guest was then destroyed
+    powered_off,  // the guest ended on its own (power off) before the predicate matched
+    crashed,      // the guest ended after a kernel panic (panic=-1 reboots, on_reboot destroys)
+    timeout,      // neither within the timeout; the guest was destroyed
+    infra_error,  // the hypervisor could not start or watch the guest; `detail` says why
+  };
+  End end = End::infra_error;
+  std::string console;
+  double seconds = 0;   // from the start request to the end being seen (host wall clock)
+  std::string detail;   // human-readable reason, e.g. libvirt's error message
+};
+
+std::string_view to_string(GuestOutcome::End end);
+
+// The versions a result must record about the hypervisor side.
+struct HostVersions {
+  std::string uri;       // connection URI as given
+  std::string libvirt;   // e.g. "9.0.0"
+  std::string qemu;      // hypervisor version as libvirt reports it, e.g. "7.2.22"
+};
+
+class GuestDriver {
+ public:
+  virtual ~GuestDriver() = default;
+
+  // Boots `spec`, watches its console until `done(console)` is true, it ends, or `timeout`.
+  // `done` is called with the whole console text so far, after each new piece arrives.
+  virtual GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
+                                 const std::function<bool(std::string_view console)>& done) = 0;
+
+  // One line for logs and reports: the connection and the versions.
+  virtual std::string describe() const = 0;
+
+  virtual HostVersions versions() = 0;
+};
+
+}  // namespace abvm

@@ -1,0 +1,344 @@
+#include "guest/libvirt_driver.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+#include <mutex>
+#include <thread>
+
+#include "core/cache.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/process.hpp"
+#include "guest/domain_xml.hpp"
+
+namespace abvm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// qemu.conf for the embedded driver: everything that would need a system daemon turned off.
+constexpr std::string_view embedded_qemu_conf =
+    "# Written by abvm (guest/libvirt_driver.cpp): settings for libvirt's embedded QEMU driver\n"
+    "# running as root without libvirtd, virtlogd, a security driver, namespaces or cgroups.\n"
+    "user = \"root\"\n"
+    "group = \"root\"\n"
+    "security_driver = \"none\"\n"
+    "namespaces = [ ]\n"
+    "cgroup_controllers = [ ]\n"
+    "stdio_handler = \"file\"\n"
+    "# Do not record original owners in extended attributes of the user's kernel and disk files.\n"
+    "remember_owner = 0\n";
+
+constexpr std::string_view qemu_account = "libvirt-qemu";
+
+std::string last_error() {
+  const char* m = virGetLastErrorMessage();
+  return m ? m : "unknown libvirt error";
+}
+
+int last_error_code() {
+  virErrorPtr e = virGetLastError();
+  return e ? e->code : VIR_ERR_OK;
+}
+
+void ignore_error(void*, virErrorPtr) {}
+
+std::string version_string(unsigned long v) {
+  return fmt::format("{}.{}.{}", v / 1000000, (v / 1000) % 1000, v % 1000);
+}
+
+// Once per process: silence libvirt's own stderr printing, route its log to a file, and run the
+// event loop that libvirt's QEMU driver needs to watch its monitors and processes.
+void init_libvirt_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // libvirt prints errors to stderr through its log unless told otherwise; keep them in a file
+    // next to the embedded root, where a user debugging a failure can find them.
+    if (!std::getenv("LIBVIRT_LOG_OUTPUTS")) {
+      auto dir = LibvirtDriver::embedded_root().parent_path();
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (!ec) ::setenv("LIBVIRT_LOG_OUTPUTS", fmt::format("3:file:{}", (dir / "libvirt.log").native()).c_str(), 0);
+    }
+    if (virInitialize() < 0) throw InfraError("libvirt: virInitialize failed: " + last_error());
+    virSetErrorFunc(nullptr, ignore_error);
+    if (virEventRegisterDefaultImpl() < 0) {
+      throw InfraError("libvirt: cannot register the default event loop: " + last_error());
+    }
+    // Detached on purpose: the loop serves libvirt until the process exits, and joining a thread
+    // blocked in poll() at exit would hang.
+    std::thread([] {
+      virSetErrorFunc(nullptr, ignore_error);
+      for (;;) {
+        if (virEventRunDefaultImpl() < 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }).detach();
+  });
+  // The error handler is per thread in libvirt; set it for the calling thread too.
+  virSetErrorFunc(nullptr, ignore_error);
+}
+
+void ensure_qemu_account() {
+  bool have_user = ::getpwnam(std::string(qemu_account).c_str()) != nullptr;
+  bool have_group = ::getgrnam(std::string(qemu_account).c_str()) != nullptr;
+  if (have_user && have_group) return;
+  if (::geteuid() != 0) {
+    throw InfraError(fmt::format(
+        "libvirt's embedded QEMU driver needs the system user and group '{0}' (Debian's libvirt resolves "
+        "them even when QEMU runs as root); create them as root: groupadd --system {0} && useradd --system "
+        "--gid {0} --home-dir /var/lib/libvirt --no-create-home --shell /usr/sbin/nologin {0}",
+        qemu_account));
+  }
+  // The same accounts Debian's libvirt-daemon-system creates.
+  if (!have_group) run_checked({"groupadd", "--system", std::string(qemu_account)});
+  if (!have_user) {
+    run_checked({"useradd", "--system", "--gid", std::string(qemu_account), "--home-dir", "/var/lib/libvirt",
+                 "--no-create-home", "--shell", "/usr/sbin/nologin", "--comment", "Libvirt Qemu",
+                 std::string(qemu_account)});
+  }
+}
+
+// The root goes into a URI query: percent-encode anything outside the unreserved characters.
+std::string uri_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += c;
+    } else {
+      out += fmt::format("%{:02X}", u);
+    }
+  }
+  return out;
+}
+
+struct ConnCloser {
+  void operator()(virConnectPtr c) const { virConnectClose(c); }
+};
+using ConnHandle = std::unique_ptr<virConnect, ConnCloser>;
+
+// Owns a running domain: destroys it (if still there) and frees the handle, whatever happens.
+class DomainHandle {
+ public:
+  explicit DomainHandle(virDomainPtr d) : d_(d) {}
+  ~DomainHandle() {
+    if (!d_) return;
+    if (virDomainIsActive(d_) == 1) virDomainDestroy(d_);
+    virDomainFree(d_);
+  }
+  DomainHandle(const DomainHandle&) = delete;
+  DomainHandle& operator=(const DomainHandle&) = delete;
+  virDomainPtr get() const { return d_; }
+
+ private:
+  virDomainPtr d_;
+};
+
+// Reads what a growing file gained since the last call. The file may not exist yet.
+class LogTail {
+ public:
+  explicit LogTail(std::filesystem::path p) : path_(std::move(p)) {}
+  ~LogTail() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  LogTail(const LogTail&) = delete;
+  LogTail& operator=(const LogTail&) = delete;
+  // Appends new bytes to `text`; true when there were any.
+  bool read_more(std::string& text) {
+    if (fd_ < 0) {
+      fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd_ < 0) return false;
+    }
+    bool any = false;
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n > 0) {
+        text.append(buf, static_cast<std::size_t>(n));
+        any = true;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      break;
+    }
+    return any;
+  }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+bool looks_like_panic(std::string_view console) {
+  return console.find("Kernel panic - not syncing") != std::string_view::npos;
+}
+
+}  // namespace
+
+struct LibvirtDriver::Impl {
+  std::string uri;
+  ConnHandle conn;
+  HostVersions versions;
+};
+
+LibvirtDriver::LibvirtDriver(std::string uri) : impl_(std::make_unique<Impl>()) {
+  init_libvirt_once();
+  impl_->uri = std::move(uri);
+  impl_->conn.reset(virConnectOpen(impl_->uri.c_str()));
+  if (!impl_->conn) {
+    throw InfraError(fmt::format("libvirt: cannot connect to '{}': {}. Check that the URI is right{}",
+                                 impl_->uri, last_error(),
+                                 impl_->uri.starts_with("qemu:///embed")
+                                     ? " and that no other process uses the same embedded root"
+                                     : " and that libvirtd is running"));
+  }
+  unsigned long lib = 0, hv = 0;
+  if (virConnectGetLibVersion(impl_->conn.get(), &lib) < 0) {
+    throw InfraError("libvirt: cannot read the library version: " + last_error());
+  }
+  if (virConnectGetVersion(impl_->conn.get(), &hv) < 0) {
+    throw InfraError("libvirt: cannot read the hypervisor version: " + last_error());
+  }
+  impl_->versions = {impl_->uri, version_string(lib), version_string(hv)};
+}
+
+LibvirtDriver::~LibvirtDriver() = default;
+
+std::filesystem::path LibvirtDriver::embedded_root() { return abvm_cache_dir() / "libvirt"; }
+
+std::string LibvirtDriver::embedded_uri() {
+  ensure_qemu_account();
+  auto root = embedded_root();
+  std::error_code ec;
+  std::filesystem::create_directories(root / "etc", ec);
+  if (ec) {
+    throw InfraError(fmt::format("cannot create libvirt's embedded root {}: {}", root.native(), ec.message()));
+  }
+  auto conf = root / "etc" / "qemu.conf";
+  std::string current;
+  if (std::filesystem::exists(conf)) current = read_file(conf);
+  if (current != embedded_qemu_conf) write_file_atomic(conf, embedded_qemu_conf);
+  return "qemu:///embed?root=" + uri_escape(root.native());
+}
+
+GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
+                                      const std::function<bool(std::string_view console)>& done) {
+  const std::string xml = domain_xml(spec);  // throws Error for a bad spec, before anything starts
+  GuestOutcome outcome;
+  std::error_code ec;
+  std::filesystem::create_directories(spec.console_log.parent_path(), ec);
+  // A stale log from an earlier trial of the same name must not satisfy `done`.
+  std::filesystem::remove(spec.console_log, ec);
+  if (ec) throw InfraError(fmt::format("cannot remove old console log {}: {}", spec.console_log.native(), ec.message()));
+
+  const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  virDomainPtr raw = virDomainCreateXML(impl_->conn.get(), xml.c_str(), VIR_DOMAIN_NONE);
+  if (!raw) {
+    outcome.end = GuestOutcome::End::infra_error;
+    outcome.detail = fmt::format("libvirt could not start domain {}: {}", spec.name, last_error());
+    outcome.seconds = elapsed();
+    LogTail tail(spec.console_log);
+    tail.read_more(outcome.console);
+    return outcome;
+  }
+  DomainHandle dom(raw);
+  LogTail tail(spec.console_log);
+  const auto deadline = start + timeout;
+  for (;;) {
+    if (tail.read_more(outcome.console) && done(outcome.console)) {
+      outcome.end = GuestOutcome::End::finished;
+      break;
+    }
+    int active = virDomainIsActive(dom.get());
+    if (active != 1) {
+      // A transient domain disappears when its QEMU exits: "no domain" is the normal way to end.
+      if (active < 0 && last_error_code() != VIR_ERR_NO_DOMAIN) {
+        outcome.end = GuestOutcome::End::infra_error;
+        outcome.detail = fmt::format("libvirt lost track of domain {}: {}", spec.name, last_error());
+        break;
+      }
+      tail.read_more(outcome.console);  // QEMU has exited: the log is complete now
+      if (done(outcome.console)) {
+        outcome.end = GuestOutcome::End::finished;
+      } else if (looks_like_panic(outcome.console)) {
+        outcome.end = GuestOutcome::End::crashed;
+        outcome.detail = "kernel panic (see the console log)";
+      } else {
+        outcome.end = GuestOutcome::End::powered_off;
+        outcome.detail = "the guest ended before its work was seen complete";
+      }
+      break;
+    }
+    if (Clock::now() >= deadline) {
+      outcome.end = GuestOutcome::End::timeout;
+      outcome.detail = fmt::format("no end within {:.1f} s", std::chrono::duration<double>(timeout).count());
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  outcome.seconds = elapsed();
+
+  if (virDomainIsActive(dom.get()) == 1 && virDomainDestroy(dom.get()) < 0) {
+    int code = last_error_code();
+    // Racing the guest's own power-off is fine; anything else leaves a guest behind.
+    if (code != VIR_ERR_NO_DOMAIN && code != VIR_ERR_OPERATION_INVALID) {
+      throw InfraError(fmt::format("libvirt: cannot destroy domain {}: {}; destroy it by hand (virsh -c '{}' "
+                                   "destroy {})",
+                                   spec.name, last_error(), impl_->uri, spec.name));
+    }
+  }
+  tail.read_more(outcome.console);
+  return outcome;
+}
+
+std::string LibvirtDriver::describe() const {
+  return fmt::format("libvirt {} (libvirt {}, QEMU {})", impl_->uri, impl_->versions.libvirt, impl_->versions.qemu);
+}
+
+HostVersions LibvirtDriver::versions() { return impl_->versions; }
+
+std::vector<std::string> LibvirtDriver::active_domains() {
+  virDomainPtr* list = nullptr;
+  int n = virConnectListAllDomains(impl_->conn.get(), &list, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+  if (n < 0) throw InfraError("libvirt: cannot list domains: " + last_error());
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) {
+    if (const char* name = virDomainGetName(list[i])) names.emplace_back(name);
+    virDomainFree(list[i]);
+  }
+  std::free(list);
+  return names;
+}
+
+std::vector<std::string> LibvirtDriver::destroy_leftovers() {
+  std::vector<std::string> destroyed;
+  for (const auto& name : active_domains()) {
+    if (!name.starts_with(domain_name_prefix)) continue;
+    // "abvm-<pid>-...": a domain of a live abvm process is not a leftover.
+    std::string_view rest = std::string_view(name).substr(domain_name_prefix.size());
+    long pid = std::strtol(std::string(rest.substr(0, rest.find('-'))).c_str(), nullptr, 10);
+    if (pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)) continue;
+    virDomainPtr d = virDomainLookupByName(impl_->conn.get(), name.c_str());
+    if (!d) continue;  // ended meanwhile
+    DomainHandle handle(d);
+    if (virDomainDestroy(d) < 0 && last_error_code() != VIR_ERR_NO_DOMAIN &&
+        last_error_code() != VIR_ERR_OPERATION_INVALID) {
+      throw InfraError(fmt::format("libvirt: cannot destroy leftover domain {}: {}", name, last_error()));
+    }
+    destroyed.push_back(name);
+  }
+  return destroyed;
+}
+
+}  // namespace abvm

@@ -1,0 +1,65 @@
+#pragma once
+// The real guest driver: libvirt, by default its embedded QEMU driver (in-process, no daemon).
+//
+// Embedded mode (`qemu:///embed?root=DIR`): libvirt keeps all its state, including QEMU's
+// capability cache, under DIR; the first connection in a fresh DIR probes QEMU (about 45 s),
+// later ones take well under a second. DIR is `$XDG_CACHE_HOME/abvm/libvirt` (or
+// `~/.cache/abvm/libvirt`), outside any source tree. Two requirements that embedded_uri() sees to:
+//   - DIR/etc/qemu.conf runs QEMU as root without a security driver, namespaces or cgroups (all of
+//     which need a system daemon) and captures QEMU's stdio in files (no virtlogd);
+//   - the accounts `libvirt-qemu` (user and group) exist: Debian's libvirt is built with them as
+//     the default QEMU user and resolves that name before it reads qemu.conf. Debian's
+//     libvirt-daemon-system package creates them; abvm does not need that package, so when they are
+//     missing and abvm runs as root it creates them the same way (system accounts, no login, home
+//     /var/lib/libvirt); not as root it stops with the command to run.
+// Any other URI (e.g. qemu:///system with a running libvirtd) is used as given.
+//
+// A libvirt event loop thread runs for the whole process (libvirt needs one to watch its QEMU
+// processes); it starts with the first connection. libvirt's default printing of errors to
+// stderr is silenced: its messages come back inside abvm's exceptions and outcomes instead.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "guest/driver.hpp"
+
+namespace abvm {
+
+class LibvirtDriver final : public GuestDriver {
+ public:
+  // Connects to `uri`; throws InfraError with libvirt's message when that fails.
+  explicit LibvirtDriver(std::string uri);
+  ~LibvirtDriver() override;
+  LibvirtDriver(const LibvirtDriver&) = delete;
+  LibvirtDriver& operator=(const LibvirtDriver&) = delete;
+
+  // The embedded driver's root directory (not created).
+  static std::filesystem::path embedded_root();
+  // Prepares embedded_root() (directories, etc/qemu.conf, the libvirt-qemu accounts) and returns
+  // the URI for it. Throws InfraError when that is impossible, saying what to do.
+  static std::string embedded_uri();
+
+  // Boots one transient domain (virDomainCreateXML) and polls its console log every ~25 ms.
+  // See GuestDriver. On return the domain is destroyed, also when an exception leaves.
+  GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
+                         const std::function<bool(std::string_view console)>& done) override;
+
+  std::string describe() const override;
+  HostVersions versions() override;
+
+  // Names of the running domains on this connection.
+  std::vector<std::string> active_domains();
+
+  // Destroys running domains left by abvm processes that no longer exist: names starting with
+  // domain_name_prefix whose embedded pid (see domain_name()) is not a live process here.
+  // Returns the names destroyed.
+  std::vector<std::string> destroy_leftovers();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace abvm

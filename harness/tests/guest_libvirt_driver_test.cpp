@@ -1,0 +1,189 @@
+// Real guests through libvirt's embedded QEMU driver (TCG here): see guest_libvirt_support.hpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <regex>
+#include <thread>
+
+#include "guest/domain_xml.hpp"
+#include "guest_libvirt_support.hpp"
+
+using namespace abvm;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto kBootTimeout = 60s;  // a TCG boot of the cloud kernel takes a few seconds
+
+DomainSpec spec_for(const std::string& label, const std::string& mode, bool with_disk = true) {
+  static long serial = 0;
+  const auto& g = test::shared().guest;
+  DomainSpec s;
+  s.name = domain_name(label, ++serial);
+  s.kernel = g.kernel;
+  s.initrd = g.initrd;
+  s.cmdline = "console=ttyS0 panic=-1 abvm_test=" + mode;
+  s.console_log = g.work / (s.name + ".console.log");
+  if (with_disk) {
+    s.scratch_disk = g.work / (s.name + ".img");
+    write_file_atomic(s.scratch_disk, "");
+    std::filesystem::resize_file(s.scratch_disk, 1 << 20);
+  }
+  return s;
+}
+
+bool contains(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
+
+bool is_active(const std::string& name) {
+  auto names = test::shared().driver->active_domains();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+TEST(GuestLibvirtDriver, FinishesWhenThePredicateMatchesAndDestroysTheGuest) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto spec = spec_for("finish", "poweroff");
+  int calls = 0;
+  auto out = test::shared().driver->run_guest(spec, kBootTimeout, [&](std::string_view console) {
+    ++calls;
+    return contains(console, "ABVM-TEST-DONE");
+  });
+  EXPECT_EQ(to_string(out.end), "finished") << out.detail << "\n" << out.console;
+  EXPECT_TRUE(contains(out.console, "ABVM-TEST-UP"));
+  EXPECT_FALSE(contains(out.console, "ABVM-TEST-INSMOD-FAILED")) << out.console;
+  EXPECT_GT(calls, 0);
+  EXPECT_GT(out.seconds, 0.1);
+  EXPECT_FALSE(is_active(spec.name));
+  // The guest wrote the first sector of its virtio-blk disk.
+  EXPECT_TRUE(read_file(spec.scratch_disk).starts_with("ABVM-DISK-WRITTEN\n"));
+  // The console log on disk holds what the outcome returned.
+  EXPECT_EQ(read_file(spec.console_log), out.console);
+}
+
+TEST(GuestLibvirtDriver, AGuestThatPowersOffBeforeThePredicateIsPoweredOff) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto spec = spec_for("poweroff", "poweroff");
+  auto out = test::shared().driver->run_guest(spec, kBootTimeout, [](std::string_view) { return false; });
+  EXPECT_EQ(to_string(out.end), "powered_off") << out.detail << "\n" << out.console;
+  EXPECT_TRUE(contains(out.console, "ABVM-TEST-DONE"));
+  EXPECT_TRUE(contains(out.console, "reboot: Power down")) << out.console;
+  EXPECT_FALSE(is_active(spec.name));
+}
+
+TEST(GuestLibvirtDriver, AGuestThatNeverEndsIsDestroyedAtTheTimeout) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto spec = spec_for("hang", "hang", false);
+  // Long enough to boot (the console must show the guest running), short enough for a test.
+  const auto timeout = 15s;
+  auto out = test::shared().driver->run_guest(spec, timeout, [](std::string_view) { return false; });
+  EXPECT_EQ(to_string(out.end), "timeout") << out.detail << "\n" << out.console;
+  EXPECT_TRUE(contains(out.console, "ABVM-TEST-HANGING")) << out.console;
+  EXPECT_GE(out.seconds, 15.0);
+  EXPECT_LT(out.seconds, 17.0);
+  EXPECT_FALSE(is_active(spec.name));
+}
+
+TEST(GuestLibvirtDriver, AKernelPanicIsACrash) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto spec = spec_for("crash", "crash", false);
+  auto out = test::shared().driver->run_guest(spec, kBootTimeout, [](std::string_view) { return false; });
+  EXPECT_EQ(to_string(out.end), "crashed") << out.detail << "\n" << out.console;
+  EXPECT_TRUE(contains(out.console, "Attempted to kill init")) << out.console;
+  // Ended by panic=-1 + on_reboot=destroy, long before the timeout.
+  EXPECT_LT(out.seconds, 30.0);
+  EXPECT_FALSE(is_active(spec.name));
+}
+
+TEST(GuestLibvirtDriver, AGuestQemuCannotStartIsAnInfraErrorOutcomeWithLibvirtsReason) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto spec = spec_for("nokernel", "poweroff", false);
+  spec.kernel = test::shared().guest.work / "no-such-kernel";
+  auto out = test::shared().driver->run_guest(spec, kBootTimeout, [](std::string_view) { return true; });
+  EXPECT_EQ(to_string(out.end), "infra_error");
+  EXPECT_TRUE(contains(out.detail, spec.name)) << out.detail;
+  EXPECT_TRUE(contains(out.detail, "no-such-kernel")) << out.detail;
+  EXPECT_FALSE(is_active(spec.name));
+}
+
+TEST(GuestLibvirtDriver, AnInvalidSpecIsAUserErrorBeforeAnythingStarts) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto spec = spec_for("bad", "poweroff", false);
+  spec.name = "abvm-has/slash";
+  EXPECT_THROW(test::shared().driver->run_guest(spec, kBootTimeout, [](std::string_view) { return true; }), Error);
+}
+
+TEST(GuestLibvirtDriver, TheGuestIsDestroyedWhenThePredicateThrows) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto spec = spec_for("throws", "hang", false);
+  EXPECT_THROW(test::shared().driver->run_guest(spec, kBootTimeout,
+                                                [](std::string_view c) {
+                                                  if (contains(c, "ABVM-TEST-HANGING")) throw std::runtime_error("x");
+                                                  return false;
+                                                }),
+               std::runtime_error);
+  EXPECT_FALSE(is_active(spec.name));
+}
+
+TEST(GuestLibvirtDriver, DestroysLeftoversOfDeadProcessesOnly) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto& driver = *test::shared().driver;
+  // A leftover: the name claims an abvm pid that cannot be alive (above the kernel's pid_max).
+  auto orphan = spec_for("orphan", "hang", false);
+  orphan.name = "abvm-99999999-orphan-1";
+  orphan.console_log = test::shared().guest.work / "orphan.console.log";
+  auto mine = spec_for("mine", "hang", false);  // a domain of this (live) process
+  // `mine` ends (finished) once released; the hanging guest prints a tick every second.
+  std::atomic<bool> release{false};
+  auto orphan_run = std::async(std::launch::async, [&] {
+    return driver.run_guest(orphan, kBootTimeout, [](std::string_view) { return false; });
+  });
+  auto mine_run = std::async(std::launch::async, [&] {
+    return driver.run_guest(mine, kBootTimeout, [&](std::string_view) { return release.load(); });
+  });
+  // Wait until both guests run their init (a domain is listed while libvirt is still starting it,
+  // and destroying it then would fail the start instead).
+  auto up = [](const DomainSpec& s) {
+    return std::filesystem::exists(s.console_log) && contains(read_file(s.console_log), "ABVM-TEST-UP");
+  };
+  auto deadline = std::chrono::steady_clock::now() + 40s;
+  while (!(up(orphan) && up(mine)) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(is_active(orphan.name) && is_active(mine.name));
+  auto destroyed = driver.destroy_leftovers();
+  EXPECT_EQ(destroyed, std::vector<std::string>{orphan.name});
+  EXPECT_FALSE(is_active(orphan.name));
+  EXPECT_TRUE(is_active(mine.name));
+  // The run whose guest was destroyed under it sees the guest end without a panic.
+  auto orphan_out = orphan_run.get();
+  EXPECT_EQ(to_string(orphan_out.end), "powered_off") << orphan_out.detail;
+  release = true;
+  EXPECT_EQ(to_string(mine_run.get().end), "finished");
+  EXPECT_FALSE(is_active(mine.name));
+}
+
+TEST(GuestLibvirtDriver, ReportsTheVersionsOfLibvirtAndQemu) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto v = test::shared().driver->versions();
+  EXPECT_TRUE(v.uri.starts_with("qemu:///embed?root=/")) << v.uri;
+  EXPECT_TRUE(std::regex_match(v.libvirt, std::regex(R"(\d+\.\d+\.\d+)"))) << v.libvirt;
+  // The same QEMU that `qemu-system-x86_64 --version` names.
+  auto banner = run_checked({"qemu-system-x86_64", "--version"});
+  EXPECT_TRUE(contains(banner, "version " + v.qemu)) << banner << " vs " << v.qemu;
+  auto line = test::shared().driver->describe();
+  EXPECT_TRUE(contains(line, v.libvirt) && contains(line, v.qemu)) << line;
+}
+
+TEST(GuestLibvirtDriver, EmbeddedRootKeepsItsQemuConfOutsideTheRepository) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto root = LibvirtDriver::embedded_root();
+  EXPECT_EQ(root, abvm_cache_dir() / "libvirt");
+  auto conf = read_file(root / "etc" / "qemu.conf");
+  for (const char* line : {"user = \"root\"", "security_driver = \"none\"", "namespaces = [ ]",
+                           "cgroup_controllers = [ ]", "stdio_handler = \"file\""}) {
+    EXPECT_TRUE(contains(conf, line)) << line;
+  }
+  EXPECT_FALSE(root.native().starts_with(ABVM_SOURCE_DIR));
+}
