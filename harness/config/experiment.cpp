@@ -571,7 +571,7 @@ class Loader {
   void check_sides(const Experiment& e) {
     const bool allow = get_bool("schedule.allow_identical_sides").value_or(false);
     if (e.a.label == e.b.label) {
-      fail(line_of("sides.B.label"), fmt::format("sides A and B have the same label {}: give them different "
+      fail(line_of(at("sides.B.label") != nullptr ? "sides.B.label" : "sides.A.label"), fmt::format("sides A and B have the same label {}: give them different "
                                                  "labels (reports name the sides by them)", quote(e.a.label)));
     }
     SideSpec a = e.a;

@@ -1,0 +1,331 @@
+#include "config/experiment.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/keys.hpp"
+#include "core/error.hpp"
+
+namespace abvm {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Lines 1-6; tests append from line 7 on.
+const std::string kBase =
+    "name = \"demo\"\n"
+    "[sides.B]\n"
+    "device.iommu_platform = true\n"
+    "[[workload]]\n"
+    "name = \"dd-write\"\n"
+    "type = \"dd\"\n";
+
+Experiment load(const std::string& text, const LoadOptions& options = {}, const fs::path& base = ".") {
+  return load_experiment_text(text, "demo.toml", base, options);
+}
+
+std::string error_of(const std::string& text, const LoadOptions& options = {}, const fs::path& base = ".") {
+  try {
+    load(text, options, base);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ConfigExperiment, MinimalFileGetsEveryDefault) {
+  const Experiment e = load(kBase);
+  EXPECT_EQ(e.name, "demo");
+  EXPECT_EQ(e.description, "");
+  EXPECT_EQ(e.guest.image, "default");
+  EXPECT_EQ(e.guest.accelerator, "auto");
+  EXPECT_TRUE(e.disk.path.empty());
+  EXPECT_EQ(e.disk.size_bytes, 1ULL << 30);
+  EXPECT_FALSE(e.disk.preallocate);
+  EXPECT_FALSE(e.disk.overwrite);
+  EXPECT_EQ(e.a.label, "A");
+  EXPECT_EQ(e.b.label, "B");
+  for (const SideSpec* s : {&e.a, &e.b}) {
+    EXPECT_EQ(s->kernel, "debian-cloud");
+    EXPECT_EQ(s->cmdline, "");
+    EXPECT_EQ(s->machine.vcpus, 1);
+    EXPECT_EQ(s->machine.memory_mib, 512);
+    EXPECT_TRUE(s->machine.vcpu_pins.empty());
+    EXPECT_FALSE(s->device.queues.has_value());
+    EXPECT_FALSE(s->device.queue_size.has_value());
+    EXPECT_EQ(s->device.cache, "none");
+    EXPECT_EQ(s->device.io, "native");
+    EXPECT_FALSE(s->device.iothread);
+  }
+  EXPECT_FALSE(e.a.device.iommu_platform);
+  EXPECT_TRUE(e.b.device.iommu_platform);
+  ASSERT_EQ(e.workloads.size(), 1u);
+  const Workload& w = e.workloads[0];
+  EXPECT_EQ(w.name, "dd-write");
+  EXPECT_EQ(w.repetitions, 1);
+  EXPECT_EQ(w.warmup, 0);
+  EXPECT_TRUE(w.pre_run.sync && w.pre_run.drop_caches && w.pre_run.scheduler_none);
+  const auto& dd = std::get<DdWorkload>(w.spec);
+  EXPECT_EQ(dd.block_size, "1M");
+  EXPECT_EQ(dd.count, 64u);
+  EXPECT_EQ(dd.input, "/dev/zero");
+  EXPECT_EQ(dd.output, "@scratch");
+  EXPECT_TRUE(dd.iflag.empty());
+  EXPECT_EQ(dd.oflag, std::vector<std::string>{"direct"});
+  const ScheduleSettings& s = e.schedule;
+  EXPECT_EQ(s.boots_per_side, 10);
+  EXPECT_EQ(s.order, ScheduleOrder::interleaved);
+  EXPECT_EQ(s.seed, 0u);
+  EXPECT_EQ(s.boot_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(s.run_timeout, std::chrono::seconds(120));
+  EXPECT_FALSE(s.allow_identical_sides);
+  EXPECT_EQ(s.infra_retries, 1);
+  EXPECT_FALSE(s.sequential.enabled);
+  EXPECT_EQ(s.sequential.max_boots_per_side, 40);
+  EXPECT_EQ(s.sequential.max_wall_time, std::chrono::hours(2));
+  EXPECT_EQ(s.sequential.look_every, 5);
+  EXPECT_EQ(s.sequential.correction, LookCorrection::pocock_spending);
+  EXPECT_DOUBLE_EQ(e.analysis.margin, 0.05);
+  EXPECT_DOUBLE_EQ(e.analysis.confidence, 0.95);
+  EXPECT_EQ(e.analysis.seed, 1u);
+  EXPECT_TRUE(e.analysis.metrics.empty());
+  EXPECT_EQ(e.source_text, kBase);
+}
+
+TEST(ConfigExperiment, FioDefaultsAndOptions) {
+  const Experiment e = load(kBase +
+                            "[[workload]]\nname = \"fio-w\"\ntype = \"fio\"\nbs = \"4K\"\nrw = \"randwrite\"\n"
+                            "iodepth = 8\nruntime = \"30s\"\noptions = { rate_iops = 100, verify = \"crc32\" }\n");
+  const auto& fio = std::get<FioWorkload>(e.workloads[1].spec);
+  EXPECT_FALSE(fio.job_file.has_value());
+  EXPECT_EQ(fio.output_format, "json");
+  const std::map<std::string, std::string> expected = {
+      {"rw", "randwrite"}, {"bs", "4K"}, {"size", "64M"}, {"direct", "1"}, {"ioengine", "psync"},
+      {"filename", "@scratch"}, {"iodepth", "8"}, {"runtime", "30s"}, {"time_based", "1"},
+      {"rate_iops", "100"}, {"verify", "crc32"}};
+  EXPECT_EQ(fio.options, expected);
+}
+
+TEST(ConfigExperiment, FioJobFileIsReadRelativeToTheConfig) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "abvm_config_jobfile";
+  fs::create_directories(dir);
+  std::ofstream(dir / "seq.fio") << "[seq]\nrw=write\n";
+  const Experiment e = load(kBase + "[[workload]]\nname = \"f\"\ntype = \"fio\"\njob_file = \"seq.fio\"\n", {}, dir);
+  EXPECT_EQ(std::get<FioWorkload>(e.workloads[1].spec).job_file, "[seq]\nrw=write\n");
+  EXPECT_EQ(error_of(kBase + "[[workload]]\nname = \"f\"\ntype = \"fio\"\njob_file = \"seq.fio\"\nrw = \"read\"\n",
+                     {}, dir),
+            "demo.toml:11: key 'workload[1].rw' conflicts with job_file: set it in the job file \"seq.fio\"");
+}
+
+TEST(ConfigExperiment, SidesInheritAndOverride) {
+  const Experiment e = load(
+      "name = \"x\"\n[guest]\nkernel = \"k1\"\ncmdline = \"quiet\"\nvcpus = 2\n[device]\ncache = \"directsync\"\n"
+      "[sides.A]\nlabel = \"base\"\n[sides.B]\nkernel = \"k2\"\ncmdline_append = \"swiotlb=force\"\n"
+      "guest.memory_mib = 1024\ndevice.queues = 4\n[[workload]]\nname = \"w\"\ntype = \"dd\"\n");
+  EXPECT_EQ(e.a.label, "base");
+  EXPECT_EQ(e.a.kernel, "k1");
+  EXPECT_EQ(e.b.kernel, "k2");
+  EXPECT_EQ(e.a.cmdline, "quiet");
+  EXPECT_EQ(e.b.cmdline, "quiet swiotlb=force");
+  EXPECT_EQ(e.b.machine.vcpus, 2);
+  EXPECT_EQ(e.b.machine.memory_mib, 1024);
+  EXPECT_EQ(e.a.machine.memory_mib, 512);
+  EXPECT_EQ(e.b.device.cache, "directsync");
+  EXPECT_EQ(e.b.device.queues, 4);
+  EXPECT_FALSE(e.a.device.queues.has_value());
+}
+
+TEST(ConfigExperiment, ErrorsNameFileLineAndKey) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[sides.A]\nlable = \"x\"\n", "demo.toml:8: unknown key 'sides.A.lable' (did you mean 'label'?)"},
+      // After [[workload]] a bare key belongs to the workload (TOML), so the hint points elsewhere.
+      {"vcpus = 2\n", "demo.toml:7: unknown key 'workload[0].vcpus' (did you mean 'guest.vcpus'?)"},
+      {"[foo]\nbar = 1\n", "demo.toml:7: unknown key 'foo': remove it, or check its spelling and its [section]"},
+      {"[sides.C]\nlabel = \"c\"\n", "demo.toml:7: unknown side 'sides.C': the sides are named A and B"},
+      {"[guest]\nvcpus = \"2\"\n", "demo.toml:8: key 'guest.vcpus' must be an integer, not a string"},
+      {"[guest]\nvcpus = 0\n", "demo.toml:8: key 'guest.vcpus' = 0 is out of range: use 1..64"},
+      {"[analysis]\nmargin = 2\n", "demo.toml:8: key 'analysis.margin' = 2 is out of range: use 0 < x < 1"},
+      {"[disk]\nsize = \"1Q\"\n",
+       "demo.toml:8: key 'disk.size': invalid size '1Q': write a whole number of bytes with an optional K, M, G "
+       "or T suffix (binary: 1K = 1024), e.g. \"512K\", \"8M\", \"1G\""},
+      {"[disk]\nsize = \"1K\"\n", "demo.toml:8: key 'disk.size' = \"1K\" is out of range: use 1M..1T"},
+      {"[device]\ncache = \"fast\"\n",
+       "demo.toml:8: key 'device.cache' = \"fast\" is not one of none, writethrough, writeback, directsync, unsafe"},
+      {"[device]\ncache = \"writeback\"\n",
+       "demo.toml:8: side A: device.io = \"native\" needs device.cache = \"none\" or \"directsync\" (QEMU's native "
+       "AIO opens the disk with O_DIRECT): change one of them"},
+      {"[device]\nqueue_size = 100\n",
+       "demo.toml:8: key 'device.queue_size' = 100 is not a power of two: use 2, 4, ... 1024"},
+      {"[schedule]\nboot_timeout = \"60\"\n",
+       "demo.toml:8: key 'schedule.boot_timeout': invalid duration '60': write a whole number with a unit ms, s, "
+       "m or h, e.g. \"500ms\", \"60s\", \"2m\", \"1h\""},
+      {"[[workload]]\nname = \"dd-write\"\ntype = \"dd\"\n",
+       "demo.toml:8: workload name \"dd-write\" is used twice (first at demo.toml:5): give each workload its own "
+       "name"},
+      {"[[workload]]\nname = \"w2\"\ntype = \"dd\"\nrepetitions = 0\n",
+       "demo.toml:10: key 'workload[1].repetitions' = 0 is out of range: use 1..1000"},
+      {"[[workload]]\nname = \"w2\"\ntype = \"fio\"\ncount = 3\n",
+       "demo.toml:10: key 'workload[1].count' is for dd workloads, but workload \"w2\" is fio: remove it"},
+      {"[[workload]]\ntype = \"dd\"\n",
+       "demo.toml:7: workload[1] has no name: add name = \"...\" (unique, [A-Za-z0-9_-]+)"},
+      {"[[workload]]\nname = \"a.b\"\ntype = \"dd\"\n",
+       "demo.toml:8: key 'workload[1].name' = \"a.b\" may only contain letters, digits, '_' and '-' (metrics are "
+       "named <workload>.<metric>)"},
+      {"[[workload]]\nname = \"w\"\ntype = \"dd\"\noflag = [\"direct\", 1]\n",
+       "demo.toml:10: key 'workload[1].oflag' must be a list of strings: element 1 is an integer, not a string"},
+      {"[schedule.sequential]\nenabled = true\nmax_boots_per_side = 5\n",
+       "demo.toml:9: schedule.sequential.max_boots_per_side = 5 is less than schedule.boots_per_side = 10: the "
+       "budget must allow the first look; raise it or lower boots_per_side"},
+      {"[analysis]\nmetrics = [{ name = \"dd-wirte.bandwidth\" }]\n",
+       "demo.toml:8: key 'analysis.metrics[0].name' = \"dd-wirte.bandwidth\" does not name a metric of a "
+       "workload: use \"<workload>.<metric>\" with one of the workloads dd-write"},
+      {"[analysis]\nmetrics = [{ name = \"dd-write.bandwidth\", better = \"more\" }]\n",
+       "demo.toml:8: key 'analysis.metrics[0].better' = \"more\" is not one of higher, lower"},
+      {"[guest]\nvcpus = 2\nvcpu_pins = [0]\n",
+       "demo.toml:9: key 'guest.vcpu_pins' has 1 CPUs for 2 vCPUs on side A: give one host CPU per vCPU"},
+      {"[sides.A]\nlabel = \"B\"\n",
+       "demo.toml:8: sides A and B have the same label \"B\": give them different labels (reports name the "
+       "sides by them)"},
+      {"x = [\n", "demo.toml:7: invalid TOML: Error while parsing array: encountered end-of-file"},
+  };
+  for (const auto& [tail, expected] : cases) {
+    EXPECT_EQ(error_of(kBase + tail), expected) << tail;
+  }
+}
+
+TEST(ConfigExperiment, MissingNameAndWorkloads) {
+  EXPECT_EQ(error_of("[[workload]]\nname = \"w\"\ntype = \"dd\"\n"),
+            "demo.toml: missing key 'name': add name = \"...\" ([A-Za-z0-9._-]+; results go to "
+            "results/<name>-<timestamp>/)");
+  EXPECT_EQ(error_of("name = \"x\"\n[sides.B]\nkernel = \"k\"\n"),
+            "demo.toml: no [[workload]]: add at least one, e.g. [[workload]] name = \"dd-write\" type = \"dd\"");
+  EXPECT_EQ(error_of("name = \"a b\"\n"),
+            "demo.toml:1: key 'name' = \"a b\" may only contain letters, digits, '.', '_' and '-' (it names the "
+            "results directory)");
+}
+
+TEST(ConfigExperiment, IdenticalSidesNeedTheExplicitFlag) {
+  const std::string same = "name = \"aa\"\n[sides.B]\nlabel = \"again\"\n[[workload]]\nname = \"w\"\ntype = \"dd\"\n";
+  EXPECT_EQ(error_of(same),
+            "demo.toml:2: sides A and B are identical (same kernel, command line, device and guest options): set "
+            "what B changes in [sides.B], or set schedule.allow_identical_sides = true for an A/A run");
+  EXPECT_EQ(error_of("name = \"aa\"\n[[workload]]\nname = \"w\"\ntype = \"dd\"\n"),
+            "demo.toml: sides A and B are identical (same kernel, command line, device and guest options): set "
+            "what B changes in [sides.B], or set schedule.allow_identical_sides = true for an A/A run");
+  const Experiment e = load(same + "[schedule]\nallow_identical_sides = true\n");
+  EXPECT_TRUE(e.schedule.allow_identical_sides);
+  EXPECT_EQ(e.a.kernel, e.b.kernel);
+}
+
+TEST(ConfigExperiment, KernelHookIsAskedForEachSide) {
+  LoadOptions options;
+  std::vector<std::string> asked;
+  options.kernel_exists = [&](const std::string& k) {
+    asked.push_back(k);
+    return k != "nope";
+  };
+  EXPECT_EQ(error_of(kBase + "[sides.A]\nkernel = \"nope\"\n", options),
+            "demo.toml:8: key 'sides.A.kernel' = \"nope\": no such kernel recipe or file: see kernels/ for the "
+            "recipes, or give a path to a kernel image");
+  asked.clear();
+  load(kBase, options);
+  EXPECT_EQ(asked, (std::vector<std::string>{"debian-cloud", "debian-cloud"}));
+}
+
+class DiskSafety : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / "abvm_config_disk";
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  std::string disk(const std::string& path, bool overwrite = false) {
+    return kBase + "[disk]\npath = \"" + path + "\"\n" + (overwrite ? "overwrite = true\n" : "");
+  }
+  fs::path dir_;
+};
+
+TEST_F(DiskSafety, NewOrEmptyFileIsAcceptedAndResolvedAgainstTheConfigDirectory) {
+  EXPECT_EQ(load(disk("new.img"), {}, dir_).disk.path, dir_ / "new.img");
+  std::ofstream(dir_ / "empty.img").close();
+  EXPECT_EQ(load(disk("empty.img"), {}, dir_).disk.path, dir_ / "empty.img");
+}
+
+TEST_F(DiskSafety, NonEmptyFileNeedsOverwrite) {
+  std::ofstream(dir_ / "data.img") << "precious";
+  EXPECT_EQ(error_of(disk("data.img"), {}, dir_),
+            "demo.toml:8: key 'disk.path' = \"data.img\" (" + (dir_ / "data.img").string() +
+                ") is an existing non-empty file (8 bytes): the experiment would destroy its contents; set "
+                "disk.overwrite = true if that is intended, or name a new file");
+  EXPECT_EQ(load(disk("data.img", true), {}, dir_).disk.path, dir_ / "data.img");
+  // Loading never touches the file.
+  EXPECT_EQ(fs::file_size(dir_ / "data.img"), 8u);
+}
+
+TEST_F(DiskSafety, DirectoryAndMissingParentAreRefused) {
+  fs::create_directories(dir_ / "sub");
+  EXPECT_EQ(error_of(disk("sub"), {}, dir_),
+            "demo.toml:8: key 'disk.path' = \"sub\" (" + (dir_ / "sub").string() +
+                ") is a directory: name an image file in it");
+  EXPECT_EQ(error_of(disk("nowhere/x.img"), {}, dir_),
+            "demo.toml:8: key 'disk.path' = \"nowhere/x.img\" (" + (dir_ / "nowhere/x.img").string() +
+                "): its directory does not exist: create it first");
+}
+
+fs::path any_block_device() {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/dev", ec)) {
+    if (entry.is_block_file(ec)) return entry.path();
+  }
+  return {};
+}
+
+TEST_F(DiskSafety, BlockDevicesAreRefusedAlsoThroughSymlinks) {
+  const fs::path device = any_block_device();
+  if (device.empty()) GTEST_SKIP() << "no block device in /dev to test with";
+  EXPECT_EQ(error_of(disk(device.string()), {}, dir_),
+            "demo.toml:8: key 'disk.path' = \"" + device.string() +
+                "\" is a block device: abvm writes only to image files; name a file, or leave disk.path empty for "
+                "a scratch image in the results directory");
+  fs::create_symlink(device, dir_ / "disk.img");
+  EXPECT_EQ(error_of(disk("disk.img", true), {}, dir_),
+            "demo.toml:8: key 'disk.path' = \"disk.img\" (" + (dir_ / "disk.img").string() +
+                ") is a block device (through a symlink to " + fs::canonical(device).string() +
+                "): abvm writes only to image files; name a file, or leave disk.path empty for a scratch image in "
+                "the results directory");
+}
+
+TEST(ConfigExperiment, ShippedConfigsLoad) {
+  const fs::path configs = fs::path(ABVM_SOURCE_DIR) / "configs";
+  for (const char* name : {"demo.toml", "virtio-dma-api.toml", "swiotlb-control.toml", "aa-control.toml"}) {
+    SCOPED_TRACE(name);
+    const Experiment e = load_experiment(configs / name);
+    EXPECT_FALSE(e.workloads.empty());
+    EXPECT_NE(e.a.label, e.b.label);
+  }
+  const Experiment demo = load_experiment(configs / "demo.toml");
+  EXPECT_FALSE(demo.a.device.iommu_platform);
+  EXPECT_TRUE(demo.b.device.iommu_platform);
+  EXPECT_EQ(demo.a.kernel, "debian-cloud");
+  const auto& dd = std::get<DdWorkload>(demo.workloads.at(0).spec);
+  EXPECT_EQ(dd.block_size, "8M");
+  EXPECT_EQ(dd.oflag, std::vector<std::string>{"direct"});
+  EXPECT_TRUE(std::holds_alternative<FioWorkload>(demo.workloads.at(1).spec));
+  const Experiment swiotlb = load_experiment(configs / "swiotlb-control.toml");
+  EXPECT_TRUE(swiotlb.a.device.iommu_platform && swiotlb.b.device.iommu_platform);
+  EXPECT_EQ(swiotlb.a.cmdline, "");
+  EXPECT_EQ(swiotlb.b.cmdline, "swiotlb=force");
+  const Experiment dma = load_experiment(configs / "virtio-dma-api.toml");
+  EXPECT_EQ(dma.a.kernel, "linux-6.1-virtio");
+  EXPECT_EQ(dma.b.kernel, "linux-6.1-virtio-dma-api");
+  const Experiment aa = load_experiment(configs / "aa-control.toml");
+  EXPECT_TRUE(aa.schedule.allow_identical_sides);
+  SideSpec a = aa.a;
+  a.label = aa.b.label;
+  EXPECT_EQ(a, aa.b);
+}
+
+}  // namespace
+}  // namespace abvm
