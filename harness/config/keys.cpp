@@ -170,7 +170,7 @@ std::vector<KeySpec> build_table() {
        .choices = {"interleaved", "sequential"}});
   add({.path = "schedule.seed", .type = KeyType::integer, .default_text = "0",
        .doc = "seed of the trial order (0: abvm picks one and records it)", .range = closed(0, kMaxInt63)});
-  add({.path = "schedule.boot_timeout", .type = KeyType::duration, .default_text = "\"60s\"",
+  add({.path = "schedule.boot_timeout", .type = KeyType::duration, .default_text = "\"1m\"",
        .doc = "from start until the guest job reports in", .range = closed(1000, 86'400'000)});
   add({.path = "schedule.run_timeout", .type = KeyType::duration, .default_text = "\"2m\"",
        .doc = "for each workload run", .range = closed(1000, 86'400'000)});

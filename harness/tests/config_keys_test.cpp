@@ -1,0 +1,95 @@
+#include "config/keys.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "config/experiment.hpp"
+
+namespace abvm {
+namespace {
+
+// A file that sets only what must be set: every other key shows its default.
+const char* kMinimal =
+    "name = \"m\"\n"
+    "[sides.B]\n"
+    "label = \"b\"\n"
+    "kernel = \"other\"\n"
+    "[[workload]]\nname = \"d\"\ntype = \"dd\"\n"
+    "[[workload]]\nname = \"f\"\ntype = \"fio\"\n"
+    "[analysis]\nmetrics = [{ name = \"d.bandwidth\" }]\n";
+
+TEST(ConfigKeys, PatternsMapConcretePaths) {
+  EXPECT_EQ(key_pattern("guest.vcpus"), "guest.vcpus");
+  EXPECT_EQ(key_pattern("sides.B.device.cache"), "sides.*.device.cache");
+  EXPECT_EQ(key_pattern("sides.A"), "sides.*");
+  EXPECT_EQ(key_pattern("workload[12].bs"), "workload[].bs");
+  EXPECT_EQ(key_pattern("analysis.metrics[0].name"), "analysis.metrics[].name");
+  EXPECT_NE(find_key("sides.*.device.iommu_platform"), nullptr);
+  EXPECT_EQ(find_key("sides.A.label"), nullptr);
+}
+
+TEST(ConfigKeys, TableDefaultsAreTheLoadersDefaults) {
+  const Experiment e = load_experiment_text(kMinimal, "m.toml", ".");
+  std::set<std::string> defaulted;
+  for (const EffectiveValue& v : e.effective) {
+    const KeySpec* spec = find_key(key_pattern(v.key));
+    ASSERT_NE(spec, nullptr) << v.key << " is shown but not in the key table";
+    if (v.origin == "default" && spec->path == "sides.*.label") {
+      EXPECT_EQ(v.value, "\"" + v.key.substr(6, 1) + "\"") << v.key;  // the side's letter
+      defaulted.insert(spec->path);
+    } else if (v.origin == "default") {
+      EXPECT_EQ(v.value, spec->default_text) << v.key;
+      defaulted.insert(spec->path);
+    } else if (v.origin.rfind("side ", 0) == 0) {
+      // "side A inherits guest.kernel (...)": the default names the shared key, whose value it is.
+      EXPECT_NE(v.origin.find("inherits " + spec->default_text + " ("), std::string::npos) << v.key;
+      const auto shared = std::find_if(e.effective.begin(), e.effective.end(),
+                                       [&](const EffectiveValue& s) { return s.key == spec->default_text; });
+      ASSERT_NE(shared, e.effective.end()) << v.key;
+      EXPECT_EQ(v.value, shared->value) << v.key;
+      defaulted.insert(spec->path);
+    }
+  }
+  // Every non-required value key was exercised by its default (or inherited) here, except the
+  // ones this file had to set and a side's label (default: its letter).
+  const std::set<std::string> set_here = {"sides.*.kernel", "analysis.metrics",
+                                          "analysis.metrics[].better"};
+  for (const KeySpec& k : key_table()) {
+    if (k.required || k.type == KeyType::table || set_here.count(k.path) != 0) continue;
+    if (k.type == KeyType::table_list) continue;
+    EXPECT_EQ(defaulted.count(k.path), 1u) << k.path << " never showed its default";
+  }
+}
+
+TEST(ConfigKeys, ShowNamesOrigins) {
+  const Experiment e = load_experiment_text(kMinimal, "m.toml", ".");
+  const std::string shown = describe_effective_config(e);
+  EXPECT_NE(shown.find("\nname "), std::string::npos);
+  const auto line_of = [&](const std::string& key) {
+    const auto start = shown.find("\n" + key + " ");
+    return shown.substr(start + 1, shown.find('\n', start + 1) - start - 1);
+  };
+  EXPECT_NE(line_of("sides.B.kernel").find("m.toml:4"), std::string::npos);
+  EXPECT_NE(line_of("sides.A.kernel").find("side A inherits guest.kernel (default)"), std::string::npos);
+  EXPECT_NE(line_of("guest.vcpus").find("default"), std::string::npos);
+  EXPECT_NE(line_of("workload[1].rw").find("\"write\""), std::string::npos);
+}
+
+TEST(ConfigKeys, EveryKeyIsDocumented) {
+  const std::string table = describe_key_table();
+  for (const KeySpec& k : key_table()) {
+    EXPECT_FALSE(k.doc.empty()) << k.path;
+    EXPECT_NE(table.find(k.path), std::string::npos) << k.path;
+    if (!k.required && k.type != KeyType::table && k.type != KeyType::table_list) {
+      EXPECT_FALSE(k.default_text.empty()) << k.path;
+    }
+  }
+  EXPECT_EQ(describe_allowed(*find_key("guest.vcpus")), "1..64");
+  EXPECT_EQ(describe_allowed(*find_key("disk.size")), "1M..1T");
+  EXPECT_EQ(describe_allowed(*find_key("analysis.confidence")), "0.5 <= x < 1");
+  EXPECT_EQ(describe_allowed(*find_key("schedule.order")), "interleaved|sequential");
+}
+
+}  // namespace
+}  // namespace abvm
