@@ -1,0 +1,214 @@
+#include "stats/modes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "stats/descriptive.hpp"
+
+namespace abvm::stats {
+
+namespace {
+
+constexpr double shallow_ratio = 0.5;
+constexpr double min_separation = 5.0;
+constexpr std::size_t max_grid = std::size_t{1} << 18;
+
+struct Antimode {
+  double cut = 0;     // log scale
+  double depth = 0;   // density at the cut
+};
+
+// Density estimate on an even grid by linear binning and a truncated Gaussian kernel:
+// O(n + grid x kernel width) instead of O(n x grid), so 2 x 100,000 runs cost milliseconds.
+struct Density {
+  double lo = 0, step = 0;
+  std::vector<double> d;
+};
+
+Density estimate(const std::vector<double>& x, double h) {
+  Density k;
+  k.lo = x.front() - 3 * h;
+  const double range = (x.back() + 3 * h) - k.lo;
+  const auto wanted = static_cast<std::size_t>(std::ceil(range / (h / 4))) + 1;
+  const std::size_t m = std::clamp<std::size_t>(wanted, 512, max_grid);
+  k.step = range / static_cast<double>(m - 1);
+  std::vector<double> w(m, 0.0);
+  for (double v : x) {
+    const double pos = (v - k.lo) / k.step;
+    const auto j = std::min(static_cast<std::size_t>(pos), m - 2);
+    const double frac = pos - static_cast<double>(j);
+    w[j] += 1 - frac;
+    w[j + 1] += frac;
+  }
+  const auto half = std::min<std::size_t>(m - 1, static_cast<std::size_t>(std::ceil(5 * h / k.step)));
+  std::vector<double> kernel(half + 1);
+  for (std::size_t t = 0; t <= half; ++t) {
+    const double z = static_cast<double>(t) * k.step / h;
+    kernel[t] = std::exp(-0.5 * z * z);
+  }
+  k.d.assign(m, 0.0);
+  for (std::size_t i = 0; i < m; ++i) {
+    if (w[i] == 0) continue;
+    const std::size_t from = i >= half ? i - half : 0;
+    const std::size_t to = std::min(m - 1, i + half);
+    for (std::size_t j = from; j <= to; ++j) k.d[j] += w[i] * kernel[j > i ? j - i : i - j];
+  }
+  return k;
+}
+
+// Pooled within-group standard deviation of two adjacent runs of sorted values and the distance
+// of their means in units of it.
+double separation(std::span<const double> lower, std::span<const double> upper) {
+  auto mean = [](std::span<const double> s) {
+    double sum = 0;
+    for (double v : s) sum += v;
+    return sum / static_cast<double>(s.size());
+  };
+  const double m1 = mean(lower), m2 = mean(upper);
+  double ss = 0;
+  for (double v : lower) ss += (v - m1) * (v - m1);
+  for (double v : upper) ss += (v - m2) * (v - m2);
+  const double df = static_cast<double>(lower.size() + upper.size()) - 2;
+  const double sd = df > 0 ? std::sqrt(ss / df) : 0;
+  if (sd == 0) return m1 == m2 ? 0 : std::numeric_limits<double>::infinity();
+  return std::abs(m2 - m1) / sd;
+}
+
+// Cut points in log scale for sorted log values x.
+std::vector<double> log_cuts(const std::vector<double>& x) {
+  const std::size_t n = x.size();
+  const std::size_t min_count = std::max<std::size_t>(3, (n + 9) / 10);
+  if (n < 2 * min_count) return {};
+  const Summary s = summarize(x);
+  double scale = s.sd;
+  for (double c : {s.iqr / 1.349, 1.4826 * s.mad}) {
+    if (c > 0 && c < scale) scale = c;
+  }
+  if (scale <= 0) return {};
+  const double h = 0.9 * scale * std::pow(static_cast<double>(n), -0.2);
+  const Density k = estimate(x, h);
+
+  std::vector<double> peaks;
+  std::vector<Antimode> antimodes;
+  std::size_t last_peak = 0;
+  for (std::size_t i = 1; i + 1 < k.d.size(); ++i) {
+    if (!(k.d[i] > k.d[i - 1] && k.d[i] >= k.d[i + 1])) continue;
+    if (!peaks.empty()) {
+      const auto first = k.d.begin() + static_cast<std::ptrdiff_t>(last_peak);
+      const auto end = k.d.begin() + static_cast<std::ptrdiff_t>(i) + 1;
+      const auto lowest = std::min_element(first, end);
+      // The last index of the lowest flat stretch, to put the cut in its middle.
+      auto last = lowest;
+      while (last + 1 != end && *(last + 1) == *lowest) ++last;
+      const double mid = (static_cast<double>(lowest - k.d.begin()) + static_cast<double>(last - k.d.begin())) / 2;
+      antimodes.push_back({k.lo + mid * k.step, *lowest});
+    }
+    peaks.push_back(k.d[i]);
+    last_peak = i;
+  }
+
+  auto merge = [&](std::size_t j) {  // remove antimode j, joining modes j and j + 1
+    peaks[j] = std::max(peaks[j], peaks[j + 1]);
+    peaks.erase(peaks.begin() + static_cast<std::ptrdiff_t>(j) + 1);
+    antimodes.erase(antimodes.begin() + static_cast<std::ptrdiff_t>(j));
+  };
+  // Mode i holds x[bounds[i], bounds[i + 1]).
+  auto bounds = [&] {
+    std::vector<std::size_t> b{0};
+    for (const Antimode& am : antimodes) {
+      b.push_back(static_cast<std::size_t>(std::lower_bound(x.begin(), x.end(), am.cut) - x.begin()));
+    }
+    b.push_back(n);
+    return b;
+  };
+
+  while (!antimodes.empty()) {  // a. too small
+    const auto b = bounds();
+    std::size_t k_small = 0;
+    for (std::size_t i = 1; i + 1 < b.size(); ++i) {
+      if (b[i + 1] - b[i] < b[k_small + 1] - b[k_small]) k_small = i;
+    }
+    if (b[k_small + 1] - b[k_small] >= min_count) break;
+    std::size_t j = 0;
+    if (k_small == antimodes.size()) {
+      j = k_small - 1;
+    } else if (k_small > 0) {
+      j = antimodes[k_small - 1].depth >= antimodes[k_small].depth ? k_small - 1 : k_small;
+    }
+    merge(j);
+  }
+  while (!antimodes.empty()) {  // b. too shallow
+    std::size_t worst = 0;
+    double worst_ratio = -1;
+    for (std::size_t j = 0; j < antimodes.size(); ++j) {
+      const double ratio = antimodes[j].depth / std::min(peaks[j], peaks[j + 1]);
+      if (ratio > worst_ratio) worst = j, worst_ratio = ratio;
+    }
+    if (worst_ratio <= shallow_ratio) break;
+    merge(worst);
+  }
+  const double needed = min_separation * std::max(1.0, std::sqrt(20.0 / static_cast<double>(n)));
+  while (!antimodes.empty()) {  // c. too close
+    const auto b = bounds();
+    const std::span<const double> all(x);
+    std::size_t worst = 0;
+    double worst_sep = std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < antimodes.size(); ++j) {
+      const double sep = separation(all.subspan(b[j], b[j + 1] - b[j]), all.subspan(b[j + 1], b[j + 2] - b[j + 1]));
+      if (sep < worst_sep) worst = j, worst_sep = sep;
+    }
+    if (worst_sep >= needed) break;
+    merge(worst);
+  }
+  std::vector<double> cuts;
+  for (const Antimode& am : antimodes) cuts.push_back(am.cut);
+  return cuts;
+}
+
+}  // namespace
+
+std::size_t mode_of(const ModeSplit& split, double value) {
+  return static_cast<std::size_t>(std::upper_bound(split.cuts.begin(), split.cuts.end(), value) - split.cuts.begin());
+}
+
+ModeSplit find_modes(std::span<const double> a, std::span<const double> b) {
+  std::vector<double> x;
+  x.reserve(a.size() + b.size());
+  for (auto side : {a, b}) {
+    for (double v : side) {
+      if (!(std::isfinite(v) && v > 0)) {
+        throw std::invalid_argument("find_modes: values must be finite and positive (log scale)");
+      }
+      x.push_back(std::log(v));
+    }
+  }
+  if (x.empty()) throw std::invalid_argument("find_modes: no values");
+  std::sort(x.begin(), x.end());
+
+  ModeSplit split;
+  for (double c : log_cuts(x)) split.cuts.push_back(std::exp(c));
+  split.modes.resize(split.cuts.size() + 1);
+  std::vector<bool> seen(split.modes.size(), false);
+  auto add = [&](double v, bool is_a) {
+    const std::size_t i = mode_of(split, v);
+    Mode& m = split.modes[i];
+    m.low = seen[i] ? std::min(m.low, v) : v;
+    m.high = seen[i] ? std::max(m.high, v) : v;
+    seen[i] = true;
+    ++(is_a ? m.a_count : m.b_count);
+  };
+  for (double v : a) add(v, true);
+  for (double v : b) add(v, false);
+  for (std::size_t i = 0; i < split.modes.size(); ++i) {
+    Mode& m = split.modes[i];
+    m.a_fraction = a.empty() ? 0 : static_cast<double>(m.a_count) / static_cast<double>(a.size());
+    m.b_fraction = b.empty() ? 0 : static_cast<double>(m.b_count) / static_cast<double>(b.size());
+    const Mode& d = split.modes[split.dominant];
+    if (m.a_count + m.b_count > d.a_count + d.b_count) split.dominant = i;
+  }
+  return split;
+}
+
+}  // namespace abvm::stats
