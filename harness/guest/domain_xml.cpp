@@ -191,6 +191,9 @@ std::string domain_xml(const DomainSpec& spec) {
     auto disk = devices.append_child("disk");
     disk.append_attribute("type").set_value("file");
     disk.append_attribute("device").set_value("disk");
+    // A modern-only virtio device on both sides: QEMU refuses iommu_platform on a transitional
+    // (legacy-capable) device, and A and B must differ only in the option under test.
+    disk.append_attribute("model").set_value("virtio-non-transitional");
     auto drv = disk.append_child("driver");
     drv.append_attribute("name").set_value("qemu");
     drv.append_attribute("type").set_value("raw");

@@ -64,6 +64,38 @@ TEST(GuestLibvirtDriver, FinishesWhenThePredicateMatchesAndDestroysTheGuest) {
   EXPECT_EQ(read_file(spec.console_log), out.console);
 }
 
+// The line "ABVM-<key> <value>" the test init printed.
+std::string guest_value(const std::string& console, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(console, m, std::regex("ABVM-" + key + " ([0-9]+)"))) return "";
+  return m[1];
+}
+
+TEST(GuestLibvirtDriver, TheSidesDiskOptionsReachTheGuest) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto done = [](std::string_view c) { return contains(c, "ABVM-TEST-DONE"); };
+  auto plain = spec_for("plain", "poweroff");
+  auto a = test::shared().driver->run_guest(plain, kBootTimeout, done);
+  ASSERT_EQ(to_string(a.end), "finished") << a.detail << "\n" << a.console;
+
+  auto tuned = spec_for("tuned", "poweroff");
+  tuned.machine.vcpus = 2;
+  tuned.disk = {.iommu_platform = true, .queues = 2, .queue_size = 128, .cache = "none", .io = "threads",
+                .iothread = true};
+  auto b = test::shared().driver->run_guest(tuned, kBootTimeout, done);
+  ASSERT_EQ(to_string(b.end), "finished") << b.detail << "\n" << b.console;
+
+  // Bit 33 of the negotiated features is VIRTIO_F_ACCESS_PLATFORM (iommu_platform).
+  auto fa = guest_value(a.console, "FEATURES"), fb = guest_value(b.console, "FEATURES");
+  ASSERT_GT(fa.size(), 33u) << a.console;
+  ASSERT_GT(fb.size(), 33u) << b.console;
+  EXPECT_EQ(fa[33], '0');
+  EXPECT_EQ(fb[33], '1');
+  EXPECT_EQ(guest_value(a.console, "MQ"), "1");
+  EXPECT_EQ(guest_value(b.console, "MQ"), "2");
+  EXPECT_TRUE(read_file(tuned.scratch_disk).starts_with("ABVM-DISK-WRITTEN\n"));
+}
+
 TEST(GuestLibvirtDriver, AGuestThatPowersOffBeforeThePredicateIsPoweredOff) {
   ABVM_REQUIRE_LIBVIRT();
   auto spec = spec_for("poweroff", "poweroff");

@@ -3,8 +3,9 @@
 // first one in a fresh root costs ~45 s of QEMU probing), a Debian cloud kernel, and a tiny
 // busybox initramfs whose /init does what the kernel command line asks (`abvm_test=MODE`; the
 // kernel hands unknown name=value parameters to init as environment variables):
-//   poweroff  prints ABVM-TEST-UP, writes ABVM-DISK-WRITTEN to /dev/vda, prints ABVM-TEST-DONE,
-//             powers off
+//   poweroff  prints ABVM-TEST-UP, writes ABVM-DISK-WRITTEN to /dev/vda, prints the disk's
+//             virtio feature bits (ABVM-FEATURES 0101...) and queue count (ABVM-MQ n), then
+//             ABVM-TEST-DONE, and powers off
 //   hang      prints ABVM-TEST-UP and ABVM-TEST-HANGING, then ABVM-TEST-TICK every second forever
 //   crash     prints ABVM-TEST-UP and exits, so the kernel panics ("Attempted to kill init")
 // Anything missing from the environment (not root, no QEMU, no network for the kernel) makes
@@ -38,7 +39,7 @@ inline const char* const kVirtioModules[] = {"drivers/virtio/virtio_ring", "driv
                                              "drivers/virtio/virtio_pci_legacy_dev",
                                              "drivers/virtio/virtio_pci", "drivers/block/virtio_blk"};
 
-inline constexpr const char* kInit = R"(#!/bin/busybox sh
+inline constexpr const char* kInit = R"INIT(#!/bin/busybox sh
 B=/bin/busybox
 $B mount -t proc proc /proc
 $B mount -t sysfs sys /sys
@@ -52,6 +53,8 @@ case "$abvm_test" in
     i=0
     while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do $B sleep 0.05; i=$((i+1)); done
     echo ABVM-DISK-WRITTEN | $B dd of=/dev/vda bs=512 count=1 conv=sync 2>/dev/null && $B sync
+    echo "ABVM-FEATURES $($B cat /sys/block/vda/device/features)"
+    echo "ABVM-MQ $($B ls /sys/block/vda/mq | $B wc -l)"
     echo ABVM-TEST-DONE
     $B poweroff -f ;;
   hang)
@@ -61,7 +64,7 @@ case "$abvm_test" in
     exit 1 ;;
 esac
 $B poweroff -f
-)";
+)INIT";
 
 // Debian's cloud kernel, downloaded and unpacked once into the cache.
 inline std::filesystem::path debian_kernel(const std::filesystem::path& dir) {
