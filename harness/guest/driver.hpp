@@ -49,6 +49,9 @@ struct GuestOutcome {
   std::string console;
   double seconds = 0;   // from the start request to the end being seen (host wall clock)
   std::string detail;   // human-readable reason, e.g. libvirt's error message
+  // The driver's own cost around the guest (abvm's per-trial overhead, recorded and benchmarked):
+  double start_seconds = 0;  // starting the guest (create request until it runs)
+  double stop_seconds = 0;   // after the end was seen: destroy and collect the console
 };
 
 std::string_view to_string(GuestOutcome::End end);

@@ -253,6 +253,7 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
     return outcome;
   }
   DomainHandle dom(raw);
+  outcome.start_seconds = elapsed();
   LogTail tail(spec.console_log);
   const auto deadline = start + timeout;
   for (;;) {
@@ -288,6 +289,7 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   outcome.seconds = elapsed();
+  const auto stop = Clock::now();
 
   if (virDomainIsActive(dom.get()) == 1 && virDomainDestroy(dom.get()) < 0) {
     int code = last_error_code();
@@ -299,6 +301,7 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
     }
   }
   tail.read_more(outcome.console);
+  outcome.stop_seconds = std::chrono::duration<double>(Clock::now() - stop).count();
   return outcome;
 }
 
