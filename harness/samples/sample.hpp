@@ -58,6 +58,9 @@ struct SampleSet {
   std::vector<FailedRun> failures;
   SideContext context_a;
   SideContext context_b;
+  // Things about the input the user should hear of that are not failures, in plain words with
+  // their location, e.g. a dd run with partial records or an unfinished last journal line.
+  std::vector<std::string> notes;
 };
 
 }  // namespace abvm

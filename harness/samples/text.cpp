@@ -19,7 +19,7 @@ std::vector<Line> split_lines(std::string_view text) {
 }
 
 std::string_view trim(std::string_view s) {
-  constexpr std::string_view space = " \t\r\v\f";
+  constexpr std::string_view space = " \t\r\n\v\f";
   std::size_t b = s.find_first_not_of(space);
   if (b == std::string_view::npos) return {};
   std::size_t e = s.find_last_not_of(space);

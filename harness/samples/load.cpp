@@ -1,0 +1,284 @@
+#include "samples/load.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "samples/dd.hpp"
+#include "samples/fio.hpp"
+#include "samples/numbers.hpp"
+#include "samples/text.hpp"
+
+namespace abvm {
+namespace {
+
+constexpr const char* kDdBandwidth = "dd.bandwidth";
+
+// Collects samples metric by metric, in first-seen order, and checks that one name always
+// means one unit and direction.
+class Builder {
+ public:
+  void add(Side side, const JournalMetric& m, Sample sample) {
+    auto [it, inserted] = index_.try_emplace(m.name, set_.metrics.size());
+    if (inserted) set_.metrics.push_back({m.name, m.unit, m.better, {}, {}});
+    MetricSamples& ms = set_.metrics[it->second];
+    if (ms.unit != m.unit || ms.better != m.better)
+      throw Error(fmt::format("{}: metric \"{}\" is {} ({} is better) here but {} ({} is better) "
+                              "before: one metric name must keep one unit and direction",
+                              sample.source, m.name, m.unit, to_string(m.better), ms.unit,
+                              to_string(ms.better)));
+    (side == Side::a ? ms.a : ms.b).push_back(std::move(sample));
+  }
+
+  void fail(FailedRun run) { set_.failures.push_back(std::move(run)); }
+  void note(std::string text) { set_.notes.push_back(std::move(text)); }
+  SampleSet& set() { return set_; }
+
+  // Keeps only `name` (Error listing the names when there is no such metric).
+  void select(const std::string& name) {
+    auto it = std::find_if(set_.metrics.begin(), set_.metrics.end(),
+                           [&](const MetricSamples& m) { return m.name == name; });
+    if (it == set_.metrics.end()) {
+      std::vector<std::string> names;
+      for (const auto& m : set_.metrics) names.push_back(m.name);
+      throw Error(fmt::format("no metric \"{}\" in the input; --metric can be one of: {}", name,
+                              fmt::join(names, ", ")));
+    }
+    MetricSamples kept = std::move(*it);
+    set_.metrics.clear();
+    set_.metrics.push_back(std::move(kept));
+  }
+
+  // `why_missing(side, metric)` adds context to the error (e.g. failed runs).
+  template <typename WhyMissing>
+  SampleSet finish(WhyMissing why_missing) {
+    for (const auto& m : set_.metrics) {
+      if (!m.a.empty() && !m.b.empty()) continue;
+      Side present = m.a.empty() ? Side::b : Side::a;
+      Side missing = m.a.empty() ? Side::a : Side::b;
+      const Sample& first = (present == Side::a ? m.a : m.b).front();
+      throw Error(fmt::format("metric \"{}\" has samples on side {} only (first at {}); side {} "
+                              "has none{}: compare the same measurement on both sides, or pick "
+                              "one both have with --metric",
+                              m.name, to_string(present), first.source, to_string(missing),
+                              why_missing(missing, m)));
+    }
+    return std::move(set_);
+  }
+
+ private:
+  SampleSet set_;
+  std::map<std::string, std::size_t> index_;
+};
+
+// "file:line", the Sample::source of a value read from a file.
+std::string where(const std::filesystem::path& path, std::size_t line) {
+  return fmt::format("{}:{}", path.string(), line);
+}
+
+void add_unique(std::vector<std::string>& list, const std::string& value) {
+  if (!value.empty() && std::find(list.begin(), list.end(), value) == list.end())
+    list.push_back(value);
+}
+
+}  // namespace
+
+const char* to_string(InputFormat format) {
+  switch (format) {
+    case InputFormat::auto_detect: return "auto";
+    case InputFormat::dd: return "dd";
+    case InputFormat::fio: return "fio";
+    case InputFormat::numbers: return "numbers";
+  }
+  return "?";
+}
+
+std::optional<InputFormat> parse_input_format(std::string_view text) {
+  for (auto f : {InputFormat::auto_detect, InputFormat::dd, InputFormat::fio, InputFormat::numbers})
+    if (text == to_string(f)) return f;
+  return std::nullopt;
+}
+
+InputFormat detect_format(std::string_view text, std::string_view source) {
+  if (text::trim(text).empty())
+    throw Error(located(source, 0, "the file is empty: it holds no measurements"));
+  if (looks_like_fio(text)) return InputFormat::fio;
+  if (looks_like_dd(text)) return InputFormat::dd;
+  std::size_t bad = 0;
+  if (looks_like_numbers(text, &bad)) return InputFormat::numbers;
+  throw Error(located(source, bad,
+                      "cannot tell the format: no fio JSON, no dd summary line, and this line is "
+                      "not a number; pass --format dd, --format fio or --format numbers"));
+}
+
+SampleSet load_side_files(const std::vector<std::filesystem::path>& a_files,
+                          const std::vector<std::filesystem::path>& b_files,
+                          const InputOptions& options) {
+  if (a_files.empty()) throw Error("no input files for side A: pass --a FILE...");
+  if (b_files.empty()) throw Error("no input files for side B: pass --b FILE...");
+
+  // Read everything and settle the one format first, so that a mix is reported as such.
+  struct Input {
+    Side side;
+    std::filesystem::path path;
+    std::string text;
+    InputFormat format;
+  };
+  std::vector<Input> inputs;
+  for (Side side : {Side::a, Side::b}) {
+    for (const auto& path : side == Side::a ? a_files : b_files) {
+      std::string content = read_file(path);
+      InputFormat format = options.format;
+      if (format == InputFormat::auto_detect) format = detect_format(content, path.string());
+      if (!inputs.empty() && inputs.front().format != format)
+        throw Error(fmt::format("{} is {} input but {} is {}: give files of one kind (or force "
+                                "one with --format)",
+                                inputs.front().path.string(), to_string(inputs.front().format),
+                                path.string(), to_string(format)));
+      inputs.push_back({side, path, std::move(content), format});
+    }
+  }
+  InputFormat format = inputs.front().format;
+
+  if (format == InputFormat::numbers) {
+    if (!options.better)
+      throw Error("plain numbers carry no direction: pass --higher-is-better or "
+                  "--lower-is-better");
+  } else if (options.unit || options.better) {
+    throw Error(fmt::format("--unit, --higher-is-better and --lower-is-better are for plain "
+                            "numbers only: {} input carries its own units",
+                            to_string(format)));
+  }
+
+  Builder builder;
+  std::map<Side, std::int64_t> next_order{{Side::a, 0}, {Side::b, 0}};
+  auto sample = [](double value, const std::filesystem::path& path, std::size_t line,
+                   std::int64_t order) {
+    Sample s;
+    s.value = value;
+    s.order = order;
+    s.source = where(path, line);
+    return s;
+  };
+
+  for (const auto& in : inputs) {
+    std::string source = in.path.string();
+    switch (format) {
+      case InputFormat::dd:
+        for (const auto& run : parse_dd(in.text, source)) {
+          std::int64_t order = next_order[in.side]++;
+          builder.add(in.side, {kDdBandwidth, "B/s", Better::higher, run.bandwidth},
+                      sample(run.bandwidth, in.path, run.line, order));
+          builder.add(in.side, {"dd.seconds", "s", Better::lower, run.seconds},
+                      sample(run.seconds, in.path, run.line, order));
+          if (!run.partial_records.empty())
+            builder.note(located(source, run.line,
+                                 fmt::format("dd counted partial records (\"{}\"): a short read "
+                                             "or a block size that does not divide the data; "
+                                             "bandwidth uses the bytes actually copied",
+                                             run.partial_records)));
+        }
+        break;
+      case InputFormat::fio:
+        for (const auto& doc : parse_fio(in.text, source)) {
+          std::int64_t order = next_order[in.side]++;
+          for (const auto& job : doc.jobs)
+            if (job.error != 0)
+              builder.fail({in.side, describe_fio_error(job), to_string(Outcome::workload_failed),
+                            where(in.path, doc.line)});
+          for (const auto& m : fio_metrics("fio", doc))
+            builder.add(in.side, m, sample(m.value, in.path, doc.line, order));
+        }
+        break;
+      case InputFormat::numbers: {
+        JournalMetric m{options.metric.value_or("value"), options.unit.value_or(""),
+                        *options.better, 0};
+        for (const auto& v : parse_numbers(in.text, source)) {
+          m.value = v.value;
+          builder.add(in.side, m,
+                      sample(v.value, in.path, v.line, next_order[in.side]++));
+        }
+        break;
+      }
+      case InputFormat::auto_detect:
+        break;  // settled above
+    }
+  }
+
+  if (format == InputFormat::dd) builder.select(options.metric.value_or(kDdBandwidth));
+  else if (format == InputFormat::fio && options.metric) builder.select(*options.metric);
+
+  return builder.finish([&](Side missing, const MetricSamples&) -> std::string {
+    std::size_t failed = 0;
+    for (const auto& f : builder.set().failures) failed += f.side == missing ? 1 : 0;
+    if (failed == 0) return "";
+    return fmt::format(" ({} failed job(s) on side {})", failed, to_string(missing));
+  });
+}
+
+SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
+  Builder builder;
+  std::map<std::string, std::string> workload_of;  // metric name -> workload
+  for (const auto& e : entries) {
+    SideContext& context = e.side == Side::a ? builder.set().context_a : builder.set().context_b;
+    add_unique(context.hosts, e.host);
+    add_unique(context.accelerators, e.accelerator);
+    std::string source = fmt::format("trial {} run {}", e.trial, e.run);
+    if (e.outcome != Outcome::ok) {
+      std::string what = fmt::format("{} run {} of boot {}: {}", e.workload, e.run, e.boot,
+                                     to_string(e.outcome));
+      if (!e.detail.empty()) what += ": " + e.detail;
+      builder.fail({e.side, std::move(what), to_string(e.outcome), source});
+      continue;
+    }
+    for (const auto& m : e.metrics) {
+      workload_of.try_emplace(m.name, e.workload);
+      Sample s;
+      s.value = m.value;
+      s.order = e.order;
+      s.order_known = true;
+      s.boot = e.boot;
+      s.run_in_boot = e.run;
+      s.block = e.block;
+      s.source = source;
+      builder.add(e.side, m, std::move(s));
+    }
+  }
+  return builder.finish([&](Side missing, const MetricSamples& m) -> std::string {
+    const std::string& workload = workload_of[m.name];
+    std::map<std::string, int> by_outcome;
+    int failed = 0;
+    for (const auto& e : entries)
+      if (e.side == missing && e.workload == workload && e.outcome != Outcome::ok) {
+        ++by_outcome[to_string(e.outcome)];
+        ++failed;
+      }
+    if (failed == 0) return "";
+    std::vector<std::string> parts;
+    for (const auto& [outcome, n] : by_outcome) parts.push_back(fmt::format("{} {}", outcome, n));
+    return fmt::format(" (its {} run(s) of workload \"{}\" failed: {})", failed, workload,
+                       fmt::join(parts, ", "));
+  });
+}
+
+SampleSet load_results_dir(const std::filesystem::path& dir) {
+  std::filesystem::path journal = dir / "journal.jsonl";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(journal, ec))
+    throw Error(located(dir.string(), 0,
+                        "no journal.jsonl here: is this an abvm results directory? (abvm analyze "
+                        "DIR reads DIR/journal.jsonl)"));
+  std::vector<std::string> notes;
+  auto entries = read_journal(journal, [&](const std::string& note) { notes.push_back(note); });
+  if (entries.empty())
+    throw Error(located(journal.string(), 0, "the journal holds no runs yet: nothing to analyze"));
+  SampleSet set = load_journal_samples(entries);
+  set.notes.insert(set.notes.end(), notes.begin(), notes.end());
+  return set;
+}
+
+}  // namespace abvm

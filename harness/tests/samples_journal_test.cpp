@@ -1,0 +1,288 @@
+// Tests of samples/journal.hpp: the line format, strict parsing with exact messages, reading
+// a journal with a killed writer's last line, the version check, and the metric helpers.
+#include "samples/journal.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/files.hpp"
+#include "samples_test_util.hpp"
+
+namespace abvm {
+namespace {
+
+using test::data;
+using test::data_text;
+using test::error_of;
+
+JournalEntry sample_entry() {
+  JournalEntry e;
+  e.trial = "t0007";
+  e.side = Side::b;
+  e.boot = "t0007";
+  e.run = 2;
+  e.order = 14;
+  e.block = 3;
+  e.workload = "dd-write";
+  e.outcome = Outcome::ok;
+  e.host = "hostname";
+  e.accelerator = "tcg";
+  e.time = "2026-11-29T20:01:02Z";
+  e.metrics = {{"dd-write.bandwidth", "B/s", Better::higher, 1234567890.125},
+               {"dd-write.seconds", "s", Better::lower, 0.1}};
+  return e;
+}
+
+TEST(Journal, LineFormatIsStable) {
+  EXPECT_EQ(to_journal_line(sample_entry()),
+            R"({"journal_version":1,"trial":"t0007","side":"B","boot":"t0007","run":2,)"
+            R"("order":14,"block":3,"workload":"dd-write","outcome":"ok","host":"hostname",)"
+            R"("accelerator":"tcg","time":"2026-11-29T20:01:02Z","metrics":[{"name":)"
+            R"("dd-write.bandwidth","unit":"B/s","better":"higher","value":1234567890.125},)"
+            R"({"name":"dd-write.seconds","unit":"s","better":"lower","value":0.1}],"detail":""})");
+}
+
+TEST(Journal, RoundTrip) {
+  JournalEntry e = sample_entry();
+  e.detail = "line one\nline \"two\"";  // must stay on one journal line
+  std::string line = to_journal_line(e);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  JournalEntry back = parse_journal_line(line, "j", 1);
+  EXPECT_EQ(back.journal_version, 1);
+  EXPECT_EQ(back.trial, e.trial);
+  EXPECT_EQ(back.side, Side::b);
+  EXPECT_EQ(back.boot, e.boot);
+  EXPECT_EQ(back.run, 2);
+  EXPECT_EQ(back.order, 14);
+  EXPECT_EQ(back.block, 3);
+  EXPECT_EQ(back.workload, e.workload);
+  EXPECT_EQ(back.outcome, Outcome::ok);
+  EXPECT_EQ(back.host, e.host);
+  EXPECT_EQ(back.accelerator, e.accelerator);
+  EXPECT_EQ(back.time, e.time);
+  EXPECT_EQ(back.detail, e.detail);
+  ASSERT_EQ(back.metrics.size(), 2u);
+  EXPECT_EQ(back.metrics[0].name, "dd-write.bandwidth");
+  EXPECT_EQ(back.metrics[0].unit, "B/s");
+  EXPECT_EQ(back.metrics[0].better, Better::higher);
+  EXPECT_EQ(back.metrics[0].value, 1234567890.125);  // exact: doubles round-trip
+  EXPECT_EQ(back.metrics[1].better, Better::lower);
+  EXPECT_EQ(back.metrics[1].value, 0.1);
+
+  // A failed run without a block.
+  JournalEntry f = sample_entry();
+  f.outcome = Outcome::timeout;
+  f.metrics.clear();
+  f.block.reset();
+  f.detail = "no output within 600 s";
+  JournalEntry fb = parse_journal_line(to_journal_line(f), "j", 1);
+  EXPECT_EQ(fb.outcome, Outcome::timeout);
+  EXPECT_FALSE(fb.block.has_value());
+  EXPECT_TRUE(fb.metrics.empty());
+}
+
+TEST(Journal, Outcomes) {
+  for (Outcome o : {Outcome::ok, Outcome::workload_failed, Outcome::panic, Outcome::timeout,
+                    Outcome::infra_error, Outcome::invalid_output})
+    EXPECT_EQ(parse_outcome(to_string(o)), o);
+  EXPECT_STREQ(to_string(Outcome::workload_failed), "workload-failed");
+  EXPECT_STREQ(to_string(Outcome::invalid_output), "invalid-output");
+  EXPECT_FALSE(parse_outcome("crashed").has_value());
+}
+
+TEST(Journal, NonFiniteValueIsRefused) {
+  JournalEntry e = sample_entry();
+  e.metrics[0].value = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(error_of([&] { to_journal_line(e); }),
+            "trial t0007: metric \"dd-write.bandwidth\" has the non-finite value nan: record the "
+            "run as invalid-output instead");
+}
+
+// Each case: a change to a good line, and the exact message it must give at "j.jsonl:7".
+struct BadLine {
+  const char* from;
+  const char* to;
+  const char* message;
+};
+
+class JournalBadLine : public ::testing::TestWithParam<BadLine> {};
+
+TEST_P(JournalBadLine, IsRejectedWithFileLineAndField) {
+  std::string line = to_journal_line(sample_entry());
+  const BadLine& c = GetParam();
+  std::size_t at = line.find(c.from);
+  ASSERT_NE(at, std::string::npos) << c.from;
+  line.replace(at, std::string(c.from).size(), c.to);
+  EXPECT_EQ(error_of([&] { parse_journal_line(line, "j.jsonl", 7); }),
+            std::string("j.jsonl:7: ") + c.message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, JournalBadLine,
+    ::testing::Values(
+        BadLine{R"("trial":"t0007",)", "", R"(journal entry has no field "trial")"},
+        BadLine{R"("boot":"t0007")", R"("boot":7)", R"(journal field "boot" must be a string, not 7)"},
+        BadLine{R"("run":2)", R"("run":"2")", R"(journal field "run" must be an integer, not "2")"},
+        BadLine{R"("run":2)", R"("run":-1)",
+                R"(journal field "run" must be between 0 and 1000000000, not -1)"},
+        BadLine{R"("order":14)", R"("order":1.5)",
+                R"(journal field "order" must be an integer, not 1.5)"},
+        BadLine{R"("block":3)", R"("block":"x")",
+                R"(journal field "block" must be an integer or null, not "x")"},
+        BadLine{R"("side":"B")", R"("side":"C")",
+                R"(journal field "side" must be "A" or "B", not "C")"},
+        BadLine{R"("outcome":"ok")", R"("outcome":"crashed")",
+                R"(journal field "outcome" is "crashed"; expected one of ok, workload-failed, )"
+                R"(panic, timeout, infra-error, invalid-output)"},
+        BadLine{R"("outcome":"ok")", R"("outcome":"panic")",
+                "journal entry has outcome panic but carries metrics: only ok runs have "
+                "measurements"},
+        BadLine{R"(,"detail":"")", "", R"(journal entry has no field "detail")"},
+        BadLine{R"("host":"hostname",)", "", R"(journal entry has no field "host")"},
+        BadLine{R"("unit":"s",)", "", R"(journal entry has no field "metrics[1].unit")"},
+        BadLine{R"("better":"lower")", R"("better":"down")",
+                R"(journal field "metrics[1].better" must be "higher" or "lower", not "down")"},
+        BadLine{R"("value":0.1)", R"("value":null)",
+                R"(journal field "metrics[1].value" must be a number, not null)"},
+        BadLine{R"("journal_version":1)", R"("journal_version":"1")",
+                R"(journal field "journal_version" must be an integer, not "1")"},
+        BadLine{R"("journal_version":1)", R"("journal_version":0)",
+                "journal_version 0 is not valid (versions start at 1)"},
+        BadLine{R"("journal_version":1)", R"("journal_version":2)",
+                "journal_version 2 is newer than this abvm reads (up to 1): use a newer abvm to "
+                "analyze these results"}));
+
+TEST(Journal, OkWithoutMetricsAndNotJson) {
+  JournalEntry e = sample_entry();
+  e.metrics.clear();
+  std::string line = to_journal_line(e);
+  EXPECT_EQ(error_of([&] { parse_journal_line(line, "j", 3); }),
+            "j:3: journal entry has outcome ok but no metrics: an ok run must carry its "
+            "measurements");
+  EXPECT_EQ(error_of([] { parse_journal_line("[1]", "j", 4); }),
+            "j:4: journal entry is not a JSON object");
+  EXPECT_EQ(error_of([] { parse_journal_line("{\"trial\":", "j", 5); }).substr(0, 32),
+            "j:5: not a JSON journal entry: [");
+}
+
+TEST(Journal, UnknownFieldsAreIgnored) {
+  std::string line = to_journal_line(sample_entry());
+  line.insert(1, R"("console_log":"t0007.log",)");
+  EXPECT_EQ(parse_journal_line(line, "j", 1).trial, "t0007");
+}
+
+TEST(Journal, ReadsAWholeJournal) {
+  std::vector<std::string> warnings;
+  auto entries = read_journal(data("journal/results-ok/journal.jsonl"),
+                              [&](const std::string& w) { warnings.push_back(w); });
+  EXPECT_TRUE(warnings.empty());
+  ASSERT_EQ(entries.size(), 6u);
+  EXPECT_EQ(entries[4].boot, "t0003");
+  EXPECT_EQ(entries[4].run, 1);
+  EXPECT_EQ(entries[5].outcome, Outcome::panic);
+  EXPECT_EQ(entries[5].detail, "Kernel panic - not syncing: VFS: Unable to mount root fs");
+}
+
+TEST(Journal, IgnoresOnlyAnUnfinishedLastLine) {
+  std::vector<std::string> warnings;
+  auto path = data("journal/results-truncated/journal.jsonl");
+  auto entries = read_journal(path, [&](const std::string& w) { warnings.push_back(w); });
+  ASSERT_EQ(entries.size(), 5u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], path.string() +
+                             ":6: ignoring the unfinished last line (a writer was killed while "
+                             "writing it)");
+  // Without a callback it is still ignored.
+  EXPECT_EQ(read_journal(path).size(), 5u);
+}
+
+TEST(Journal, BadLineInTheMiddleIsAnError) {
+  auto path = data("journal/bad-middle.jsonl");
+  std::string message = error_of([&] { read_journal(path); });
+  EXPECT_EQ(message.substr(0, path.string().size() + 31),
+            path.string() + ":3: not a JSON journal entry: [");
+}
+
+TEST(Journal, TerminatedBadLastLineIsAnError) {
+  test::TempDir dir("journal-last");
+  auto path = dir.path() / "journal.jsonl";
+  std::string good = to_journal_line(sample_entry());
+  write_file_atomic(path, good + "\n" + good.substr(0, 40) + "\n");
+  EXPECT_EQ(error_of([&] { read_journal(path); }).substr(0, path.string().size() + 31),
+            path.string() + ":2: not a JSON journal entry: [");
+  // The same cut line without its newline is a killed writer.
+  write_file_atomic(path, good + "\n" + good.substr(0, 40));
+  EXPECT_EQ(read_journal(path).size(), 1u);
+}
+
+TEST(Journal, NewerVersionIsRejected) {
+  auto path = data("journal/newer-version.jsonl");
+  EXPECT_EQ(error_of([&] { read_journal(path); }),
+            path.string() +
+                ":1: journal_version 2 is newer than this abvm reads (up to 1): use a newer abvm "
+                "to analyze these results");
+}
+
+TEST(Journal, AppendedLinesReadBack) {
+  test::TempDir dir("journal-append");
+  auto path = dir.path() / "journal.jsonl";
+  JournalEntry e = sample_entry();
+  for (int i = 0; i < 3; ++i) {
+    e.order = i;
+    append_line_durable(path, to_journal_line(e));
+  }
+  auto entries = read_journal(path);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[2].order, 2);
+}
+
+TEST(Journal, DdMetrics) {
+  DdRun run{8589934592, 1.95557, 8589934592 / 1.95557, 7, ""};
+  auto m = dd_metrics("dd-write", run);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].name, "dd-write.bandwidth");
+  EXPECT_EQ(m[0].unit, "B/s");
+  EXPECT_EQ(m[0].better, Better::higher);
+  EXPECT_EQ(m[0].value, run.bandwidth);
+}
+
+TEST(Journal, FioMetricsOfASingleJobNamedLikeTheWorkload) {
+  auto doc = parse_fio(data_text("fio/seqwrite.json"), "seqwrite.json").at(0);
+  auto m = fio_metrics("seqwrite", doc);
+  ASSERT_EQ(m.size(), 5u);
+  EXPECT_EQ(m[0].name, "seqwrite.write.bandwidth");
+  EXPECT_EQ(m[0].value, 2396745142.0);
+  EXPECT_EQ(m[1].name, "seqwrite.write.iops");
+  EXPECT_EQ(m[1].unit, "IOPS");
+  EXPECT_EQ(m[2].name, "seqwrite.write.clat_mean");
+  EXPECT_EQ(m[2].better, Better::lower);
+  EXPECT_EQ(m[3].name, "seqwrite.write.clat_p50");
+  EXPECT_EQ(m[3].value, 296960.0);
+  EXPECT_EQ(m[4].name, "seqwrite.write.clat_p99");
+  EXPECT_EQ(m[4].unit, "ns");
+  EXPECT_EQ(m[4].value, 1368064.0);
+  // Another workload name keeps the job part.
+  EXPECT_EQ(fio_metrics("fio-write", doc).at(0).name, "fio-write.seqwrite.write.bandwidth");
+}
+
+TEST(Journal, FioMetricsSkipFailedJobs) {
+  auto doc = parse_fio(data_text("fio/error-devfull.json"), "e.json").at(0);
+  auto m = fio_metrics("w", doc);
+  ASSERT_EQ(m.size(), 5u);
+  for (const auto& metric : m) EXPECT_EQ(metric.name.rfind("w.okjob.write.", 0), 0u) << metric.name;
+}
+
+TEST(Journal, FioMetricsWithoutPercentiles) {
+  auto doc = parse_fio(R"({"jobs":[{"jobname":"j","error":0,"read":{"io_bytes":4096,)"
+                       R"("bw_bytes":4096,"iops":1.0,"clat_ns":{"mean":10.0}}}]})",
+                       "p.json")
+                 .at(0);
+  auto m = fio_metrics("j", doc);
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[2].name, "j.read.clat_mean");
+}
+
+}  // namespace
+}  // namespace abvm

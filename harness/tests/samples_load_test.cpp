@@ -1,0 +1,318 @@
+// Tests of samples/load.hpp: format detection, files -> SampleSet for each format, metric
+// selection, one-sided metrics, and journals -> SampleSet.
+#include "samples/load.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/files.hpp"
+#include "samples_test_util.hpp"
+
+namespace abvm {
+namespace {
+
+using test::data;
+using test::data_text;
+using test::error_of;
+
+const MetricSamples* find(const SampleSet& set, const std::string& name) {
+  for (const auto& m : set.metrics)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+TEST(Load, DetectsFormats) {
+  EXPECT_EQ(detect_format(data_text("seed/dd-with-patches.txt"), "s"), InputFormat::dd);
+  EXPECT_EQ(detect_format(data_text("fio/two-jobs.json"), "f"), InputFormat::fio);
+  EXPECT_EQ(detect_format(data_text("numbers/latency-a.txt"), "n"), InputFormat::numbers);
+  EXPECT_EQ(detect_format(data_text("numbers/nan.txt"), "n"), InputFormat::numbers);
+  EXPECT_EQ(error_of([] { detect_format(data_text("numbers/unit-on-line.txt"), "u.txt"); }),
+            "u.txt:2: cannot tell the format: no fio JSON, no dd summary line, and this line is "
+            "not a number; pass --format dd, --format fio or --format numbers");
+  EXPECT_EQ(error_of([] { detect_format(data_text("dd/busybox-no-summary.txt"), "b.txt"); }),
+            "b.txt:1: cannot tell the format: no fio JSON, no dd summary line, and this line is "
+            "not a number; pass --format dd, --format fio or --format numbers");
+  EXPECT_EQ(error_of([] { detect_format(" \n\n", "e.txt"); }),
+            "e.txt: the file is empty: it holds no measurements");
+}
+
+TEST(Load, FormatNames) {
+  for (auto f : {InputFormat::auto_detect, InputFormat::dd, InputFormat::fio, InputFormat::numbers})
+    EXPECT_EQ(parse_input_format(to_string(f)), f);
+  EXPECT_FALSE(parse_input_format("json").has_value());
+}
+
+TEST(Load, SeedDd) {
+  auto a = data("seed/dd-without-patches.txt");
+  auto b = data("seed/dd-with-patches.txt");
+  SampleSet set = load_side_files({a}, {b}, {});
+  ASSERT_EQ(set.metrics.size(), 1u);
+  const MetricSamples& m = set.metrics[0];
+  EXPECT_EQ(m.name, "dd.bandwidth");
+  EXPECT_EQ(m.unit, "B/s");
+  EXPECT_EQ(m.better, Better::higher);
+  ASSERT_EQ(m.a.size(), 10u);
+  ASSERT_EQ(m.b.size(), 10u);
+  EXPECT_DOUBLE_EQ(m.a[0].value, 8589934592 / 1.95557);
+  EXPECT_DOUBLE_EQ(m.b[4].value, 8589934592 / 7.50199);
+  for (std::size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(m.a[i].order, static_cast<std::int64_t>(i));
+    EXPECT_EQ(m.b[i].order, static_cast<std::int64_t>(i));
+    EXPECT_FALSE(m.a[i].order_known);
+    EXPECT_FALSE(m.a[i].boot.has_value());
+    EXPECT_FALSE(m.b[i].block.has_value());
+  }
+  EXPECT_EQ(m.a[1].source, a.string() + ":11");
+  EXPECT_TRUE(set.failures.empty());
+  EXPECT_TRUE(set.notes.empty());
+  EXPECT_TRUE(set.context_a.hosts.empty());
+}
+
+TEST(Load, DdSecondsOnRequestAndOrderAcrossFiles) {
+  InputOptions options;
+  options.metric = "dd.seconds";
+  SampleSet set = load_side_files({data("dd/gnu-1G-4.txt"), data("dd/gnu-five-runs.txt")},
+                                  {data("dd/gnu-1M-64.txt")}, options);
+  ASSERT_EQ(set.metrics.size(), 1u);
+  EXPECT_EQ(set.metrics[0].name, "dd.seconds");
+  EXPECT_EQ(set.metrics[0].unit, "s");
+  EXPECT_EQ(set.metrics[0].better, Better::lower);
+  ASSERT_EQ(set.metrics[0].a.size(), 6u);
+  EXPECT_EQ(set.metrics[0].a[0].value, 3.65079);
+  EXPECT_EQ(set.metrics[0].a[5].value, 0.0172474);
+  EXPECT_EQ(set.metrics[0].a[5].order, 5);
+  options.metric = "dd.iops";
+  EXPECT_EQ(error_of([&] {
+              load_side_files({data("dd/gnu-1G-4.txt")}, {data("dd/gnu-1M-64.txt")}, options);
+            }),
+            "no metric \"dd.iops\" in the input; --metric can be one of: dd.bandwidth, dd.seconds");
+}
+
+TEST(Load, PartialRecordsBecomeNotes) {
+  auto partial = data("dd/gnu-partial-1K.txt");
+  SampleSet set = load_side_files({partial}, {data("dd/gnu-1M-64.txt")}, {});
+  ASSERT_EQ(set.notes.size(), 1u);
+  EXPECT_EQ(set.notes[0], partial.string() +
+                              ":3: dd counted partial records (\"1024+1 records in\"): a short "
+                              "read or a block size that does not divide the data; bandwidth "
+                              "uses the bytes actually copied");
+}
+
+TEST(Load, FioMetricMissingOnOneSide) {
+  auto two_jobs = data("fio/two-jobs.json");
+  auto failing = data("fio/error-devfull.json");
+  InputOptions options;
+  options.metric = "fio.okjob.write.bandwidth";
+  EXPECT_EQ(error_of([&] { load_side_files({two_jobs}, {failing}, options); }),
+            "metric \"fio.okjob.write.bandwidth\" has samples on side B only (first at " +
+                failing.string() +
+                ":4); side A has none: compare the same measurement on both sides, or pick one "
+                "both have with --metric");
+  // When the side without samples had failed jobs, the message says so.
+  auto seqwrite = data("fio/seqwrite.json");
+  options.metric = "fio.seqwrite.write.bandwidth";
+  EXPECT_EQ(error_of([&] { load_side_files({seqwrite}, {failing}, options); }),
+            "metric \"fio.seqwrite.write.bandwidth\" has samples on side A only (first at " +
+                seqwrite.string() +
+                ":1); side B has none (1 failed job(s) on side B): compare the same measurement "
+                "on both sides, or pick one both have with --metric");
+}
+
+TEST(Load, FioSameJobOnBothSides) {
+  auto one = data("fio/two-documents.json");
+  auto other = data("fio/seqwrite.json");
+  SampleSet set = load_side_files({one}, {other, data("fio/seqwrite-jsonplus.json")}, {});
+  ASSERT_EQ(set.metrics.size(), 5u);
+  const MetricSamples* bw = find(set, "fio.seqwrite.write.bandwidth");
+  ASSERT_NE(bw, nullptr);
+  EXPECT_EQ(bw->unit, "B/s");
+  ASSERT_EQ(bw->a.size(), 2u);  // two documents = two runs
+  EXPECT_EQ(bw->a[1].order, 1);
+  EXPECT_EQ(bw->a[1].source, one.string() + ":270");
+  ASSERT_EQ(bw->b.size(), 2u);
+  EXPECT_EQ(bw->b[0].value, 2396745142.0);
+  EXPECT_EQ(bw->b[1].value, 3355443200.0);
+  const MetricSamples* p99 = find(set, "fio.seqwrite.write.clat_p99");
+  ASSERT_NE(p99, nullptr);
+  EXPECT_EQ(p99->better, Better::lower);
+  EXPECT_EQ(p99->b[0].value, 1368064.0);
+
+  InputOptions options;
+  options.metric = "fio.seqwrite.write.iops";
+  SampleSet one_metric = load_side_files({one}, {other}, options);
+  ASSERT_EQ(one_metric.metrics.size(), 1u);
+  EXPECT_EQ(one_metric.metrics[0].b.at(0).value, 2285.714286);
+}
+
+TEST(Load, FioErrorJobIsAFailureAndNotASample) {
+  auto failing = data("fio/error-devfull.json");
+  SampleSet set = load_side_files({failing}, {failing}, {});
+  ASSERT_EQ(set.failures.size(), 2u);
+  EXPECT_EQ(set.failures[0].side, Side::a);
+  EXPECT_EQ(set.failures[1].side, Side::b);
+  EXPECT_EQ(set.failures[0].what, "fio job 'fulljob' reported error 28 (No space left on device)");
+  EXPECT_EQ(set.failures[0].outcome, "workload-failed");
+  EXPECT_EQ(set.failures[0].source, failing.string() + ":4");
+  for (const auto& m : set.metrics) EXPECT_EQ(m.name.find("fulljob"), std::string::npos);
+  EXPECT_EQ(set.metrics.size(), 5u);
+}
+
+TEST(Load, MetricOnOneSideOnly) {
+  auto a = data("fio/two-jobs.json");
+  auto b = data("fio/seqwrite.json");
+  EXPECT_EQ(error_of([&] { load_side_files({a}, {b}, {}); }),
+            "metric \"fio.seqread.read.bandwidth\" has samples on side A only (first at " +
+                a.string() +
+                ":2); side B has none: compare the same measurement on both sides, or pick one "
+                "both have with --metric");
+}
+
+TEST(Load, Numbers) {
+  InputOptions options;
+  options.metric = "latency";
+  options.unit = "ms";
+  options.better = Better::lower;
+  auto a = data("numbers/latency-a.txt");
+  SampleSet set = load_side_files({a}, {data("numbers/latency-b.txt")}, options);
+  ASSERT_EQ(set.metrics.size(), 1u);
+  EXPECT_EQ(set.metrics[0].name, "latency");
+  EXPECT_EQ(set.metrics[0].unit, "ms");
+  EXPECT_EQ(set.metrics[0].better, Better::lower);
+  ASSERT_EQ(set.metrics[0].a.size(), 5u);
+  ASSERT_EQ(set.metrics[0].b.size(), 3u);
+  EXPECT_EQ(set.metrics[0].a[4].value, 12.9);
+  EXPECT_EQ(set.metrics[0].a[4].order, 4);
+  EXPECT_EQ(set.metrics[0].a[4].source, a.string() + ":7");
+  EXPECT_EQ(set.metrics[0].b[2].value, 13.9);
+
+  // Defaults: metric "value", no unit.
+  InputOptions bare;
+  bare.better = Better::higher;
+  SampleSet plain = load_side_files({a}, {a}, bare);
+  EXPECT_EQ(plain.metrics.at(0).name, "value");
+  EXPECT_EQ(plain.metrics.at(0).unit, "");
+}
+
+TEST(Load, NumbersErrors) {
+  auto a = data("numbers/latency-a.txt");
+  EXPECT_EQ(error_of([&] { load_side_files({a}, {a}, {}); }),
+            "plain numbers carry no direction: pass --higher-is-better or --lower-is-better");
+  InputOptions options;
+  options.better = Better::higher;
+  auto nan = data("numbers/nan.txt");
+  EXPECT_EQ(error_of([&] { load_side_files({a}, {nan}, options); }),
+            nan.string() +
+                ":2: \"nan\" is not a finite number: remove the line or replace it with the "
+                "measured value");
+  auto empty = data("numbers/empty.txt");
+  EXPECT_EQ(error_of([&] { load_side_files({a}, {empty}, options); }),
+            empty.string() + ": the file is empty: it holds no measurements");
+  options.format = InputFormat::numbers;
+  EXPECT_EQ(error_of([&] { load_side_files({a}, {empty}, options); }),
+            empty.string() + ": no values: write one number per line");
+}
+
+TEST(Load, UsageErrors) {
+  auto dd = data("seed/dd-with-patches.txt");
+  auto numbers = data("numbers/latency-a.txt");
+  EXPECT_EQ(error_of([&] { load_side_files({}, {dd}, {}); }),
+            "no input files for side A: pass --a FILE...");
+  EXPECT_EQ(error_of([&] { load_side_files({dd}, {}, {}); }),
+            "no input files for side B: pass --b FILE...");
+  InputOptions numeric;
+  numeric.better = Better::higher;
+  EXPECT_EQ(error_of([&] { load_side_files({dd}, {numbers}, numeric); }),
+            dd.string() + " is dd input but " + numbers.string() +
+                " is numbers: give files of one kind (or force one with --format)");
+  InputOptions unit;
+  unit.unit = "MB/s";
+  EXPECT_EQ(error_of([&] { load_side_files({dd}, {dd}, unit); }),
+            "--unit, --higher-is-better and --lower-is-better are for plain numbers only: dd "
+            "input carries its own units");
+  InputOptions forced;
+  forced.format = InputFormat::fio;
+  EXPECT_EQ(error_of([&] { load_side_files({dd}, {dd}, forced); }),
+            dd.string() +
+                ": no fio JSON document (a line starting with '{'): run fio with "
+                "--output-format=json, or choose another --format");
+  auto missing = data("numbers/does-not-exist.txt");
+  EXPECT_EQ(error_of([&] { load_side_files({missing}, {dd}, {}); }),
+            missing.string() + ": cannot open: No such file or directory");
+}
+
+TEST(Load, ResultsDirectory) {
+  SampleSet set = load_results_dir(data("journal/results-ok"));
+  ASSERT_EQ(set.metrics.size(), 1u);
+  const MetricSamples& m = set.metrics[0];
+  EXPECT_EQ(m.name, "dd-write.bandwidth");
+  EXPECT_EQ(m.unit, "B/s");
+  ASSERT_EQ(m.a.size(), 3u);
+  ASSERT_EQ(m.b.size(), 2u);
+  EXPECT_EQ(m.a[0].value, 4.39e9);
+  EXPECT_EQ(m.a[2].value, 1.6e9);
+  EXPECT_EQ(m.a[2].order, 4);
+  EXPECT_TRUE(m.a[2].order_known);
+  EXPECT_EQ(m.a[2].boot, "t0003");
+  EXPECT_EQ(m.a[2].run_in_boot, 1);
+  EXPECT_EQ(m.a[2].block, 1);
+  EXPECT_EQ(m.a[2].source, "trial t0003 run 1");
+  EXPECT_EQ(m.b[1].order, 2);
+  EXPECT_EQ(m.b[1].boot, "t0002");
+  ASSERT_EQ(set.failures.size(), 1u);
+  EXPECT_EQ(set.failures[0].side, Side::b);
+  EXPECT_EQ(set.failures[0].outcome, "panic");
+  EXPECT_EQ(set.failures[0].what,
+            "dd-write run 0 of boot t0004: panic: Kernel panic - not syncing: VFS: Unable to "
+            "mount root fs");
+  EXPECT_EQ(set.failures[0].source, "trial t0004 run 0");
+  EXPECT_EQ(set.context_a.hosts, std::vector<std::string>{"hostA"});
+  EXPECT_EQ(set.context_b.hosts, (std::vector<std::string>{"hostA", "hostB"}));
+  EXPECT_EQ(set.context_b.accelerators, std::vector<std::string>{"tcg"});
+  EXPECT_TRUE(set.notes.empty());
+}
+
+TEST(Load, ResultsDirectoryWithKilledWriter) {
+  auto dir = data("journal/results-truncated");
+  SampleSet set = load_results_dir(dir);
+  EXPECT_EQ(set.metrics.at(0).b.size(), 2u);
+  EXPECT_TRUE(set.failures.empty());  // the panic line was the unfinished one
+  ASSERT_EQ(set.notes.size(), 1u);
+  EXPECT_EQ(set.notes[0], (dir / "journal.jsonl").string() +
+                              ":6: ignoring the unfinished last line (a writer was killed while "
+                              "writing it)");
+}
+
+TEST(Load, ResultsDirectoryErrors) {
+  auto not_results = data("numbers");
+  EXPECT_EQ(error_of([&] { load_results_dir(not_results); }),
+            not_results.string() +
+                ": no journal.jsonl here: is this an abvm results directory? (abvm analyze DIR "
+                "reads DIR/journal.jsonl)");
+  test::TempDir dir("load-empty");
+  write_file_atomic(dir.path() / "journal.jsonl", "");
+  EXPECT_EQ(error_of([&] { load_results_dir(dir.path()); }),
+            (dir.path() / "journal.jsonl").string() +
+                ": the journal holds no runs yet: nothing to analyze");
+}
+
+TEST(Load, JournalSideWithOnlyFailures) {
+  auto entries = read_journal(data("journal/results-ok/journal.jsonl"));
+  // Keep side A's runs and B's panic only.
+  std::vector<JournalEntry> kept;
+  for (const auto& e : entries)
+    if (e.side == Side::a || e.outcome != Outcome::ok) kept.push_back(e);
+  EXPECT_EQ(error_of([&] { load_journal_samples(kept); }),
+            "metric \"dd-write.bandwidth\" has samples on side A only (first at trial t0000 run "
+            "0); side B has none (its 1 run(s) of workload \"dd-write\" failed: panic 1): "
+            "compare the same measurement on both sides, or pick one both have with --metric");
+}
+
+TEST(Load, JournalMetricWithChangingUnit) {
+  auto entries = read_journal(data("journal/results-ok/journal.jsonl"));
+  entries[3].metrics[0].unit = "MB/s";
+  EXPECT_EQ(error_of([&] { load_journal_samples(entries); }),
+            "trial t0003 run 0: metric \"dd-write.bandwidth\" is MB/s (higher is better) here but "
+            "B/s (higher is better) before: one metric name must keep one unit and direction");
+}
+
+}  // namespace
+}  // namespace abvm
