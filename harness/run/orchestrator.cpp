@@ -1,0 +1,217 @@
+#include "run/orchestrator.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "guest/domain_xml.hpp"
+#include "guest/job.hpp"
+#include "run/results_dir.hpp"
+
+namespace abvm {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+json trial_result_json(const TrialResult& r) {
+  json runs = json::array();
+  for (const auto& run : r.runs) {
+    runs.push_back({{"workload", run.workload},
+                    {"index", run.index},
+                    {"outcome", to_string(run.outcome)},
+                    {"exit_status", run.exit_status},
+                    {"detail", run.detail}});
+  }
+  json report = {
+      {"begun", r.report.begun},
+      {"ended", r.report.ended},
+      {"boot_uptime", r.report.boot_uptime},
+      {"kernel_release", r.report.kernel_release},
+      {"cmdline", r.report.cmdline},
+      {"blk_features", r.report.blk_features ? json(*r.report.blk_features) : json(nullptr)},
+      {"access_platform", r.report.access_platform},
+      {"dmesg", r.report.dmesg},
+      {"agent_errors", r.report.agent_errors},
+      {"problems", r.report.problems},
+  };
+  return {{"trial", r.trial.id},
+          {"side", side_letter(r.trial.side)},
+          {"block", r.trial.block ? json(*r.trial.block) : json(nullptr)},
+          {"position", r.trial.position},
+          {"outcome", to_string(r.outcome)},
+          {"detail", r.detail},
+          {"attempts", r.attempts},
+          {"retried", r.retried},
+          {"seconds", r.seconds},
+          {"time", r.time},
+          {"accelerator", r.accelerator},
+          {"runs", runs},
+          {"guest", report}};
+}
+
+// Raw tool output of every run the guest reported (warm-ups too), one file each.
+void save_run_outputs(const fs::path& dir, const GuestReport& report) {
+  for (const auto& run : report.runs) {
+    const std::string name =
+        fmt::format("{}-{}{}.out", run.workload, run.warmup ? "warmup" : "run", run.index);
+    write_file_atomic(dir / name, run.output);
+  }
+}
+
+}  // namespace
+
+std::chrono::milliseconds trial_timeout(const ExecutionSpec& spec) {
+  std::int64_t runs = 0;
+  for (const auto& w : spec.workloads) runs += w.repetitions + w.warmup;
+  return spec.boot_timeout + spec.run_timeout * runs;
+}
+
+bool console_has_end_record(std::string_view console, std::string_view nonce) {
+  const std::string head = fmt::format("ABVM1:{}:", nonce);
+  std::size_t pos = 0;
+  while ((pos = console.find(head, pos)) != std::string_view::npos) {
+    const std::size_t eol = console.find('\n', pos);
+    // Only a complete line: the checksum after END must have arrived.
+    if (eol == std::string_view::npos) return false;
+    const std::string_view line = console.substr(pos, eol - pos);
+    // ABVM1:<nonce>:<seq>:END:<count>:<md5>
+    const std::size_t seq_end = line.find(':', head.size());
+    if (seq_end != std::string_view::npos && line.substr(seq_end + 1).starts_with("END:")) return true;
+    pos = eol;
+  }
+  return false;
+}
+
+Orchestrator::Orchestrator(GuestDriver& driver, ExecutionSpec spec, TrialSink& sink)
+    : driver_(driver), spec_(std::move(spec)), sink_(sink) {}
+
+DomainSpec Orchestrator::domain_spec(const TrialToRun& trial, const fs::path& trial_dir) const {
+  const SideBoot& side = spec_.side(trial.side);
+  DomainSpec d;
+  d.name = domain_name(trial.id, static_cast<long>(trial.position));
+  d.kernel = side.kernel;
+  d.initrd = trial_dir / "initrd.img";
+  d.cmdline = side.cmdline;
+  d.machine = side.machine;
+  d.scratch_disk = spec_.scratch_disk;
+  d.disk = side.disk;
+  d.console_log = trial_dir / "console.log";
+  d.accelerator = spec_.accelerator;
+  return d;
+}
+
+std::optional<TrialResult> Orchestrator::run_trial(const TrialToRun& trial,
+                                                   const std::function<bool()>& stop_requested) {
+  const fs::path dir = spec_.results_dir / "trials" / trial.id;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InfraError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+
+  TrialResult result;
+  result.trial = trial;
+  result.accelerator = spec_.accelerator;
+  const DomainSpec domain = domain_spec(trial, dir);
+  write_file_atomic(dir / "domain.xml", domain_xml(domain));
+  const int max_attempts = 1 + std::max(0, spec_.infra_retries);
+  for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+    // A fresh nonce per boot: records of an earlier attempt can never count for this one.
+    GuestJob job{.trial_id = trial.id, .nonce = make_nonce(), .workloads = spec_.workloads};
+    GuestImage image;
+    image.path = spec_.base_image;
+    write_guest_initrd(domain.initrd, image, spec_.side(trial.side).modules_archive, build_job_archive(job));
+    const std::string nonce = job.nonce;
+    bool interrupted = false;
+    const auto done = [&](std::string_view console) {
+      if (stop_requested && stop_requested()) {
+        interrupted = true;
+        return true;
+      }
+      return console_has_end_record(console, nonce);
+    };
+    GuestOutcome outcome = driver_.run_guest(domain, trial_timeout(spec_), done);
+    if (!spec_.keep_initrd) fs::remove(domain.initrd, ec);
+    if (interrupted) return std::nullopt;
+    write_file_atomic(domain.console_log, outcome.console);
+    result.report = parse_guest_console(outcome.console, nonce);
+    result.attempts = attempt;
+    classify_trial(outcome, result.report, spec_.workloads, result);
+    if (result.outcome != TrialOutcome::infra_error || attempt == max_attempts) break;
+    // Keep what the failed attempt left, then boot again: an infra error says nothing about
+    // the kernel, so a new boot is a fair replacement (and it is recorded).
+    result.retried.push_back(fmt::format("attempt {}: {}", attempt, result.detail));
+    fs::rename(domain.console_log, dir / fmt::format("console.attempt{}.log", attempt), ec);
+    if (stop_requested && stop_requested()) return std::nullopt;
+  }
+  result.time = utc_iso8601(std::chrono::system_clock::now());
+  save_run_outputs(dir, result.report);
+  write_file_atomic(dir / "result.json", trial_result_json(result).dump(2) + "\n");
+  return result;
+}
+
+RunSummary Orchestrator::run(std::vector<TrialToRun> trials, const std::set<std::string>& done,
+                             const Controls& controls) {
+  RunSummary summary;
+  std::set<std::string> finished = done;
+  const fs::path ledger = spec_.results_dir / "trials.jsonl";
+  const auto session_start = std::chrono::steady_clock::now();
+  double trial_seconds_sum = 0;
+  const auto stop = [&] { return controls.stop_requested && controls.stop_requested(); };
+  const auto block_complete = [&](int block) {
+    for (const auto& t : trials) {
+      if (t.block == block && !finished.contains(t.id)) return false;
+    }
+    return true;
+  };
+
+  std::size_t i = 0;
+  while (true) {
+    if (i == trials.size()) {
+      std::vector<TrialToRun> more = controls.extend ? controls.extend() : std::vector<TrialToRun>{};
+      if (more.empty()) break;
+      trials.insert(trials.end(), more.begin(), more.end());
+    }
+    const TrialToRun trial = trials[i++];
+    if (finished.contains(trial.id)) {
+      ++summary.skipped;
+      continue;
+    }
+    if (stop()) {
+      summary.interrupted = true;
+      break;
+    }
+    if (controls.on_trial_start) controls.on_trial_start(trial, finished.size(), trials.size());
+    const auto t0 = std::chrono::steady_clock::now();
+    std::optional<TrialResult> result = run_trial(trial, controls.stop_requested);
+    if (!result) {
+      summary.interrupted = true;
+      break;
+    }
+    sink_.on_trial_finished(*result);
+    append_line_durable(ledger, to_ledger_line(*result));
+    finished.insert(trial.id);
+    ++summary.ran;
+    trial_seconds_sum += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (controls.on_trial_end) {
+      controls.on_trial_end({.result = &*result,
+                             .done = finished.size(),
+                             .total = trials.size(),
+                             .session_seconds = std::chrono::duration<double>(
+                                                    std::chrono::steady_clock::now() - session_start)
+                                                    .count(),
+                             .mean_trial_seconds = trial_seconds_sum / static_cast<double>(summary.ran)});
+    }
+    if (trial.block && controls.at_block_end && block_complete(*trial.block) &&
+        controls.at_block_end(*trial.block) == BlockDecision::stop) {
+      summary.stopped_early = true;
+      break;
+    }
+  }
+  summary.trials = std::move(trials);
+  return summary;
+}
+
+}  // namespace abvm

@@ -1,0 +1,112 @@
+#pragma once
+// Executes trials through a GuestDriver: per trial, build the job archive and the initrd, boot,
+// wait for the end record or the timeout, classify, save the artifacts, hand the result to the
+// sink, and only then mark the trial done in the ledger (run/results_dir.hpp).
+//
+// The orchestrator knows nothing of kernels builds, dd or fio output, or statistics: cli/
+// prepares what each side boots (SideBoot), turns results into journal lines (TrialSink), and
+// decides about sequential stopping (Controls::at_block_end / extend).
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/experiment.hpp"
+#include "guest/driver.hpp"
+#include "guest/image.hpp"
+#include "run/trial.hpp"
+
+namespace abvm {
+
+// What one side boots, prepared once before the first trial.
+struct SideBoot {
+  std::string label;
+  std::filesystem::path kernel;
+  std::string cmdline;                  // the whole kernel command line
+  std::string modules_archive;          // guest/modules archive; empty when virtio is built in
+  MachineOptions machine;
+  VirtioBlkOptions disk;
+};
+
+struct ExecutionSpec {
+  std::filesystem::path results_dir;
+  std::filesystem::path base_image;     // the guest image (gzip cpio), see guest/image.hpp
+  SideBoot a, b;
+  std::vector<Workload> workloads;
+  std::filesystem::path scratch_disk;   // empty: no disk
+  std::string accelerator = "tcg";
+  std::chrono::milliseconds boot_timeout{60000};
+  std::chrono::milliseconds run_timeout{120000};  // per run, warm-ups included
+  int infra_retries = 1;                // extra boots after an infra-error, per trial
+  bool keep_initrd = false;             // debugging: keep trials/<id>/initrd.img
+
+  const SideBoot& side(SideId id) const { return id == SideId::a ? a : b; }
+};
+
+// The time one trial may take: the boot timeout plus the run timeout for every run it makes.
+std::chrono::milliseconds trial_timeout(const ExecutionSpec& spec);
+
+// What the caller is told after each trial (for progress lines).
+struct TrialProgress {
+  const TrialResult* result = nullptr;
+  std::size_t done = 0;                 // trials done, including earlier sessions (resume)
+  std::size_t total = 0;                // trials known now (grows when the plan is extended)
+  double session_seconds = 0;           // wall time of this session so far
+  double mean_trial_seconds = 0;        // over this session's trials (host wall clock)
+};
+
+enum class BlockDecision { go_on, stop };
+
+struct Controls {
+  // Polled before each trial and while a guest runs: true destroys the running guest, drops
+  // that unfinished trial (it is run again on --resume) and returns.
+  std::function<bool()> stop_requested;
+  // Called when the trial is about to start (side, id).
+  std::function<void(const TrialToRun&, std::size_t done, std::size_t total)> on_trial_start;
+  std::function<void(const TrialProgress&)> on_trial_end;
+  // Called after the last trial of block `block` is done (the block is complete). `stop` ends
+  // the run early (a sequential-stopping decision).
+  std::function<BlockDecision(int block)> at_block_end;
+  // Called when every trial is done: more trials to run (a plan extended deterministically), or
+  // none to finish.
+  std::function<std::vector<TrialToRun>()> extend;
+};
+
+struct RunSummary {
+  std::size_t ran = 0;                  // trials run in this session
+  std::size_t skipped = 0;              // already done (resume)
+  bool interrupted = false;             // stop_requested() ended the run
+  bool stopped_early = false;           // at_block_end said stop
+  std::vector<TrialToRun> trials;       // every trial known at the end (extensions included)
+};
+
+class Orchestrator {
+ public:
+  Orchestrator(GuestDriver& driver, ExecutionSpec spec, TrialSink& sink);
+
+  // Runs `trials` in order, skipping ids in `done`. Writes trials/<id>/ and the ledger
+  // (results_dir/trials.jsonl) as each trial ends. Exceptions from the driver (an unusable
+  // connection) and from the sink propagate; the trial then is not in the ledger.
+  RunSummary run(std::vector<TrialToRun> trials, const std::set<std::string>& done, const Controls& controls);
+
+  // One trial, with the bounded infra-error retry; does not touch the ledger or the sink.
+  // Returns nullopt when stop_requested() interrupted it.
+  std::optional<TrialResult> run_trial(const TrialToRun& trial, const std::function<bool()>& stop_requested);
+
+  // The DomainSpec of a trial (without booting anything): --dry-run shows its XML.
+  DomainSpec domain_spec(const TrialToRun& trial, const std::filesystem::path& trial_dir) const;
+
+ private:
+  GuestDriver& driver_;
+  ExecutionSpec spec_;
+  TrialSink& sink_;
+};
+
+// True once the console holds this nonce's END record line: the guest is done reporting.
+bool console_has_end_record(std::string_view console, std::string_view nonce);
+
+}  // namespace abvm

@@ -1,0 +1,77 @@
+#include "run/scratch.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace abvm {
+namespace fs = std::filesystem;
+
+namespace {
+
+void create_raw(const fs::path& path, std::uint64_t size, bool preallocate) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw InfraError(fmt::format("cannot create scratch disk {}: {}", path.string(), std::strerror(errno)));
+  int rc = 0;
+  if (preallocate) {
+    rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+    if (rc != 0) errno = rc;
+  } else {
+    rc = ::ftruncate(fd, static_cast<off_t>(size));
+  }
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) {
+    throw InfraError(fmt::format("cannot size scratch disk {} to {}: {}; free some space or lower disk.size",
+                                 path.string(), format_size(size), std::strerror(err)));
+  }
+}
+
+}  // namespace
+
+fs::path prepare_scratch_disk(const DiskSettings& disk, const fs::path& results_dir, bool first_use) {
+  if (disk.path.empty()) {
+    const fs::path path = results_dir / "scratch.raw";
+    std::error_code ec;
+    if (!fs::exists(path, ec) || fs::file_size(path, ec) != disk.size_bytes) {
+      create_raw(path, disk.size_bytes, disk.preallocate);
+    }
+    return path;
+  }
+  const fs::path& path = disk.path;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  const std::string via = fs::is_symlink(fs::symlink_status(path, ec))
+                              ? fmt::format(" (through a symlink to {})", fs::canonical(path, ec).string())
+                              : "";
+  switch (st.type()) {
+    case fs::file_type::not_found:
+      create_raw(path, disk.size_bytes, disk.preallocate);
+      return path;
+    case fs::file_type::block:
+      throw Error(fmt::format("disk.path {} is a block device{}: abvm writes only to image files; name a file, "
+                              "or leave disk.path empty for a scratch image in the results directory",
+                              path.string(), via));
+    case fs::file_type::regular: {
+      const auto size = fs::file_size(path, ec);
+      if (first_use && !ec && size > 0 && !disk.overwrite) {
+        throw Error(fmt::format("disk.path {} is an existing non-empty file ({} bytes): the experiment would "
+                                "destroy its contents; set disk.overwrite = true if that is intended, or name a "
+                                "new file",
+                                path.string(), size));
+      }
+      if (!ec && size < disk.size_bytes) create_raw(path, disk.size_bytes, disk.preallocate);
+      return path;
+    }
+    default:
+      throw Error(fmt::format("disk.path {} is not a regular file{}: name an image file", path.string(), via));
+  }
+}
+
+}  // namespace abvm

@@ -1,0 +1,83 @@
+#pragma once
+// One trial (one boot of one side) as the orchestrator sees it: what to run, how it ended, and
+// what came back. A failed trial is data: it has an outcome and a detail, it is handed to the
+// sink like any other, and it never turns into a sample.
+//
+// Outcomes (the same words as the run journal's, samples/journal.hpp):
+//   ok               every measured run came back with exit status 0
+//   workload-failed  the guest reported, but a tool exited non-zero (per run) or the agent
+//                    itself reported an error (no scratch disk, insmod failed)
+//   panic            the console shows "Kernel panic" (or the driver saw the guest crash)
+//   timeout          no end record within the boot + run timeout; the guest was destroyed
+//   infra-error      the hypervisor could not start or watch the guest, after the bounded retries
+//   invalid-output   the records cannot be trusted: no begin/end, bad checksums, a foreign trial,
+//                    runs missing; or (decided later, in the sink) a tool's output that does not parse
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/experiment.hpp"
+#include "config/workload.hpp"
+#include "guest/driver.hpp"
+#include "guest/records.hpp"
+
+namespace abvm {
+
+enum class TrialOutcome { ok, workload_failed, panic, timeout, infra_error, invalid_output };
+
+// "ok", "workload-failed", "panic", "timeout", "infra-error", "invalid-output".
+const char* to_string(TrialOutcome outcome);
+std::optional<TrialOutcome> parse_trial_outcome(std::string_view text);
+
+// A trial of the plan, reduced to what execution needs (cli/ converts plan/'s trials).
+struct TrialToRun {
+  std::string id;                 // "t0007": also the boot id
+  SideId side = SideId::a;
+  std::optional<int> block;       // A/B block, when the schedule has blocks
+  std::int64_t position = 0;      // trial position in the overall order (0-based)
+};
+
+// One measured run (warm-up runs are never reported to the sink).
+struct RunResult {
+  std::string workload;
+  int index = 0;                  // measured-run index within the boot, per workload
+  TrialOutcome outcome = TrialOutcome::ok;  // ok or workload_failed here; the trial's own
+                                            // outcome otherwise (the run did not happen)
+  int exit_status = -1;
+  std::string output;             // the tool's raw stdout+stderr (empty when it did not run)
+  std::string detail;
+};
+
+struct TrialResult {
+  TrialToRun trial;
+  TrialOutcome outcome = TrialOutcome::ok;
+  std::string detail;                       // why, for anything but ok
+  int attempts = 1;                         // boots tried (infra errors are retried)
+  std::vector<std::string> retried;         // detail of each retried infra error
+  double seconds = 0;                       // wall time of the last attempt
+  std::string time;                         // UTC, ISO 8601, when the trial ended
+  std::string accelerator;
+  std::vector<RunResult> runs;              // every expected measured run, in job order
+  GuestReport report;                       // parsed records of the last attempt
+};
+
+// Receives each finished trial, in order, before the next one starts. The journal writer
+// (cli/) implements it: run/ cannot know the samples stage, which parses the tools' output.
+class TrialSink {
+ public:
+  virtual ~TrialSink() = default;
+  virtual void on_trial_finished(const TrialResult& result) = 0;
+};
+
+// The outcome of one boot, from the driver's ending and the parsed records. Pure.
+// `workloads` is what the job asked for: every measured run must be reported, else the
+// records are not trusted (invalid-output). Fills outcome, detail and runs of `result`.
+void classify_trial(const GuestOutcome& guest, const GuestReport& report, const std::vector<Workload>& workloads,
+                    TrialResult& result);
+
+// True when the console shows a kernel panic.
+bool console_shows_panic(std::string_view console);
+
+}  // namespace abvm

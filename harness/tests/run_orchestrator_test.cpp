@@ -1,0 +1,448 @@
+// The orchestrator through a scripted fake GuestDriver: the fake reads the trial's real job
+// archive out of the initrd the orchestrator wrote (trial id and nonce), and answers with
+// console text in the real record format (guest/records.hpp format_guest_record), so the
+// order of trials, outcome mapping, retries, interruption, resume and the ledger are tested
+// without QEMU. The dd text inside the records is real GNU dd output (tests/data/dd/).
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "guest/records.hpp"
+#include "run/orchestrator.hpp"
+#include "run/results_dir.hpp"
+
+namespace abvm {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kDdOutput = read_file(fs::path(ABVM_TEST_DATA) / "dd" / "gnu-8M-16-direct.txt");
+
+// What the fake guest does on one boot.
+enum class Script {
+  ok,             // reports every run with exit status 0
+  run_fails,      // second measured run of the first workload exits 1
+  panic,          // prints a kernel panic, the driver sees a crash
+  panic_timeout,  // a panic the driver only sees as a timeout
+  hang,           // timeout with a partial console
+  infra,          // the hypervisor fails
+  foreign_nonce,  // records carry another trial's nonce
+  no_end,         // powers off without an END record
+  missing_run,    // END record, but one measured run is missing
+  agent_error,    // the agent reports it found no scratch disk
+  wrong_trial,    // records claim another trial id
+};
+
+struct Boot {
+  std::string trial, nonce, domain, kernel, cmdline;
+  bool initrd_existed = false;
+  VirtioBlkOptions disk;
+};
+
+// Pulls "trial X" and "nonce Y" out of the job file inside the (uncompressed) job archive.
+std::string job_field(const std::string& initrd, const std::string& key) {
+  const std::size_t job = initrd.rfind("abvm-job 1\n");
+  if (job == std::string::npos) return "";
+  const std::size_t at = initrd.find("\n" + key + " ", job);
+  if (at == std::string::npos) return "";
+  const std::size_t begin = at + key.size() + 2;
+  return initrd.substr(begin, initrd.find('\n', begin) - begin);
+}
+
+std::string console_for(Script script, const std::string& trial, const std::string& nonce,
+                        const std::vector<Workload>& workloads) {
+  std::uint64_t seq = 0;
+  std::string out = "[    0.000000] Linux version 6.1.0-28-cloud-amd64\nRun /init as init process\n";
+  const std::string use_nonce = script == Script::foreign_nonce ? "0123456789abcdef0123456789abcdef" : nonce;
+  const auto rec = [&](std::string_view type, const std::string& payload) {
+    out += format_guest_record(use_nonce, seq++, type, payload) + "\n";
+  };
+  rec("BEGIN", base64_encode(script == Script::wrong_trial ? "t9999" : trial) + ",1.31");
+  rec("UNAME", base64_encode("6.1.0-28-cloud-amd64"));
+  rec("CMDLINE", base64_encode("console=ttyS0 panic=-1 quiet rdinit=/init"));
+  if (script == Script::agent_error) {
+    rec("FEATURES", "none");
+    rec("ERROR", base64_encode("no virtio-blk disk with serial 'abvm-scratch'"));
+    rec("END", std::to_string(seq));
+    return out;
+  }
+  rec("FEATURES", "0110000000000000000000000000000001000000000000000000000000000000");
+  bool first = true;
+  for (const auto& w : workloads) {
+    for (int warm = 0; warm < w.warmup; ++warm) {
+      rec("RUN", w.name + "," + std::to_string(warm) + ",1,2.0");
+      rec("OUT", base64_encode(kDdOutput));
+      rec("RUNEND", w.name + "," + std::to_string(warm) + ",0,2.1");
+    }
+    for (int i = 0; i < w.repetitions; ++i) {
+      if (script == Script::missing_run && i == w.repetitions - 1) continue;
+      if (script == Script::hang && i == 1) return out + "ABVM1:" + nonce + ":";
+      const int status = script == Script::run_fails && first && i == 1 ? 1 : 0;
+      rec("RUN", w.name + "," + std::to_string(i) + ",0,2.2");
+      rec("OUT", base64_encode(status == 0 ? kDdOutput : "dd: error writing '/dev/vda': No space left on device\n"));
+      rec("RUNEND", w.name + "," + std::to_string(i) + "," + std::to_string(status) + ",2.3");
+    }
+    first = false;
+  }
+  if (script == Script::panic || script == Script::panic_timeout) {
+    out += "[    2.500000] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000100\n";
+    return out;
+  }
+  if (script == Script::no_end) return out;
+  rec("END", std::to_string(seq));
+  return out;
+}
+
+class FakeDriver : public GuestDriver {
+ public:
+  std::deque<Script> scripts;     // one per boot; ok when empty
+  std::vector<Boot> boots;
+  std::function<void()> during_boot;  // e.g. a "signal" arriving while the guest runs
+  std::vector<Workload> workloads;
+
+  GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
+                         const std::function<bool(std::string_view)>& done) override {
+    Boot b;
+    b.initrd_existed = fs::exists(spec.initrd);
+    const std::string initrd = b.initrd_existed ? read_file(spec.initrd) : "";
+    b.trial = job_field(initrd, "trial");
+    b.nonce = job_field(initrd, "nonce");
+    b.domain = spec.name;
+    b.kernel = spec.kernel.string();
+    b.cmdline = spec.cmdline;
+    b.disk = spec.disk;
+    boots.push_back(b);
+    const Script s = scripts.empty() ? Script::ok : scripts.front();
+    if (!scripts.empty()) scripts.pop_front();
+    if (during_boot) during_boot();
+    GuestOutcome o;
+    o.seconds = 1.5;
+    if (s == Script::infra) {
+      o.end = GuestOutcome::End::infra_error;
+      o.detail = "internal error: process exited while connecting to monitor";
+      return o;
+    }
+    o.console = console_for(s, b.trial, b.nonce, workloads);
+    if (done(o.console)) {
+      o.end = GuestOutcome::End::finished;
+    } else if (s == Script::panic) {
+      o.end = GuestOutcome::End::crashed;
+    } else if (s == Script::hang || s == Script::panic_timeout) {
+      o.end = GuestOutcome::End::timeout;
+      o.seconds = std::chrono::duration<double>(timeout).count();
+    } else {
+      o.end = GuestOutcome::End::powered_off;
+    }
+    return o;
+  }
+  std::string describe() const override { return "fake"; }
+  HostVersions versions() override { return {"fake:///", "0", "0"}; }
+};
+
+struct RecordingSink : TrialSink {
+  std::vector<TrialResult> results;
+  void on_trial_finished(const TrialResult& r) override { results.push_back(r); }
+};
+
+class OrchestratorTest : public ::testing::Test {
+ protected:
+  fs::path dir;
+  ExecutionSpec spec;
+  FakeDriver driver;
+  RecordingSink sink;
+
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("abvm-run-test-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    write_file_atomic(dir / "base.cpio.gz", std::string(1000, 'x'));
+    spec.results_dir = dir;
+    spec.base_image = dir / "base.cpio.gz";
+    spec.a = {.label = "baseline", .kernel = "/k/vmlinuz-a", .cmdline = "console=ttyS0 a"};
+    spec.b = {.label = "dma-api", .kernel = "/k/vmlinuz-b", .cmdline = "console=ttyS0 b"};
+    spec.b.disk.iommu_platform = true;
+    Workload dd{.name = "dd-write", .spec = DdWorkload{.block_size = "8M", .count = 16}, .repetitions = 3,
+                .warmup = 1};
+    Workload dd2{.name = "dd-small", .spec = DdWorkload{.block_size = "1M", .count = 4}, .repetitions = 2};
+    spec.workloads = {dd, dd2};
+    spec.scratch_disk = dir / "scratch.raw";
+    spec.infra_retries = 1;
+    driver.workloads = spec.workloads;
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  static std::vector<TrialToRun> trials(int blocks) {
+    std::vector<TrialToRun> out;
+    int pos = 0;
+    for (int b = 0; b < blocks; ++b) {
+      // BA in odd blocks, as a seeded plan might draw it.
+      for (SideId s : b % 2 ? std::vector{SideId::b, SideId::a} : std::vector{SideId::a, SideId::b}) {
+        out.push_back({.id = fmt_id(pos), .side = s, .block = b, .position = pos});
+        ++pos;
+      }
+    }
+    return out;
+  }
+  static std::string fmt_id(int n) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "t%04d", n);
+    return buf;
+  }
+  std::vector<std::string> ledger_trials() {
+    std::vector<std::string> out;
+    for (const auto& e : read_ledger(dir / "trials.jsonl")) out.push_back(e.trial);
+    return out;
+  }
+  TrialResult run_one(Script s) {
+    driver.scripts = {s};
+    Orchestrator o(driver, spec, sink);
+    o.run(trials(1), {}, {});
+    return sink.results.at(0);
+  }
+};
+
+TEST_F(OrchestratorTest, RunsTrialsInPlanOrderWithEachSidesBootSettings) {
+  Orchestrator o(driver, spec, sink);
+  const RunSummary summary = o.run(trials(2), {}, {});
+  EXPECT_EQ(summary.ran, 4u);
+  EXPECT_FALSE(summary.interrupted);
+  ASSERT_EQ(driver.boots.size(), 4u);
+  const std::vector<std::string> order = {"t0000", "t0001", "t0002", "t0003"};
+  const std::vector<std::string> kernels = {"/k/vmlinuz-a", "/k/vmlinuz-b", "/k/vmlinuz-b", "/k/vmlinuz-a"};
+  std::set<std::string> nonces, domains;
+  for (std::size_t i = 0; i < 4; ++i) {
+    // The trial id the guest sees comes from the job archive inside the initrd.
+    EXPECT_EQ(driver.boots[i].trial, order[i]);
+    EXPECT_EQ(driver.boots[i].kernel, kernels[i]);
+    EXPECT_TRUE(driver.boots[i].initrd_existed);
+    EXPECT_EQ(driver.boots[i].disk.iommu_platform, kernels[i] == "/k/vmlinuz-b");
+    nonces.insert(driver.boots[i].nonce);
+    domains.insert(driver.boots[i].domain);
+    EXPECT_EQ(sink.results[i].trial.id, order[i]);
+    EXPECT_EQ(sink.results[i].outcome, TrialOutcome::ok) << sink.results[i].detail;
+  }
+  EXPECT_EQ(nonces.size(), 4u) << "every boot needs a fresh nonce";
+  EXPECT_EQ(domains.size(), 4u) << "domain names must be unique per trial";
+  EXPECT_EQ(driver.boots[1].cmdline, "console=ttyS0 b");
+  EXPECT_EQ(ledger_trials(), order);
+
+  // Measured runs only (warm-ups are not handed on), with the raw tool output.
+  const TrialResult& r = sink.results[0];
+  ASSERT_EQ(r.runs.size(), 5u);
+  EXPECT_EQ(r.runs[0].workload, "dd-write");
+  EXPECT_EQ(r.runs[2].index, 2);
+  EXPECT_EQ(r.runs[3].workload, "dd-small");
+  EXPECT_EQ(r.runs[0].output, kDdOutput);
+  EXPECT_EQ(r.report.kernel_release, "6.1.0-28-cloud-amd64");
+  EXPECT_TRUE(r.report.access_platform);
+
+  // Per-trial artifacts; the large initrd is not kept.
+  const fs::path t0 = dir / "trials" / "t0000";
+  EXPECT_TRUE(fs::exists(t0 / "domain.xml"));
+  EXPECT_NE(read_file(t0 / "domain.xml").find("/k/vmlinuz-a"), std::string::npos);
+  EXPECT_NE(read_file(t0 / "console.log").find("ABVM1:"), std::string::npos);
+  EXPECT_EQ(read_file(t0 / "dd-write-run1.out"), kDdOutput);
+  EXPECT_TRUE(fs::exists(t0 / "dd-write-warmup0.out"));
+  EXPECT_NE(read_file(t0 / "result.json").find("\"outcome\": \"ok\""), std::string::npos);
+  EXPECT_FALSE(fs::exists(t0 / "initrd.img"));
+}
+
+TEST_F(OrchestratorTest, TrialTimeoutCoversBootAndEveryRun) {
+  spec.boot_timeout = std::chrono::seconds(30);
+  spec.run_timeout = std::chrono::seconds(10);
+  // (3 + 1 warm-up) + 2 runs.
+  EXPECT_EQ(trial_timeout(spec), std::chrono::seconds(30 + 6 * 10));
+}
+
+TEST_F(OrchestratorTest, FailingRunIsWorkloadFailedOthersStayOk) {
+  const TrialResult r = run_one(Script::run_fails);
+  EXPECT_EQ(r.outcome, TrialOutcome::workload_failed);
+  EXPECT_EQ(r.detail, "dd-write run 1 exited with status 1");
+  ASSERT_EQ(r.runs.size(), 5u);
+  EXPECT_EQ(r.runs[0].outcome, TrialOutcome::ok);
+  EXPECT_EQ(r.runs[1].outcome, TrialOutcome::workload_failed);
+  EXPECT_EQ(r.runs[1].exit_status, 1);
+  EXPECT_EQ(r.runs[2].outcome, TrialOutcome::ok);
+  EXPECT_EQ(read_ledger(dir / "trials.jsonl").at(0).outcome, TrialOutcome::workload_failed);
+}
+
+TEST_F(OrchestratorTest, PanicSeenAsCrashIsPanicAndNoRunCounts) {
+  const TrialResult r = run_one(Script::panic);
+  EXPECT_EQ(r.outcome, TrialOutcome::panic);
+  EXPECT_EQ(r.detail, "[    2.500000] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000100");
+  ASSERT_EQ(r.runs.size(), 5u);
+  for (const auto& run : r.runs) {
+    EXPECT_EQ(run.outcome, TrialOutcome::panic);
+    EXPECT_TRUE(run.output.empty());
+  }
+}
+
+TEST_F(OrchestratorTest, PanicThatEndsInTimeoutIsStillPanic) {
+  EXPECT_EQ(run_one(Script::panic_timeout).outcome, TrialOutcome::panic);
+}
+
+TEST_F(OrchestratorTest, HangIsTimeoutNamingTheLastConsoleLine) {
+  spec.boot_timeout = std::chrono::seconds(5);
+  spec.run_timeout = std::chrono::seconds(1);
+  const TrialResult r = run_one(Script::hang);
+  EXPECT_EQ(r.outcome, TrialOutcome::timeout);
+  EXPECT_TRUE(r.detail.starts_with("no end record after 11.0 s; the guest was destroyed; last console line: ABVM1:"))
+      << r.detail;
+  EXPECT_EQ(r.runs.size(), 5u);
+}
+
+TEST_F(OrchestratorTest, InfraErrorIsRetriedOnceAndTheRetryRecorded) {
+  const TrialResult r = run_one(Script::infra);  // then the default: ok
+  EXPECT_EQ(r.outcome, TrialOutcome::ok);
+  EXPECT_EQ(r.attempts, 2);
+  ASSERT_EQ(r.retried.size(), 1u);
+  EXPECT_EQ(r.retried[0], "attempt 1: internal error: process exited while connecting to monitor");
+  ASSERT_EQ(driver.boots.size(), 3u) << "two boots for t0000, one for t0001";
+  EXPECT_EQ(driver.boots[0].trial, driver.boots[1].trial);
+  EXPECT_NE(driver.boots[0].nonce, driver.boots[1].nonce);
+  EXPECT_EQ(read_ledger(dir / "trials.jsonl").at(0).attempts, 2);
+}
+
+TEST_F(OrchestratorTest, InfraRetryIsBounded) {
+  spec.infra_retries = 2;
+  driver.scripts = {Script::infra, Script::infra, Script::infra, Script::ok};
+  Orchestrator o(driver, spec, sink);
+  o.run(trials(1), {}, {});
+  // Trial t0000 used its 3 boots and failed; t0001 got the fourth boot.
+  ASSERT_EQ(sink.results.size(), 2u);
+  EXPECT_EQ(sink.results[0].outcome, TrialOutcome::infra_error);
+  EXPECT_EQ(sink.results[0].attempts, 3);
+  EXPECT_EQ(sink.results[0].retried.size(), 2u);
+  EXPECT_EQ(sink.results[0].detail, "internal error: process exited while connecting to monitor");
+  EXPECT_EQ(sink.results[1].outcome, TrialOutcome::ok);
+  EXPECT_EQ(driver.boots.size(), 4u);
+}
+
+TEST_F(OrchestratorTest, ForgedRecordsAreInvalidOutput) {
+  const TrialResult r = run_one(Script::foreign_nonce);
+  EXPECT_EQ(r.outcome, TrialOutcome::invalid_output);
+  EXPECT_NE(r.detail.find("no begin record"), std::string::npos) << r.detail;
+}
+
+TEST_F(OrchestratorTest, RecordsOfAnotherTrialAreInvalidOutput) {
+  const TrialResult r = run_one(Script::wrong_trial);
+  EXPECT_EQ(r.outcome, TrialOutcome::invalid_output);
+  EXPECT_EQ(r.detail, "records are of trial 't9999', not 't0000'");
+}
+
+TEST_F(OrchestratorTest, PowerOffWithoutEndRecordIsInvalidOutput) {
+  const TrialResult r = run_one(Script::no_end);
+  EXPECT_EQ(r.outcome, TrialOutcome::invalid_output);
+  EXPECT_EQ(r.detail, "no end record: the guest output stops early");
+}
+
+TEST_F(OrchestratorTest, MissingRunIsInvalidOutput) {
+  const TrialResult r = run_one(Script::missing_run);
+  EXPECT_EQ(r.outcome, TrialOutcome::invalid_output);
+  EXPECT_EQ(r.detail, "the guest ended without reporting runs dd-write #2, dd-small #1");
+}
+
+TEST_F(OrchestratorTest, AgentErrorIsWorkloadFailed) {
+  const TrialResult r = run_one(Script::agent_error);
+  EXPECT_EQ(r.outcome, TrialOutcome::workload_failed);
+  EXPECT_EQ(r.detail, "guest agent: no virtio-blk disk with serial 'abvm-scratch'");
+}
+
+TEST_F(OrchestratorTest, InterruptDuringAGuestDropsThatTrialAndResumeCompletesWithoutDuplicates) {
+  bool signalled = false;
+  int boots = 0;
+  driver.during_boot = [&] {
+    if (++boots == 3) signalled = true;  // "Ctrl-C" while the third guest runs
+  };
+  {
+    Orchestrator o(driver, spec, sink);
+    const RunSummary s = o.run(trials(2), {}, {.stop_requested = [&] { return signalled; }});
+    EXPECT_TRUE(s.interrupted);
+    EXPECT_EQ(s.ran, 2u);
+  }
+  EXPECT_EQ(ledger_trials(), (std::vector<std::string>{"t0000", "t0001"}));
+  EXPECT_EQ(sink.results.size(), 2u);
+
+  // Resume: a new orchestrator told what the ledger holds.
+  signalled = false;
+  driver.during_boot = nullptr;
+  driver.boots.clear();
+  Orchestrator o(driver, spec, sink);
+  const RunSummary s = o.run(trials(2), done_trials(read_ledger(dir / "trials.jsonl")), {});
+  EXPECT_EQ(s.skipped, 2u);
+  EXPECT_EQ(s.ran, 2u);
+  ASSERT_EQ(driver.boots.size(), 2u);
+  EXPECT_EQ(driver.boots[0].trial, "t0002");
+  EXPECT_EQ(ledger_trials(), (std::vector<std::string>{"t0000", "t0001", "t0002", "t0003"}));
+  std::set<std::string> ids;
+  for (const auto& r : sink.results) EXPECT_TRUE(ids.insert(r.trial.id).second) << "duplicate " << r.trial.id;
+}
+
+TEST_F(OrchestratorTest, StopBeforeTheFirstTrialBootsNothing) {
+  Orchestrator o(driver, spec, sink);
+  const RunSummary s = o.run(trials(1), {}, {.stop_requested = [] { return true; }});
+  EXPECT_TRUE(s.interrupted);
+  EXPECT_TRUE(driver.boots.empty());
+  EXPECT_FALSE(fs::exists(dir / "trials.jsonl"));
+}
+
+TEST_F(OrchestratorTest, BlockEndsAreReportedAndCanStopTheRun) {
+  std::vector<int> looked;
+  Orchestrator o(driver, spec, sink);
+  const RunSummary s = o.run(trials(3), {}, {.at_block_end = [&](int block) {
+                                               looked.push_back(block);
+                                               return block == 1 ? BlockDecision::stop : BlockDecision::go_on;
+                                             }});
+  EXPECT_EQ(looked, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(s.stopped_early);
+  EXPECT_EQ(s.ran, 4u);
+}
+
+TEST_F(OrchestratorTest, ExtendAddsTrialsUntilItReturnsNone) {
+  int extensions = 0;
+  Orchestrator o(driver, spec, sink);
+  const RunSummary s = o.run(trials(1), {}, {.extend = [&] {
+                                               if (++extensions > 2) return std::vector<TrialToRun>{};
+                                               auto all = trials(1 + extensions);
+                                               return std::vector<TrialToRun>(all.end() - 2, all.end());
+                                             }});
+  EXPECT_EQ(s.ran, 6u);
+  EXPECT_EQ(s.trials.size(), 6u);
+  EXPECT_EQ(ledger_trials().back(), "t0005");
+}
+
+TEST_F(OrchestratorTest, ProgressIsReportedAfterEachTrial) {
+  std::vector<std::size_t> done;
+  std::vector<std::string> started;
+  Orchestrator o(driver, spec, sink);
+  o.run(trials(2), {"t0000"},
+        {.on_trial_start = [&](const TrialToRun& t, std::size_t, std::size_t) { started.push_back(t.id); },
+         .on_trial_end =
+             [&](const TrialProgress& p) {
+               done.push_back(p.done);
+               EXPECT_EQ(p.total, 4u);
+               EXPECT_GT(p.mean_trial_seconds, 0.0);
+             }});
+  EXPECT_EQ(started, (std::vector<std::string>{"t0001", "t0002", "t0003"}));
+  EXPECT_EQ(done, (std::vector<std::size_t>{2, 3, 4}));
+}
+
+TEST(ConsoleEndRecord, NeedsTheWholeLineWithThisNonce) {
+  const std::string nonce = "00112233445566778899aabbccddeeff";
+  const std::string end = format_guest_record(nonce, 7, "END", "7");
+  EXPECT_TRUE(console_has_end_record("boot\n" + end + "\n", nonce));
+  EXPECT_FALSE(console_has_end_record("boot\n" + end, nonce)) << "line not complete yet";
+  EXPECT_FALSE(console_has_end_record(format_guest_record("ffeeddccbbaa99887766554433221100", 7, "END", "7") + "\n",
+                                      nonce));
+  EXPECT_FALSE(console_has_end_record(format_guest_record(nonce, 3, "RUN", "END,0,0,1.0") + "\n", nonce));
+}
+
+}  // namespace
+}  // namespace abvm
