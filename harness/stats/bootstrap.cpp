@@ -27,32 +27,23 @@ std::vector<double> sorted_positive(std::span<const double> v, const char* side)
   return s;
 }
 
-// Median of a with-replacement resample of `sorted`, drawn through the order statistics of uniforms
-// (see the header).
-class ResampleMedian {
- public:
-  explicit ResampleMedian(const std::vector<double>& sorted)
-      : x_(sorted), n_(sorted.size()), k_((sorted.size() + 1) / 2) {}
-
-  double draw(Random& rng) const {
-    const double u_k = boost::math::ibeta_inv(static_cast<double>(k_), static_cast<double>(n_ - k_ + 1), rng.uniform());
-    const double lower = at(u_k);
-    if (n_ % 2 == 1) return lower;
-    const double v = 1.0 - rng.uniform();  // (0, 1]
-    const double u_next = u_k + (1.0 - u_k) * (1.0 - std::pow(v, 1.0 / static_cast<double>(n_ - k_)));
-    return (lower + at(u_next)) / 2.0;
-  }
-
- private:
-  double at(double u) const {
-    const auto i = static_cast<std::size_t>(std::floor(u * static_cast<double>(n_)));
-    return x_[std::min(i, n_ - 1)];
-  }
-  const std::vector<double>& x_;
-  std::size_t n_, k_;
-};
-
 }  // namespace
+
+double resample_median(std::span<const double> sorted, Random& rng) {
+  const std::size_t n = sorted.size();
+  if (n == 0) throw std::invalid_argument("resample_median: no values");
+  const std::size_t k = (n + 1) / 2;  // 1-based rank of the (lower) median
+  auto at = [&](double u) {
+    const auto i = static_cast<std::size_t>(std::floor(u * static_cast<double>(n)));
+    return sorted[std::min(i, n - 1)];
+  };
+  const double u_k = boost::math::ibeta_inv(static_cast<double>(k), static_cast<double>(n - k + 1), rng.uniform());
+  const double lower = at(u_k);
+  if (n % 2 == 1) return lower;
+  const double v = 1.0 - rng.uniform();  // (0, 1]
+  const double u_next = u_k + (1.0 - u_k) * (1.0 - std::pow(v, 1.0 / static_cast<double>(n - k)));
+  return (lower + at(u_next)) / 2.0;
+}
 
 Interval bootstrap_median_ratio(std::span<const double> x, std::span<const double> y, double confidence,
                                 std::uint64_t seed, std::size_t resamples) {
@@ -65,12 +56,11 @@ Interval bootstrap_median_ratio(std::span<const double> x, std::span<const doubl
   Interval r;
   r.confidence = confidence;
   r.estimate = median(sy) / median(sx);
-  const ResampleMedian mx(sx), my(sy);
   Random rng(seed);
   std::vector<double> ratios(resamples);
   for (double& ratio : ratios) {
-    const double denominator = mx.draw(rng);  // fixed draw order: x first, then y
-    ratio = my.draw(rng) / denominator;
+    const double denominator = resample_median(sx, rng);  // fixed draw order: x first, then y
+    ratio = resample_median(sy, rng) / denominator;
   }
   std::sort(ratios.begin(), ratios.end());
   r.low = quantile(ratios, (1 - confidence) / 2);

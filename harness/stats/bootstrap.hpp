@@ -24,11 +24,18 @@
 #include <cstdint>
 #include <span>
 
+#include "stats/random.hpp"
+
 namespace abvm::stats {
 
 struct Interval {
   double estimate = 0, low = 0, high = 0, confidence = 0.95;
 };
+
+// One bootstrap replicate of the median: the median of a with-replacement resample of `sorted`
+// (ascending, non-empty, same size), drawn in O(1) as described above. Consumes one uniform from
+// rng for odd sizes, two for even sizes.
+double resample_median(std::span<const double> sorted, Random& rng);
 
 Interval bootstrap_median_ratio(std::span<const double> x, std::span<const double> y, double confidence,
                                 std::uint64_t seed, std::size_t resamples = 2000);

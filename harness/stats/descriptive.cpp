@@ -8,7 +8,7 @@
 
 namespace abvm::stats {
 
-void require_finite(std::span<const double> v, const char* what) {
+void require_nonempty_finite(std::span<const double> v, const char* what) {
   if (v.empty()) throw std::invalid_argument(std::string(what) + ": no values");
   for (double x : v) {
     if (!std::isfinite(x)) throw std::invalid_argument(std::string(what) + ": non-finite value");
@@ -16,7 +16,7 @@ void require_finite(std::span<const double> v, const char* what) {
 }
 
 double quantile(std::span<const double> sorted, double q) {
-  require_finite(sorted, "quantile");
+  require_nonempty_finite(sorted, "quantile");
   if (!(q >= 0.0 && q <= 1.0)) throw std::invalid_argument("quantile: q must lie in [0, 1]");
   if (!std::is_sorted(sorted.begin(), sorted.end())) {
     throw std::invalid_argument("quantile: data must be sorted ascending");
@@ -46,7 +46,7 @@ double median_in_place(std::vector<double>& w) {
 }  // namespace
 
 double median(std::span<const double> v) {
-  require_finite(v, "median");
+  require_nonempty_finite(v, "median");
   std::vector<double> w(v.begin(), v.end());
   return median_in_place(w);
 }
@@ -59,7 +59,7 @@ double mad(std::span<const double> v) {
 }
 
 Summary summarize(std::span<const double> v) {
-  require_finite(v, "summarize");
+  require_nonempty_finite(v, "summarize");
   std::vector<double> sorted(v.begin(), v.end());
   std::sort(sorted.begin(), sorted.end());
   Summary s;

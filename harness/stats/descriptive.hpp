@@ -29,6 +29,6 @@ double median(std::span<const double> v);
 double mad(std::span<const double> v);
 
 // Throws std::invalid_argument naming `what` when v is empty or holds a non-finite value.
-void require_finite(std::span<const double> v, const char* what);
+void require_nonempty_finite(std::span<const double> v, const char* what);
 
 }  // namespace abvm::stats

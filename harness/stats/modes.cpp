@@ -32,7 +32,7 @@ Density estimate(const std::vector<double>& x, double h) {
   k.lo = x.front() - 3 * h;
   const double range = (x.back() + 3 * h) - k.lo;
   const auto wanted = static_cast<std::size_t>(std::ceil(range / (h / 4))) + 1;
-  const std::size_t m = std::clamp<std::size_t>(wanted, 512, max_grid);
+  const std::size_t m = std::clamp<std::size_t>(wanted, 64, max_grid);
   k.step = range / static_cast<double>(m - 1);
   std::vector<double> w(m, 0.0);
   for (double v : x) {

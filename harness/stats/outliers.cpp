@@ -9,7 +9,7 @@
 namespace abvm::stats {
 
 Outliers find_outliers(std::span<const double> v) {
-  require_finite(v, "find_outliers");
+  require_nonempty_finite(v, "find_outliers");
   std::vector<double> sorted(v.begin(), v.end());
   std::sort(sorted.begin(), sorted.end());
   const double q1 = quantile(sorted, 0.25);
