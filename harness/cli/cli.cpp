@@ -5,22 +5,34 @@
 
 #include <cstdio>
 #include <exception>
+#include <vector>
 
+#include "cli/analyze.hpp"
+#include "cli/run.hpp"
 #include "core/error.hpp"
 
 namespace abvm::cli {
 
 int main(int argc, char** argv) {
-  CLI::App app{"abvm: A/B performance regression harness for Linux kernels under virtualization"};
+  CLI::App app{"abvm: does this kernel change make I/O slower? A/B performance regression harness for Linux "
+               "kernels under QEMU/libvirt"};
   app.require_subcommand(1);
   app.set_version_flag("--version", ABVM_VERSION);
+  std::vector<Command> commands;
+  commands.push_back(add_analyze(app));
+  commands.push_back(add_run(app));
+  // The one top-level catch: every error ends here, printed once, mapped to its exit code.
   try {
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-      return app.exit(e) == 0 ? 0 : static_cast<int>(ExitCode::usage);
+      int rc = app.exit(e);
+      return rc == 0 ? 0 : static_cast<int>(ExitCode::usage);
     }
-    return 0;
+    for (auto& c : commands) {
+      if (c.app->parsed()) return c.run();
+    }
+    return static_cast<int>(ExitCode::usage);
   } catch (const Error& e) {
     std::fprintf(stderr, "abvm: error: %s\n", e.what());
     return static_cast<int>(ExitCode::usage);

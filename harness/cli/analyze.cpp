@@ -1,0 +1,108 @@
+#include "cli/analyze.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "report/json_report.hpp"
+#include "report/terminal.hpp"
+#include "samples/load.hpp"
+#include "verdict/analysis.hpp"
+
+namespace abvm::cli {
+namespace {
+
+struct AnalyzeArgs {
+  std::vector<std::string> a, b;
+  std::vector<std::string> results_dir;
+  std::string format = "auto";
+  std::string metric, unit;
+  bool higher = false, lower = false;
+  double margin = 0.05, confidence = 0.95;
+  std::uint64_t seed = 1;
+  std::string json_path;
+};
+
+InputFormat parse_format(const std::string& s) {
+  if (s == "auto") return InputFormat::auto_detect;
+  if (s == "dd") return InputFormat::dd;
+  if (s == "fio") return InputFormat::fio;
+  if (s == "numbers") return InputFormat::numbers;
+  throw Error(fmt::format("--format {}: unknown format; use auto, dd, fio or numbers", s));
+}
+
+int run_analyze(const AnalyzeArgs& args) {
+  SampleSet samples;
+  ReportSource source;
+  if (!args.results_dir.empty()) {
+    if (!args.a.empty() || !args.b.empty()) {
+      throw Error("give either a results directory or --a/--b files, not both");
+    }
+    if (args.results_dir.size() != 1) throw Error("give one results directory");
+    source.kind = "results";
+    source.results_dir = args.results_dir[0];
+    samples = load_results_dir(args.results_dir[0]);
+  } else {
+    if (args.a.empty() || args.b.empty()) {
+      throw Error("nothing to compare: give files for both sides (--a FILE... --b FILE...) or a results directory");
+    }
+    if (args.higher && args.lower) throw Error("--higher-is-better and --lower-is-better exclude each other");
+    InputOptions opts;
+    opts.format = parse_format(args.format);
+    if (!args.metric.empty()) opts.metric = args.metric;
+    if (!args.unit.empty()) opts.unit = args.unit;
+    if (args.higher) opts.better = Better::higher;
+    if (args.lower) opts.better = Better::lower;
+    std::vector<std::filesystem::path> a(args.a.begin(), args.a.end()), b(args.b.begin(), args.b.end());
+    source.kind = "files";
+    source.a = args.a;
+    source.b = args.b;
+    samples = load_side_files(a, b, opts);
+  }
+  AnalysisOptions options;
+  options.margin = args.margin;
+  options.confidence = args.confidence;
+  options.seed = args.seed;
+  Analysis analysis = analyze(samples, options);
+  // Write the JSON before printing so that a closed terminal cannot lose it.
+  if (!args.json_path.empty()) write_file_atomic(args.json_path, json_report_text(analysis, source));
+  TerminalOptions term;
+  term.color = ::isatty(STDOUT_FILENO) != 0;
+  std::cout << terminal_report(analysis, term) << std::flush;
+  return exit_code_for(analysis.verdict);
+}
+
+}  // namespace
+
+Command add_analyze(CLI::App& app) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  CLI::App* sub = app.add_subcommand("analyze", "Compare side A with side B from saved measurements and decide");
+  sub->footer(
+      "Inputs: GNU dd output (any text holding dd's summary lines), fio JSON (json or json+), plain numbers (one per "
+      "line; give --unit and a direction), or an abvm results directory (its journal.jsonl).\n"
+      "Exit codes: 0 no_change or improvement, 1 regression, 2 usage or input error, 3 infrastructure error, "
+      "4 inconclusive.");
+  sub->add_option("results_dir", args->results_dir, "An abvm results directory (instead of --a/--b)");
+  sub->add_option("--a", args->a, "Measurement files of side A (baseline)");
+  sub->add_option("--b", args->b, "Measurement files of side B (candidate)");
+  sub->add_option("--format", args->format, "Input format: auto, dd, fio or numbers")
+      ->check(CLI::IsMember({"auto", "dd", "fio", "numbers"}))
+      ->capture_default_str();
+  sub->add_option("--metric", args->metric, "Metric name: selects one metric of dd/fio input, names plain numbers");
+  sub->add_option("--unit", args->unit, "Unit of plain numbers (e.g. B/s, ns)");
+  sub->add_flag("--higher-is-better", args->higher, "Plain numbers: higher values are better (bandwidth, IOPS)");
+  sub->add_flag("--lower-is-better", args->lower, "Plain numbers: lower values are better (latency, time)");
+  sub->add_option("--margin", args->margin, "Margin of practical interest, as a fraction (0.05 = 5 %)")
+      ->capture_default_str();
+  sub->add_option("--confidence", args->confidence, "Family-wise confidence level")->capture_default_str();
+  sub->add_option("--seed", args->seed, "Seed of the bootstrap interval")->capture_default_str();
+  sub->add_option("--json", args->json_path, "Write the JSON report to this path");
+  return {sub, [args] { return run_analyze(*args); }};
+}
+
+}  // namespace abvm::cli

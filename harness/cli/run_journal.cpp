@@ -1,0 +1,146 @@
+#include "cli/run_journal.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <variant>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "samples/dd.hpp"
+#include "samples/fio.hpp"
+
+namespace abvm::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+Outcome journal_outcome(TrialOutcome o) {
+  // The two enums use the same words (run/trial.hpp, samples/journal.hpp).
+  return parse_outcome(to_string(o)).value_or(Outcome::invalid_output);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+JournalSink::JournalSink(fs::path journal, std::vector<Workload> workloads, std::string host)
+    : journal_(std::move(journal)), workloads_(std::move(workloads)), host_(std::move(host)) {}
+
+std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) const {
+  std::int64_t per_trial = 0;
+  for (const auto& w : workloads_) per_trial += w.repetitions;
+  std::vector<JournalEntry> out;
+  std::int64_t k = 0;
+  for (const auto& run : result.runs) {
+    JournalEntry e;
+    e.trial = result.trial.id;
+    e.side = result.trial.side == SideId::a ? Side::a : Side::b;
+    e.boot = result.trial.id;
+    e.run = run.index;
+    // Runs of a trial follow each other; trials keep their plan positions, so the order is the
+    // same whether or not the run was resumed.
+    e.order = result.trial.position * per_trial + k++;
+    e.block = result.trial.block;
+    e.workload = run.workload;
+    e.host = host_;
+    e.accelerator = result.accelerator;
+    e.time = result.time;
+    e.outcome = journal_outcome(run.outcome);
+    e.detail = run.detail;
+    if (run.outcome == TrialOutcome::ok) {
+      const auto w = std::find_if(workloads_.begin(), workloads_.end(),
+                                  [&](const Workload& x) { return x.name == run.workload; });
+      const std::string source = fmt::format("trials/{}/{}-run{}.out", result.trial.id, run.workload, run.index);
+      try {
+        if (w == workloads_.end()) throw Error(fmt::format("unknown workload '{}'", run.workload));
+        if (std::holds_alternative<DdWorkload>(w->spec)) {
+          const auto runs = parse_dd(run.output, source);
+          if (runs.size() != 1) throw Error(fmt::format("{}: {} dd summaries, expected 1", source, runs.size()));
+          e.metrics = dd_metrics(run.workload, runs[0]);
+        } else {
+          const auto docs = parse_fio(run.output, source);
+          if (docs.size() != 1) throw Error(fmt::format("{}: {} fio documents, expected 1", source, docs.size()));
+          for (const auto& job : docs[0].jobs) {
+            if (job.error != 0) {
+              e.outcome = Outcome::workload_failed;
+              e.detail = describe_fio_error(job);
+            }
+          }
+          if (e.outcome == Outcome::ok) e.metrics = fio_metrics(run.workload, docs[0]);
+        }
+        if (e.outcome == Outcome::ok && e.metrics.empty()) throw Error(source + ": no metric in the output");
+        for (const auto& m : e.metrics) {
+          if (!std::isfinite(m.value) || m.value <= 0) {
+            throw Error(fmt::format("{}: metric {} = {} is not a positive number", source, m.name, m.value));
+          }
+        }
+      } catch (const Error& ex) {
+        e.outcome = Outcome::invalid_output;
+        e.metrics.clear();
+        e.detail = ex.what();
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void JournalSink::on_trial_finished(const TrialResult& result) {
+  const auto entries = entries_for(result);
+  for (const auto& e : entries) append_line_durable(journal_, to_journal_line(e));
+  remember(entries);
+}
+
+void JournalSink::remember(const std::vector<JournalEntry>& entries) {
+  for (const auto& e : entries) {
+    if (e.outcome != Outcome::ok || e.metrics.empty()) continue;
+    if (first_metric_.empty()) first_metric_ = e.metrics[0].name;
+    for (const auto& m : e.metrics) {
+      if (m.name == first_metric_) values_[to_string(e.side)].push_back(m.value);
+    }
+  }
+}
+
+std::string JournalSink::effect_estimate() const {
+  const auto a = values_.find("A");
+  const auto b = values_.find("B");
+  if (a == values_.end() || b == values_.end() || a->second.empty() || b->second.empty()) return "";
+  return fmt::format("{} B/A {:.3f} ({} vs {} runs)", first_metric_, median(b->second) / median(a->second),
+                     a->second.size(), b->second.size());
+}
+
+std::vector<JournalEntry> prune_journal(const fs::path& journal, const std::set<std::string>& done,
+                                        std::vector<std::string>& notes) {
+  if (!fs::exists(journal)) return {};
+  bool truncated = false;
+  std::vector<JournalEntry> all = read_journal(journal, [&](const std::string& w) {
+    truncated = true;
+    notes.push_back(w);
+  });
+  std::vector<JournalEntry> kept;
+  std::set<std::string> dropped;
+  for (auto& e : all) {
+    if (done.contains(e.trial)) {
+      kept.push_back(std::move(e));
+    } else {
+      dropped.insert(e.trial);
+    }
+  }
+  if (truncated || !dropped.empty()) {
+    std::string text;
+    for (const auto& e : kept) text += to_journal_line(e) + "\n";
+    write_file_atomic(journal, text);
+    for (const auto& t : dropped) {
+      notes.push_back(fmt::format("{}: lines of unfinished trial {} removed; it runs again", journal.string(), t));
+    }
+  }
+  return kept;
+}
+
+}  // namespace abvm::cli

@@ -1,0 +1,49 @@
+#pragma once
+// The glue between run/ and samples/: a TrialSink that turns each finished trial's raw tool
+// output into journal lines (samples/journal.hpp), appended durably as the trial ends. It
+// lives in cli/ because run/ comes before samples/ in the data flow.
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "run/trial.hpp"
+#include "samples/journal.hpp"
+
+namespace abvm::cli {
+
+class JournalSink final : public TrialSink {
+ public:
+  // `runs_per_trial`: measured runs per boot over all workloads (for the journal's order).
+  JournalSink(std::filesystem::path journal, std::vector<Workload> workloads, std::string host);
+
+  // Writes one journal line per measured run. An ok run whose output does not parse, or whose
+  // fio job reports an error, becomes invalid-output / workload-failed with the reason.
+  void on_trial_finished(const TrialResult& result) override;
+
+  // The entries a trial becomes (exposed for tests).
+  std::vector<JournalEntry> entries_for(const TrialResult& result) const;
+
+  // "dd-write.bandwidth B/A 0.953 (12 vs 12 runs)": the ratio of medians of the first metric
+  // so far, for the progress line; empty until both sides have a value.
+  std::string effect_estimate() const;
+
+  // Feeds effect_estimate() with entries already in the journal (resume).
+  void remember(const std::vector<JournalEntry>& entries);
+
+ private:
+  std::filesystem::path journal_;
+  std::vector<Workload> workloads_;
+  std::string host_;
+  std::string first_metric_;
+  std::map<std::string, std::vector<double>> values_;  // "A"/"B" -> first metric's values
+};
+
+// Removes from `journal` every line of a trial not in `done` (a runner killed between a
+// trial's journal lines and its ledger line) and an unfinished last line. Returns the entries
+// kept; rewrites the file atomically only when something was removed.
+std::vector<JournalEntry> prune_journal(const std::filesystem::path& journal, const std::set<std::string>& done,
+                                        std::vector<std::string>& notes);
+
+}  // namespace abvm::cli

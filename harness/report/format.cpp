@@ -1,0 +1,33 @@
+#include "report/format.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+
+namespace abvm {
+
+std::string format_value(double value, const std::string& unit) {
+  if (std::isnan(value)) return "-";
+  if (unit == "B/s" || unit == "B") {
+    static constexpr std::array<const char*, 5> prefixes = {"", "k", "M", "G", "T"};
+    double v = value;
+    std::size_t i = 0;
+    while (std::abs(v) >= 1000 && i + 1 < prefixes.size()) {
+      v /= 1000;
+      ++i;
+    }
+    return fmt::format("{:.3g} {}{}", v, prefixes[i], unit);
+  }
+  if (unit == "ns" || unit == "us" || unit == "ms" || unit == "s") {
+    double ns = unit == "ns" ? value : unit == "us" ? value * 1e3 : unit == "ms" ? value * 1e6 : value * 1e9;
+    if (std::abs(ns) < 1e3) return fmt::format("{:.3g} ns", ns);
+    if (std::abs(ns) < 1e6) return fmt::format("{:.3g} us", ns / 1e3);
+    if (std::abs(ns) < 1e9) return fmt::format("{:.3g} ms", ns / 1e6);
+    return fmt::format("{:.3g} s", ns / 1e9);
+  }
+  if (unit.empty()) return fmt::format("{:.4g}", value);
+  return fmt::format("{:.4g} {}", value, unit);
+}
+
+}  // namespace abvm

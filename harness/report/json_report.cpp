@@ -1,0 +1,130 @@
+#include "report/json_report.hpp"
+
+#include <cmath>
+
+namespace abvm {
+namespace {
+
+using nlohmann::json;
+
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json effect_json(const Effect& e) {
+  return {{"estimate", number(e.estimate)}, {"ci_low", number(e.low)},          {"ci_high", number(e.high)},
+          {"confidence", number(e.confidence)}, {"achieved_confidence", number(e.achieved_confidence)},
+          {"method", e.method}};
+}
+
+json side_json(const SideAnalysis& s) {
+  const auto& x = s.summary;
+  json runs = json::array();
+  for (const Sample& sample : s.samples) {
+    json r = {{"value", number(sample.value)}, {"order", sample.order}, {"run_in_boot", sample.run_in_boot}};
+    r["boot"] = sample.boot ? json(*sample.boot) : json(nullptr);
+    r["block"] = sample.block ? json(*sample.block) : json(nullptr);
+    runs.push_back(std::move(r));
+  }
+  return {{"n", x.n},
+          {"median", number(x.median)},
+          {"mean", number(x.mean)},
+          {"sd", number(x.sd)},
+          {"mad", number(x.mad)},
+          {"iqr", number(x.iqr)},
+          {"min", number(x.min)},
+          {"max", number(x.max)},
+          {"cv", number(x.cv)},
+          {"outliers", s.outliers.any},
+          {"outliers_tukey", s.outliers.tukey},
+          {"outliers_modified_z", s.outliers.modified_z},
+          {"units", s.units.size()},
+          {"unit_kind", s.per_boot ? "boot" : "run"},
+          {"runs", std::move(runs)}};
+}
+
+json metric_json(const MetricAnalysis& m) {
+  json modes = json::array();
+  for (std::size_t i = 0; i < m.modes.split.modes.size(); ++i) {
+    const auto& md = m.modes.split.modes[i];
+    modes.push_back({{"low", number(md.low)},
+                     {"high", number(md.high)},
+                     {"a_fraction", number(md.a_fraction)},
+                     {"b_fraction", number(md.b_fraction)},
+                     {"a_count", md.a_count},
+                     {"b_count", md.b_count},
+                     {"dominant", i == m.modes.split.dominant}});
+  }
+  json mode_test = nullptr;
+  if (m.modes.fisher) {
+    mode_test = {{"test", "fisher_exact"},
+                 {"p_b_more_in_worse", number(m.modes.fisher->p_greater)},
+                 {"p_a_more_in_worse", number(m.modes.fisher->p_less)},
+                 {"p_two_sided", number(m.modes.fisher->p_two_sided)},
+                 {"alpha", number(m.modes.alpha)},
+                 {"b_more_in_worse", m.modes.b_more_in_worse},
+                 {"a_more_in_worse", m.modes.a_more_in_worse}};
+    mode_test["dominant_mode_effect"] = m.modes.dominant_shift ? effect_json(*m.modes.dominant_shift) : json(nullptr);
+  }
+  json out = {{"name", m.name},
+              {"unit", m.unit},
+              {"better", to_string(m.better)},
+              {"a", side_json(m.a)},
+              {"b", side_json(m.b)},
+              {"effect", effect_json(m.effect)},
+              {"paired_effect", m.paired ? effect_json(*m.paired) : json(nullptr)},
+              {"mann_whitney",
+               {{"u", number(m.mw_u)}, {"p", number(m.mw_p)}, {"p_holm", number(m.mw_p_holm)}, {"exact", m.mw_exact}}},
+              {"bootstrap_median_ratio",
+               {{"estimate", number(m.bootstrap.estimate)},
+                {"ci_low", number(m.bootstrap.low)},
+                {"ci_high", number(m.bootstrap.high)},
+                {"confidence", number(m.bootstrap.confidence)}}},
+              {"modes", std::move(modes)},
+              {"mode_test", std::move(mode_test)},
+              {"verdict", to_string(m.verdict)},
+              {"headline", m.headline},
+              {"warnings", m.warnings},
+              {"notes", m.notes}};
+  out["runs_needed"] = m.runs_needed ? json(*m.runs_needed) : json(nullptr);
+  return out;
+}
+
+json context_json(const SideContext& c) { return {{"hosts", c.hosts}, {"accelerators", c.accelerators}}; }
+
+}  // namespace
+
+nlohmann::json json_report(const Analysis& analysis, const ReportSource& source) {
+  json metrics = json::array();
+  for (const auto& m : analysis.metrics) metrics.push_back(metric_json(m));
+  json failures = json::array();
+  for (const auto& f : analysis.failures) {
+    failures.push_back({{"side", to_string(f.side)}, {"outcome", f.outcome}, {"what", f.what}, {"source", f.source}});
+  }
+  json src = {{"kind", source.kind}, {"a_label", source.a_label}, {"b_label", source.b_label}};
+  if (source.kind == "files") {
+    src["a"] = source.a;
+    src["b"] = source.b;
+  } else {
+    src["results_dir"] = source.results_dir;
+  }
+  return {{"schema_version", 1},
+          {"tool", {{"name", "abvm"}, {"version", ABVM_VERSION}}},
+          {"verdict", to_string(analysis.verdict)},
+          {"options",
+           {{"margin", analysis.options.margin},
+            {"confidence", analysis.options.confidence},
+            {"interval_confidence", analysis.interval_confidence},
+            {"seed", analysis.options.seed},
+            {"bootstrap_resamples", analysis.options.bootstrap_resamples}}},
+          {"source", std::move(src)},
+          {"context", {{"a", context_json(analysis.context_a)}, {"b", context_json(analysis.context_b)}}},
+          {"failed_runs", {{"a", analysis.failed_a}, {"b", analysis.failed_b}}},
+          {"failures", std::move(failures)},
+          {"warnings", analysis.warnings},
+          {"metrics", std::move(metrics)}};
+}
+
+std::string json_report_text(const Analysis& analysis, const ReportSource& source) {
+  return json_report(analysis, source).dump(2) + "\n";
+}
+
+}  // namespace abvm

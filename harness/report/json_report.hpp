@@ -1,0 +1,24 @@
+#pragma once
+// The JSON report (schema_version 1): a pure function of the analysis. CI jobs and the HTML report
+// read it, so the fields named in report/schema.json are stable; new fields may be added.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "verdict/analysis.hpp"
+
+namespace abvm {
+
+// What the caller knows about where the data came from (input files or a results directory).
+struct ReportSource {
+  std::string kind;                 // "files" or "results"
+  std::vector<std::string> a, b;    // input files per side (kind "files")
+  std::string results_dir;          // kind "results"
+  std::string a_label = "A", b_label = "B";
+};
+
+nlohmann::json json_report(const Analysis& analysis, const ReportSource& source);
+
+// Serialised with two-space indentation and a trailing newline. NaN becomes null.
+std::string json_report_text(const Analysis& analysis, const ReportSource& source);
+
+}  // namespace abvm

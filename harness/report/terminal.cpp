@@ -1,0 +1,86 @@
+#include "report/terminal.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "report/format.hpp"
+
+namespace abvm {
+namespace {
+
+std::string pct(double ratio) { return std::isfinite(ratio) ? fmt::format("{:+.1f}%", (ratio - 1) * 100) : "-"; }
+
+std::string colored(const std::string& text, Verdict v, bool color) {
+  if (!color) return text;
+  const char* code = v == Verdict::regression     ? "\033[1;31m"
+                     : v == Verdict::inconclusive ? "\033[1;33m"
+                     : v == Verdict::improvement  ? "\033[1;32m"
+                                                  : "\033[1m";
+  return fmt::format("{}{}\033[0m", code, text);
+}
+
+void side_row(std::string& out, const std::string& label, const SideAnalysis& s, const std::string& unit) {
+  const auto& x = s.summary;
+  out += fmt::format("  {:<10} {:>5} {:>12} {:>12} {:>12} {:>12} {:>12} {:>6.1f}%", label, x.n,
+                     format_value(x.median, unit), format_value(x.mean, unit), format_value(x.mad, unit),
+                     format_value(x.min, unit), format_value(x.max, unit), x.cv * 100);
+  if (s.per_boot) out += fmt::format("  ({} boots)", s.units.size());
+  out += "\n";
+}
+
+}  // namespace
+
+std::string terminal_report(const Analysis& analysis, const TerminalOptions& options) {
+  std::string out;
+  out += fmt::format("{} metric(s); intervals at {:.4g} % (family-wise {:.4g} %), margin ±{:.4g} %\n",
+                     analysis.metrics.size(), analysis.interval_confidence * 100, analysis.options.confidence * 100,
+                     analysis.options.margin * 100);
+  for (const auto& m : analysis.metrics) {
+    out += fmt::format("\n{} ({}, {} is better)\n", m.name, m.unit.empty() ? "no unit" : m.unit, to_string(m.better));
+    out += fmt::format("  {:<10} {:>5} {:>12} {:>12} {:>12} {:>12} {:>12} {:>7}\n", "side", "n", "median", "mean",
+                       "MAD", "min", "max", "CV");
+    side_row(out, options.a_label, m.a, m.unit);
+    side_row(out, options.b_label, m.b, m.unit);
+    out += fmt::format("  B/A {:.4f} [{:.4f}, {:.4f}]  ({} .. {}), {}\n", m.effect.estimate, m.effect.low,
+                       m.effect.high, pct(m.effect.low), pct(m.effect.high), m.effect.method);
+    if (m.paired) {
+      out += fmt::format("  paired B/A {:.4f} [{:.4f}, {:.4f}]  ({})\n", m.paired->estimate, m.paired->low,
+                         m.paired->high, m.paired->method);
+    }
+    out += fmt::format("  Mann-Whitney U = {:g}, p = {:.3g} (Holm {:.3g}){}; bootstrap median ratio {:.4f} [{:.4f}, "
+                       "{:.4f}]\n",
+                       m.mw_u, m.mw_p, m.mw_p_holm, m.mw_exact ? ", exact" : "", m.bootstrap.estimate, m.bootstrap.low,
+                       m.bootstrap.high);
+    if (m.modes.split.modes.size() > 1) {
+      out += "  modes:";
+      for (std::size_t i = 0; i < m.modes.split.modes.size(); ++i) {
+        const auto& md = m.modes.split.modes[i];
+        out += fmt::format(" [{} .. {}: A {:.0f}%, B {:.0f}%{}]", format_value(md.low, m.unit),
+                           format_value(md.high, m.unit), md.a_fraction * 100, md.b_fraction * 100,
+                           i == m.modes.split.dominant ? ", dominant" : "");
+      }
+      out += "\n";
+      if (m.modes.fisher) {
+        out += fmt::format("  mode fractions: Fisher p = {:.3g} (B more in worse modes: p = {:.3g})", m.modes.fisher->p_two_sided,
+                           m.modes.fisher->p_greater);
+        if (m.modes.dominant_shift) {
+          out += fmt::format("; inside the dominant mode B/A {:.4f} [{:.4f}, {:.4f}]", m.modes.dominant_shift->estimate,
+                             m.modes.dominant_shift->low, m.modes.dominant_shift->high);
+        }
+        out += "\n";
+      }
+    }
+    out += "  verdict: " + colored(to_string(m.verdict), m.verdict, options.color);
+    if (m.runs_needed) out += fmt::format(" (about {} {} per side would likely settle it)", *m.runs_needed, m.a.per_boot ? "boots" : "runs");
+    out += "\n";
+    for (const auto& n : m.notes) out += "  note: " + n + "\n";
+    for (const auto& w : m.warnings) out += "  warning: " + w + "\n";
+  }
+  if (!analysis.warnings.empty()) out += "\n";
+  for (const auto& w : analysis.warnings) out += "warning: " + w + "\n";
+  out += "\nverdict: " + colored(to_string(analysis.verdict), analysis.verdict, options.color) + "\n";
+  return out;
+}
+
+}  // namespace abvm

@@ -1,0 +1,17 @@
+#pragma once
+// The terminal summary: a compact table per metric (medians, ratio with interval, verdict,
+// warnings). Pure: returns the text; the caller prints it.
+#include <string>
+
+#include "verdict/analysis.hpp"
+
+namespace abvm {
+
+struct TerminalOptions {
+  std::string a_label = "A", b_label = "B";
+  bool color = false;   // ANSI colours for the verdict (only when writing to a TTY)
+};
+
+std::string terminal_report(const Analysis& analysis, const TerminalOptions& options = {});
+
+}  // namespace abvm

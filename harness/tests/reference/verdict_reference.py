@@ -1,0 +1,26 @@
+#!/usr/bin/python3
+"""Reference figures for harness/tests/verdict_analysis_test.cpp, from an independent implementation.
+
+Run: /usr/bin/python3 harness/tests/reference/verdict_reference.py   (Debian 12: SciPy 1.10.1)
+Mann-Whitney U and p come from SciPy; the Hodges-Lehmann estimate is brute force over all pairs.
+"""
+import itertools
+import math
+import statistics
+
+import scipy
+from scipy import stats
+
+BYTES = 8589934592
+without = [1.95557, 2.05176, 1.88314, 1.84899, 5.37184, 1.9205, 6.85166, 1.74049, 6.31699, 2.47057]
+with_ = [2.25993, 1.82438, 1.93856, 1.83405, 7.50199, 2.28742, 5.74958, 1.99149, 5.67647, 2.93957]
+a = [BYTES / s for s in without]
+b = [BYTES / s for s in with_]
+
+print("scipy", scipy.__version__)
+res = stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic")
+print("seed mannwhitneyu(A, B): U = %g, asymptotic p = %.6f" % (res.statistic, res.pvalue))
+res = stats.mannwhitneyu(a, b, alternative="two-sided", method="exact")
+print("seed mannwhitneyu(A, B): U = %g, exact p = %.6f" % (res.statistic, res.pvalue))
+diffs = sorted(math.log(y) - math.log(x) for x, y in itertools.product(a, b))
+print("seed Hodges-Lehmann B/A = exp(median of log differences) = %.6f" % math.exp(statistics.median(diffs)))

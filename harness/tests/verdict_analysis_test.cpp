@@ -1,0 +1,243 @@
+#include "verdict/analysis.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+
+using namespace abvm;
+using ::testing::HasSubstr;
+
+namespace {
+
+// The seed (../shared/seed, copied to harness/tests/data/seed/): seconds for 8589934592 bytes.
+const std::vector<double> kSeedWithoutSeconds = {1.95557, 2.05176, 1.88314, 1.84899, 5.37184,
+                                                 1.9205,  6.85166, 1.74049, 6.31699, 2.47057};
+const std::vector<double> kSeedWithSeconds = {2.25993, 1.82438, 1.93856, 1.83405, 7.50199,
+                                              2.28742, 5.74958, 1.99149, 5.67647, 2.93957};
+
+std::vector<Sample> samples_of(const std::vector<double>& values) {
+  std::vector<Sample> out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    out.push_back({.value = values[i], .order = static_cast<std::int64_t>(i), .source = "test:" + std::to_string(i + 1)});
+  }
+  return out;
+}
+
+SampleSet one_metric(const std::vector<double>& a, const std::vector<double>& b, Better better = Better::higher,
+                     const std::string& name = "m") {
+  SampleSet s;
+  s.metrics.push_back({.name = name, .unit = "B/s", .better = better, .a = samples_of(a), .b = samples_of(b)});
+  return s;
+}
+
+SampleSet seed_set() {
+  std::vector<double> a, b;
+  for (double s : kSeedWithoutSeconds) a.push_back(8589934592.0 / s);
+  for (double s : kSeedWithSeconds) b.push_back(8589934592.0 / s);
+  return one_metric(a, b, Better::higher, "dd.bandwidth");
+}
+
+// Deterministic, unimodal spread: value * (1 + spread * k) for k evenly spread in [-1, 1], shuffled.
+std::vector<double> spread(double value, double rel, std::size_t n, std::size_t shuffle = 7) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t j = (i * shuffle) % n;
+    v[i] = value * (1 + rel * (2.0 * static_cast<double>(j) / static_cast<double>(n - 1) - 1));
+  }
+  return v;
+}
+
+std::vector<double> scaled(std::vector<double> v, double f) {
+  for (double& x : v) x *= f;
+  return v;
+}
+
+bool any_contains(const std::vector<std::string>& v, const std::string& needle) {
+  for (const auto& s : v)
+    if (s.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+// Seed figures, cross-checked with harness/tests/reference/verdict_reference.py
+// (/usr/bin/python3, SciPy 1.10.1): mannwhitneyu(A, B) U = 56, asymptotic p = 0.677585,
+// exact p = 0.684211; brute-force Hodges-Lehmann of log(B) - log(A): exp() = 0.951388.
+TEST(VerdictAnalysis, SeedIsBimodalSameModeFractionsAndInconclusive) {
+  Analysis r = analyze(seed_set(), {});
+  ASSERT_EQ(r.metrics.size(), 1u);
+  const auto& m = r.metrics[0];
+  EXPECT_EQ(m.a.summary.n, 10u);
+  EXPECT_EQ(m.verdict, Verdict::inconclusive);
+  EXPECT_EQ(r.verdict, Verdict::inconclusive);
+  EXPECT_EQ(exit_code_for(r.verdict), 4);
+  ASSERT_EQ(m.modes.split.modes.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.modes.split.modes[0].a_fraction, 0.3);
+  EXPECT_DOUBLE_EQ(m.modes.split.modes[0].b_fraction, 0.3);
+  EXPECT_EQ(m.modes.split.dominant, 1u);
+  EXPECT_FALSE(m.modes.b_more_in_worse);
+  EXPECT_DOUBLE_EQ(m.mw_u, 56.0);
+  EXPECT_NEAR(m.mw_p, m.mw_exact ? 0.684211 : 0.677585, 1e-6);
+  EXPECT_NEAR(m.effect.estimate, 0.951388, 1e-6);
+  EXPECT_LT(m.effect.low, 0.8);
+  EXPECT_GT(m.effect.high, 1.05);
+  ASSERT_TRUE(m.runs_needed.has_value());
+  EXPECT_GT(*m.runs_needed, 10u);
+  EXPECT_TRUE(any_contains(m.warnings, "multimodal"));
+  EXPECT_TRUE(any_contains(m.warnings, "same positions on both sides (runs #5, #7, #9"));
+}
+
+TEST(VerdictAnalysis, ClearLossIsARegressionAndGainAnImprovement) {
+  auto a = spread(1000, 0.02, 20);
+  Analysis loss = analyze(one_metric(a, scaled(spread(1000, 0.02, 20, 3), 0.8)), {});
+  EXPECT_EQ(loss.verdict, Verdict::regression);
+  EXPECT_EQ(exit_code_for(loss.verdict), 1);
+  EXPECT_NEAR(loss.metrics[0].effect.estimate, 0.8, 0.01);
+  EXPECT_LT(loss.metrics[0].effect.high, 1.0);
+  EXPECT_THAT(loss.metrics[0].headline, HasSubstr("worse than A in m"));
+  EXPECT_THAT(loss.metrics[0].headline, HasSubstr(": regression"));
+
+  Analysis gain = analyze(one_metric(a, scaled(spread(1000, 0.02, 20, 3), 1.2)), {});
+  EXPECT_EQ(gain.verdict, Verdict::improvement);
+  EXPECT_EQ(exit_code_for(gain.verdict), 0);
+}
+
+TEST(VerdictAnalysis, TinyShiftInsideTheMarginIsNoChangeAndNoted) {
+  auto a = spread(1000, 0.01, 40);
+  Analysis r = analyze(one_metric(a, scaled(spread(1000, 0.01, 40, 3), 0.98)), {});
+  EXPECT_EQ(r.verdict, Verdict::no_change);
+  EXPECT_GT(r.metrics[0].effect.low, 0.95);
+  EXPECT_LT(r.metrics[0].effect.high, 1.05);
+  // 2 % lower with 1 % spread is significant, yet inside the 5 % margin.
+  EXPECT_TRUE(any_contains(r.metrics[0].notes, "significant but inside"));
+  EXPECT_FALSE(r.metrics[0].runs_needed.has_value());
+}
+
+TEST(VerdictAnalysis, LowerIsBetterIsOrientedSoHigherLatencyIsARegression) {
+  auto a = spread(100, 0.02, 20);
+  Analysis r = analyze(one_metric(a, scaled(spread(100, 0.02, 20, 3), 1.25), Better::lower), {});
+  EXPECT_EQ(r.verdict, Verdict::regression);
+  EXPECT_NEAR(r.metrics[0].effect.estimate, 1.25, 0.02);  // ratio stays B/A in the metric's units
+}
+
+TEST(VerdictAnalysis, WiderMarginTurnsTheSameDataIntoNoChange) {
+  auto a = spread(1000, 0.02, 20);
+  auto b = scaled(spread(1000, 0.02, 20, 3), 0.97);
+  EXPECT_NE(analyze(one_metric(a, b), {.margin = 0.01}).verdict, Verdict::no_change);
+  EXPECT_EQ(analyze(one_metric(a, b), {.margin = 0.10}).verdict, Verdict::no_change);
+}
+
+TEST(VerdictAnalysis, RunsOfOneBootAreOneUnit) {
+  SampleSet s;
+  MetricSamples m{.name = "bw", .unit = "B/s", .better = Better::higher};
+  // 6 boots per side, 3 runs each; runs within a boot nearly identical.
+  std::int64_t order = 0;
+  for (int boot = 0; boot < 6; ++boot) {
+    for (Side side : {Side::a, Side::b}) {
+      for (int run = 0; run < 3; ++run) {
+        Sample x{.value = (side == Side::a ? 100.0 : 90.0) * (1 + 0.01 * boot) + 0.01 * run,
+                 .order = order++,
+                 .order_known = true,
+                 .boot = std::string(side == Side::a ? "a" : "b") + std::to_string(boot),
+                 .run_in_boot = run,
+                 .block = boot};
+        (side == Side::a ? m.a : m.b).push_back(x);
+      }
+    }
+  }
+  s.metrics.push_back(m);
+  Analysis r = analyze(s, {});
+  const auto& ma = r.metrics[0];
+  EXPECT_TRUE(ma.a.per_boot);
+  EXPECT_EQ(ma.a.units.size(), 6u);
+  EXPECT_EQ(ma.a.summary.n, 18u);
+  ASSERT_TRUE(ma.paired.has_value());
+  EXPECT_NEAR(ma.paired->estimate, 0.9, 0.001);
+  EXPECT_EQ(ma.verdict, Verdict::regression);
+  EXPECT_TRUE(any_contains(ma.warnings, "Few boots: A has 6, B has 6"));
+}
+
+TEST(VerdictAnalysis, MoreRunsInTheSlowModeIsARegressionEvenIfTheFastModeHolds) {
+  // 40 units a side; A: 2 slow runs, B: 16 slow runs; the fast modes are identical.
+  std::vector<double> a = spread(4.5e9, 0.03, 38), b = spread(4.5e9, 0.03, 24, 5);
+  for (int i = 0; i < 2; ++i) a.push_back(1.4e9 * (1 + 0.02 * i));
+  for (int i = 0; i < 16; ++i) b.push_back(1.4e9 * (1 + 0.005 * i));
+  Analysis r = analyze(one_metric(a, b), {});
+  const auto& m = r.metrics[0];
+  ASSERT_EQ(m.modes.split.modes.size(), 2u);
+  EXPECT_TRUE(m.modes.b_more_in_worse);
+  EXPECT_EQ(m.verdict, Verdict::regression);
+  ASSERT_TRUE(m.modes.dominant_shift.has_value());
+  EXPECT_NEAR(m.modes.dominant_shift->estimate, 1.0, 0.02);
+}
+
+TEST(VerdictAnalysis, OverallVerdictIsTheWorstAndPValuesAreHolmAdjusted) {
+  auto a = spread(1000, 0.02, 20);
+  SampleSet s = one_metric(a, scaled(spread(1000, 0.02, 20, 3), 0.99), Better::higher, "same");
+  s.metrics.push_back(one_metric(a, scaled(spread(1000, 0.02, 20, 3), 0.7), Better::higher, "slow").metrics[0]);
+  Analysis r = analyze(s, {});
+  EXPECT_EQ(r.metrics[0].verdict, Verdict::no_change);
+  EXPECT_EQ(r.metrics[1].verdict, Verdict::regression);
+  EXPECT_EQ(r.verdict, Verdict::regression);
+  EXPECT_NEAR(r.interval_confidence, 0.975, 1e-12);  // Bonferroni over 2 metrics
+  EXPECT_GE(r.metrics[1].mw_p_holm, r.metrics[1].mw_p);
+  EXPECT_NEAR(r.metrics[1].mw_p_holm, std::min(1.0, 2 * r.metrics[1].mw_p), 1e-12);  // the smallest p times k
+}
+
+TEST(VerdictAnalysis, WorstOrdersVerdicts) {
+  EXPECT_EQ(worst(Verdict::no_change, Verdict::improvement), Verdict::improvement);
+  EXPECT_EQ(worst(Verdict::improvement, Verdict::inconclusive), Verdict::inconclusive);
+  EXPECT_EQ(worst(Verdict::regression, Verdict::inconclusive), Verdict::regression);
+}
+
+TEST(VerdictAnalysis, NoisierDataNeedsMoreRuns) {
+  auto quiet = analyze(one_metric(spread(1000, 0.10, 10), scaled(spread(1000, 0.10, 10, 3), 0.97)), {});
+  auto noisy = analyze(one_metric(spread(1000, 0.30, 10), scaled(spread(1000, 0.30, 10, 3), 0.97)), {});
+  ASSERT_EQ(quiet.verdict, Verdict::inconclusive);
+  ASSERT_EQ(noisy.verdict, Verdict::inconclusive);
+  EXPECT_GT(*noisy.metrics[0].runs_needed, *quiet.metrics[0].runs_needed);
+  EXPECT_GT(*quiet.metrics[0].runs_needed, 10u);
+}
+
+TEST(VerdictAnalysis, WarnsAboutDriftDifferentAcceleratorsTcgAndFailures) {
+  std::vector<double> a, b;
+  for (int i = 0; i < 20; ++i) {
+    a.push_back(1000 + 10 * i);
+    b.push_back(1005 + 10 * i);
+  }
+  SampleSet s = one_metric(a, b);
+  s.context_a.accelerators = {"kvm"};
+  s.context_b.accelerators = {"tcg"};
+  s.failures = {{Side::b, "panic", "panic", "t1"}, {Side::b, "panic", "panic", "t3"}, {Side::b, "x", "timeout", "t5"}};
+  Analysis r = analyze(s, {});
+  EXPECT_TRUE(any_contains(r.metrics[0].warnings, "drifts with run order"));
+  EXPECT_TRUE(any_contains(r.warnings, "different accelerators"));
+  EXPECT_TRUE(any_contains(r.warnings, "TCG"));
+  EXPECT_TRUE(any_contains(r.warnings, "Side B fails much more often than side A"));
+  EXPECT_EQ(r.failed_b, 3u);
+}
+
+TEST(VerdictAnalysis, RejectsNonPositiveValuesNamingTheirSource) {
+  try {
+    analyze(one_metric({1, 2, 3}, {1, -2, 3}), {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("test:2: metric 'm' on side B has value -2"));
+  }
+}
+
+TEST(VerdictAnalysis, RejectsOptionsOutOfRange) {
+  EXPECT_THROW(analyze(one_metric({1, 2}, {1, 2}), {.margin = 1.5}), Error);
+  EXPECT_THROW(analyze(one_metric({1, 2}, {1, 2}), {.confidence = 1.0}), Error);
+  EXPECT_THROW(analyze(SampleSet{}, {}), Error);
+}
+
+TEST(VerdictAnalysis, EmptySideIsInconclusiveNotACrash) {
+  SampleSet s = one_metric({1, 2, 3}, {});
+  Analysis r = analyze(s, {});
+  EXPECT_EQ(r.verdict, Verdict::inconclusive);
+  EXPECT_TRUE(any_contains(r.metrics[0].warnings, "No valid runs of m on side B"));
+}

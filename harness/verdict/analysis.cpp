@@ -1,0 +1,461 @@
+#include "verdict/analysis.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "core/error.hpp"
+#include "stats/hodges_lehmann.hpp"
+#include "stats/holm.hpp"
+#include "stats/ranks.hpp"
+
+namespace abvm {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Beyond this many units per side we stop promising that more runs would settle it.
+constexpr std::uint64_t kMaxRunsNeeded = 10000;
+// Google Benchmark warns below 9 repetitions; rank intervals at 95 % need about that many too.
+constexpr std::size_t kFewUnits = 10;
+
+std::vector<double> logs(const std::vector<double>& v) {
+  std::vector<double> out(v.size());
+  std::transform(v.begin(), v.end(), out.begin(), [](double x) { return std::log(x); });
+  return out;
+}
+
+std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
+
+// Groups a side's runs into units: one per boot when any boot holds several runs.
+SideAnalysis side_analysis(const std::vector<Sample>& samples, const std::string& metric, Side side) {
+  SideAnalysis s;
+  s.samples = samples;
+  for (const Sample& x : samples) {
+    if (!(x.value > 0) || !std::isfinite(x.value)) {
+      throw Error(fmt::format("{}: metric '{}' on side {} has value {}: values must be positive and finite "
+                              "(they are compared as ratios)",
+                              x.source.empty() ? std::string("input") : x.source, metric, to_string(side),
+                              x.value));
+    }
+    s.runs.push_back(x.value);
+  }
+  std::map<std::string, std::vector<std::size_t>> by_boot;
+  bool shared = false;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (samples[i].boot) {
+      auto& v = by_boot[*samples[i].boot];
+      v.push_back(i);
+      shared = shared || v.size() > 1;
+    }
+  }
+  if (shared) {
+    s.per_boot = true;
+    // Units in the order of their first run, so that trend checks see the schedule.
+    std::vector<std::pair<std::int64_t, double>> units;
+    std::vector<double> loose;
+    for (auto& [boot, idx] : by_boot) {
+      std::vector<double> vals;
+      std::int64_t first = std::numeric_limits<std::int64_t>::max();
+      for (std::size_t i : idx) {
+        vals.push_back(samples[i].value);
+        first = std::min(first, samples[i].order);
+      }
+      units.emplace_back(first, stats::median(vals));
+    }
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      if (!samples[i].boot) units.emplace_back(samples[i].order, samples[i].value);
+    }
+    std::sort(units.begin(), units.end());
+    for (auto& [order, value] : units) {
+      s.unit_order.push_back(order);
+      s.units.push_back(value);
+    }
+  } else {
+    s.units = s.runs;
+    for (const Sample& x : samples) s.unit_order.push_back(x.order);
+  }
+  if (!s.runs.empty()) {
+    s.summary = stats::summarize(s.runs);
+    s.outliers = stats::find_outliers(s.runs);
+  }
+  return s;
+}
+
+Effect effect_from_shift(const stats::ShiftEstimate& e) {
+  Effect r;
+  r.estimate = std::exp(e.estimate);
+  r.low = std::exp(e.low);
+  r.high = std::exp(e.high);
+  r.confidence = e.confidence;
+  r.achieved_confidence = e.achieved_confidence;
+  r.method = e.method;
+  return r;
+}
+
+// Per-block log ratios log(B/A) of interleaved blocks holding one unit of each side.
+std::vector<double> block_log_ratios(const MetricSamples& m) {
+  auto per_block = [](const std::vector<Sample>& side) {
+    std::map<int, std::vector<double>> out;
+    for (const Sample& s : side) {
+      if (!s.block || !s.order_known) return std::map<int, std::vector<double>>{};
+      out[*s.block].push_back(s.value);
+    }
+    return out;
+  };
+  auto a = per_block(m.a);
+  auto b = per_block(m.b);
+  std::vector<double> d;
+  for (auto& [block, av] : a) {
+    auto it = b.find(block);
+    if (it == b.end()) continue;
+    d.push_back(std::log(stats::median(it->second)) - std::log(stats::median(av)));
+  }
+  return d;
+}
+
+struct Trend {
+  double rho = 0, p = 1;
+};
+
+// Spearman's rank correlation of values against run order, with the t-approximation p-value
+// (as scipy.stats.spearmanr).
+Trend spearman_trend(const std::vector<double>& values, const std::vector<std::int64_t>& order) {
+  Trend t;
+  const std::size_t n = values.size();
+  if (n < 3) return t;
+  std::vector<double> ord(order.begin(), order.end());
+  auto rv = stats::midranks(values).ranks;
+  auto ro = stats::midranks(ord).ranks;
+  double mv = std::accumulate(rv.begin(), rv.end(), 0.0) / n;
+  double mo = std::accumulate(ro.begin(), ro.end(), 0.0) / n;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sxy += (rv[i] - mv) * (ro[i] - mo);
+    sxx += (rv[i] - mv) * (rv[i] - mv);
+    syy += (ro[i] - mo) * (ro[i] - mo);
+  }
+  if (sxx == 0 || syy == 0) return t;
+  t.rho = sxy / std::sqrt(sxx * syy);
+  double df = static_cast<double>(n) - 2;
+  if (std::abs(t.rho) >= 1) {
+    t.p = 0;
+    return t;
+  }
+  double stat = t.rho * std::sqrt(df / ((1 - t.rho) * (1 + t.rho)));
+  boost::math::students_t dist(df);
+  t.p = 2 * boost::math::cdf(boost::math::complement(dist, std::abs(stat)));
+  return t;
+}
+
+// Units per side that would likely make the interval decisive, assuming the estimate stays and
+// the interval's half-width shrinks like 1/sqrt(harmonic sample size).
+std::optional<std::uint64_t> estimate_runs_needed(double est, double lo, double hi, std::size_t n, std::size_t m,
+                                                  double margin) {
+  if (n == 0 || m == 0) return std::nullopt;
+  double half = (hi - lo) / 2;
+  if (!(half > 0)) return std::nullopt;
+  double lo_m = std::log(1 - margin), hi_m = std::log(1 + margin);
+  // Widest half-width that would settle it: equivalence or a clear sign.
+  double target = std::abs(est);
+  if (est > lo_m && est < hi_m) target = std::max(target, std::min(est - lo_m, hi_m - est));
+  if (!(target > 0)) return kMaxRunsNeeded;
+  double h = static_cast<double>(n) * m / (n + m);
+  double h_needed = h * (half / target) * (half / target);
+  double per_side = std::ceil(2 * h_needed);
+  std::uint64_t now = std::max(n, m);
+  if (!(per_side < static_cast<double>(kMaxRunsNeeded))) return kMaxRunsNeeded;
+  return std::max<std::uint64_t>(static_cast<std::uint64_t>(per_side), now + 1);
+}
+
+// Orients a ratio B/A so that > 1 means B is better.
+double oriented(double ratio, Better better) { return better == Better::higher ? ratio : 1.0 / ratio; }
+
+std::string list_runs(const std::vector<std::size_t>& idx) {
+  std::string out;
+  for (std::size_t i : idx) out += (out.empty() ? "#" : ", #") + std::to_string(i + 1);
+  return out;
+}
+
+void describe_modes(MetricAnalysis& r, const std::vector<Sample>& a_samples, const std::vector<Sample>& b_samples,
+                    double alpha) {
+  const auto& split = r.modes.split;
+  if (split.modes.size() < 2) return;
+  std::string ranges;
+  for (const auto& mode : split.modes) {
+    if (!ranges.empty()) ranges += ", ";
+    ranges += fmt::format("{:.4g}..{:.4g} {} (A {}, B {})", mode.low, mode.high, r.unit, percent(mode.a_fraction),
+                          percent(mode.b_fraction));
+  }
+  r.warnings.push_back(fmt::format(
+      "{} is multimodal: {} modes ({}). A single median hides this; look at the runs in the slow mode (host "
+      "interference, caching, CPU frequency) and keep A and B interleaved so that both sides meet it alike.",
+      r.name, split.modes.size(), ranges));
+  if (r.modes.b_more_in_worse) {
+    r.notes.push_back(fmt::format("B spends significantly more {} than A in modes worse than the dominant one "
+                                  "(Fisher one-sided p = {:.3g} < {:.3g}).",
+                                  r.a.per_boot ? "boots" : "runs", r.modes.fisher->p_greater, alpha));
+  }
+  if (r.modes.a_more_in_worse) {
+    r.notes.push_back(fmt::format("A spends significantly more {} than B in modes worse than the dominant one "
+                                  "(Fisher one-sided p = {:.3g} < {:.3g}).",
+                                  r.a.per_boot ? "boots" : "runs", r.modes.fisher->p_less, alpha));
+  }
+  // Runs in the same positions on both sides falling into worse modes point at the host, not
+  // the kernel: only meaningful when each file lists its side's runs in order, side by side.
+  bool positional = !a_samples.empty() && a_samples.size() == b_samples.size() && !r.a.per_boot && !r.b.per_boot &&
+                    std::none_of(a_samples.begin(), a_samples.end(), [](const Sample& s) { return s.order_known; });
+  if (!positional) return;
+  auto worse = [&](double v) {
+    std::size_t m = stats::mode_of(split, v);
+    return r.better == Better::higher ? m < split.dominant : m > split.dominant;
+  };
+  std::uint64_t both = 0, only_a = 0, only_b = 0, neither = 0;
+  std::vector<std::size_t> same;
+  for (std::size_t i = 0; i < a_samples.size(); ++i) {
+    bool wa = worse(a_samples[i].value), wb = worse(b_samples[i].value);
+    if (wa && wb) {
+      ++both;
+      same.push_back(i);
+    } else if (wa) {
+      ++only_a;
+    } else if (wb) {
+      ++only_b;
+    } else {
+      ++neither;
+    }
+  }
+  if (both < 2) return;
+  auto f = stats::fisher_exact(both, only_a, only_b, neither);
+  if (f.p_greater < 0.05) {
+    r.warnings.push_back(fmt::format(
+        "The runs in the worse mode fall at the same positions on both sides (runs {}; Fisher p = {:.3g}): the "
+        "slowdowns came from the host and hit both sides alike. Running all of A before all of B would confound "
+        "them with the change: use interleaved A/B runs (abvm run does this).",
+        list_runs(same), f.p_greater));
+  }
+}
+
+void add_warnings(MetricAnalysis& r, double alpha) {
+  const std::size_t na = r.a.units.size(), nb = r.b.units.size();
+  const char* unit_word = (r.a.per_boot || r.b.per_boot) ? "boots" : "runs";
+  if (na < kFewUnits || nb < kFewUnits) {
+    r.warnings.push_back(fmt::format(
+        "Few {}: A has {}, B has {}. Rank-based intervals need about 10 per side to be informative; {}.", unit_word,
+        na, nb,
+        r.runs_needed ? fmt::format("about {} per side would likely settle this", *r.runs_needed)
+                      : std::string("add boots per side")));
+  }
+  if (r.effect.achieved_confidence + 1e-9 < r.effect.confidence) {
+    r.warnings.push_back(fmt::format(
+        "With {} and {} {}, no interval can reach {} confidence; the widest one reaches {}. Add {}.", na, nb,
+        unit_word, percent(r.effect.confidence), percent(r.effect.achieved_confidence), unit_word));
+  }
+  if (std::max(na, nb) > 2 * std::min(na, nb)) {
+    r.warnings.push_back(fmt::format(
+        "The sides differ much in size (A {} {}, B {}): check why runs are missing on one side (failed trials?) "
+        "and balance them.",
+        na, unit_word, nb));
+  }
+  for (auto [side, name] : {std::pair{&r.a, "A"}, std::pair{&r.b, "B"}}) {
+    if (!side->outliers.any.empty()) {
+      r.warnings.push_back(fmt::format(
+          "Side {} has {} outlier run(s) ({}) by Tukey fences or MAD z-score. They are kept in the analysis; check "
+          "their logs and host load.",
+          name, side->outliers.any.size(), list_runs(side->outliers.any)));
+    }
+    Trend t = spearman_trend(side->units, side->unit_order);
+    if (side->units.size() >= 8 && t.p < alpha) {
+      r.warnings.push_back(fmt::format(
+          "Side {} drifts with run order (Spearman rho = {:.2f}, p = {:.3g}): the host changed during the "
+          "experiment. Keep A and B interleaved and check host load, CPU frequency scaling and thermal state.",
+          name, t.rho, t.p));
+    }
+  }
+}
+
+std::string headline(const MetricAnalysis& r) {
+  double o = oriented(r.effect.estimate, r.better);
+  double olo = oriented(r.better == Better::higher ? r.effect.low : r.effect.high, r.better);
+  double ohi = oriented(r.better == Better::higher ? r.effect.high : r.effect.low, r.better);
+  std::string dir = o < 1 ? "worse" : "better";
+  std::string size = percent(std::abs(o - 1));
+  std::string ci = fmt::format("{:.0f} % CI {:+.1f} % to {:+.1f} %", r.effect.confidence * 100, (olo - 1) * 100,
+                               (ohi - 1) * 100);
+  std::string text = fmt::format("B is {} {} than A in {} (B/A {:.3f}; {}, >0 is better): {}", size, dir, r.name,
+                                 r.effect.estimate, ci, to_string(r.verdict));
+  if (r.verdict == Verdict::inconclusive && r.runs_needed) {
+    text += fmt::format("; about {} {} per side would likely settle it", *r.runs_needed,
+                        r.a.per_boot ? "boots" : "runs");
+  }
+  return text;
+}
+
+}  // namespace
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::no_change: return "no_change";
+    case Verdict::improvement: return "improvement";
+    case Verdict::inconclusive: return "inconclusive";
+    case Verdict::regression: return "regression";
+  }
+  return "?";
+}
+
+Verdict worst(Verdict x, Verdict y) { return static_cast<int>(x) >= static_cast<int>(y) ? x : y; }
+
+int exit_code_for(Verdict v) {
+  switch (v) {
+    case Verdict::regression: return static_cast<int>(ExitCode::regression);
+    case Verdict::inconclusive: return static_cast<int>(ExitCode::inconclusive);
+    default: return static_cast<int>(ExitCode::ok);
+  }
+}
+
+Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
+  if (!(options.margin > 0 && options.margin < 1)) {
+    throw Error(fmt::format("margin {} is out of range: give a fraction between 0 and 1 (0.05 = 5 %)", options.margin));
+  }
+  if (!(options.confidence > 0.5 && options.confidence < 1)) {
+    throw Error(fmt::format("confidence {} is out of range: give a level between 0.5 and 1 (e.g. 0.95)",
+                            options.confidence));
+  }
+  if (samples.metrics.empty()) throw Error("no metrics to compare: the inputs hold no measurements");
+
+  Analysis out;
+  out.options = options;
+  out.failures = samples.failures;
+  out.context_a = samples.context_a;
+  out.context_b = samples.context_b;
+  for (const auto& f : samples.failures) (f.side == Side::a ? out.failed_a : out.failed_b)++;
+
+  const double k = static_cast<double>(samples.metrics.size());
+  const double alpha = (1 - options.confidence) / k;  // Bonferroni level per metric
+  out.interval_confidence = 1 - alpha;
+
+  std::vector<double> pvalues;
+  for (const MetricSamples& m : samples.metrics) {
+    MetricAnalysis r;
+    r.name = m.name;
+    r.unit = m.unit;
+    r.better = m.better;
+    r.a = side_analysis(m.a, m.name, Side::a);
+    r.b = side_analysis(m.b, m.name, Side::b);
+    if (r.a.units.empty() || r.b.units.empty()) {
+      r.verdict = Verdict::inconclusive;
+      r.effect = {kNaN, kNaN, kNaN, 1 - alpha, 0, "none"};
+      r.warnings.push_back(fmt::format("No valid runs of {} on side {}: nothing to compare. Check the failed trials.",
+                                       m.name, r.a.units.empty() ? "A" : "B"));
+      r.headline = fmt::format("{}: no valid runs on side {}: inconclusive", m.name, r.a.units.empty() ? "A" : "B");
+      pvalues.push_back(1);
+      out.metrics.push_back(std::move(r));
+      continue;
+    }
+    auto la = logs(r.a.units), lb = logs(r.b.units);
+    r.effect = effect_from_shift(stats::hodges_lehmann_shift(la, lb, 1 - alpha));
+    auto d = block_log_ratios(m);
+    if (d.size() >= 2) r.paired = effect_from_shift(stats::hodges_lehmann_paired(d, 1 - alpha));
+    auto mw = stats::mann_whitney(r.a.units, r.b.units);
+    r.mw_u = mw.u;
+    r.mw_p = mw.p;
+    r.mw_exact = mw.exact;
+    pvalues.push_back(mw.p);
+    r.bootstrap = stats::bootstrap_median_ratio(r.a.units, r.b.units, 1 - alpha, options.seed,
+                                                options.bootstrap_resamples);
+
+    // Modes on the pooled units with one set of cut points for both sides.
+    r.modes.split = stats::find_modes(r.a.units, r.b.units);
+    r.modes.alpha = alpha / 2;
+    if (r.modes.split.modes.size() >= 2) {
+      auto worse = [&](double v) {
+        std::size_t md = stats::mode_of(r.modes.split, v);
+        return m.better == Better::higher ? md < r.modes.split.dominant : md > r.modes.split.dominant;
+      };
+      std::uint64_t bw = 0, aw = 0;
+      for (double v : r.b.units) bw += worse(v);
+      for (double v : r.a.units) aw += worse(v);
+      r.modes.fisher = stats::fisher_exact(bw, r.b.units.size() - bw, aw, r.a.units.size() - aw);
+      r.modes.b_more_in_worse = r.modes.fisher->p_greater < r.modes.alpha;
+      r.modes.a_more_in_worse = r.modes.fisher->p_less < r.modes.alpha;
+      std::vector<double> da, db;
+      for (double v : la) if (stats::mode_of(r.modes.split, std::exp(v)) == r.modes.split.dominant) da.push_back(v);
+      for (double v : lb) if (stats::mode_of(r.modes.split, std::exp(v)) == r.modes.split.dominant) db.push_back(v);
+      if (!da.empty() && !db.empty()) r.modes.dominant_shift = effect_from_shift(stats::hodges_lehmann_shift(da, db, 1 - alpha));
+    }
+
+    // The verdict from the oriented interval.
+    double lo = oriented(m.better == Better::higher ? r.effect.low : r.effect.high, m.better);
+    double hi = oriented(m.better == Better::higher ? r.effect.high : r.effect.low, m.better);
+    const double dm = options.margin;
+    if (lo > 1 - dm && hi < 1 + dm) {
+      r.verdict = Verdict::no_change;
+      if (lo > 1 || hi < 1) {
+        r.notes.push_back(fmt::format("The shift is statistically significant but inside the ±{} margin.",
+                                      percent(dm)));
+      }
+    } else if (hi < 1) {
+      r.verdict = Verdict::regression;
+    } else if (lo > 1) {
+      r.verdict = Verdict::improvement;
+    } else {
+      r.verdict = Verdict::inconclusive;
+    }
+    if (r.modes.b_more_in_worse && r.verdict != Verdict::regression) {
+      r.notes.push_back("Regression by modes: B falls into a worse mode significantly more often than A, even though "
+                        "the overall shift alone does not show it.");
+      r.verdict = Verdict::regression;
+    }
+    if (r.verdict == Verdict::inconclusive) {
+      r.runs_needed = estimate_runs_needed(std::log(r.effect.estimate), std::log(r.effect.low), std::log(r.effect.high),
+                                           la.size(), lb.size(), dm);
+    }
+    add_warnings(r, alpha);
+    describe_modes(r, m.a, m.b, r.modes.alpha);
+    r.headline = headline(r);
+    out.metrics.push_back(std::move(r));
+  }
+  auto adjusted = stats::holm_adjust(pvalues);
+  for (std::size_t i = 0; i < out.metrics.size(); ++i) out.metrics[i].mw_p_holm = adjusted[i];
+
+  // Experiment-wide warnings.
+  auto as_set = [](const std::vector<std::string>& v) { return std::set<std::string>(v.begin(), v.end()); };
+  if (!samples.context_a.hosts.empty() && !samples.context_b.hosts.empty() &&
+      as_set(samples.context_a.hosts) != as_set(samples.context_b.hosts)) {
+    out.warnings.push_back("A and B were measured on different hosts: host differences are confounded with the "
+                           "change. Run both sides on the same host.");
+  }
+  if (!samples.context_a.accelerators.empty() && !samples.context_b.accelerators.empty() &&
+      as_set(samples.context_a.accelerators) != as_set(samples.context_b.accelerators)) {
+    out.warnings.push_back("A and B ran under different accelerators (KVM vs TCG): the comparison is meaningless. "
+                           "Run both sides with the same accelerator.");
+  }
+  for (const auto* ctx : {&samples.context_a, &samples.context_b}) {
+    if (std::find(ctx->accelerators.begin(), ctx->accelerators.end(), "tcg") != ctx->accelerators.end()) {
+      out.warnings.push_back("Guests ran under TCG (software emulation): the numbers describe the emulator as much as "
+                             "the kernel. Use a host with working KVM for conclusions about real hardware.");
+      break;
+    }
+  }
+  if (out.failed_a + out.failed_b > 0) {
+    out.warnings.push_back(fmt::format("{} run(s) failed on side A and {} on side B; they are listed and left out of "
+                                       "the statistics.",
+                                       out.failed_a, out.failed_b));
+    std::size_t lo = std::min(out.failed_a, out.failed_b), hi = std::max(out.failed_a, out.failed_b);
+    if (hi >= 3 && hi >= 3 * std::max<std::size_t>(lo, 1)) {
+      out.warnings.push_back(fmt::format("Side {} fails much more often than side {}: that is itself a finding. Look "
+                                         "at the failed trials' console logs.",
+                                         out.failed_a > out.failed_b ? "A" : "B", out.failed_a > out.failed_b ? "B" : "A"));
+    }
+  }
+  out.verdict = Verdict::no_change;
+  for (const auto& r : out.metrics) out.verdict = worst(out.verdict, r.verdict);
+  return out;
+}
+
+}  // namespace abvm

@@ -1,0 +1,110 @@
+#pragma once
+// The verdict stage: from samples of both sides to a decision per metric and overall.
+//
+// For each metric, with its direction (higher or lower is better):
+//   1. Runs that share a boot are aggregated to one value per boot (the median of its runs):
+//      the boot is the experimental unit, runs of one boot are not independent.
+//   2. Effect = ratio B/A as the Hodges-Lehmann shift on the log scale, with the distribution-free
+//      interval from inverting the Mann-Whitney test (stats/hodges_lehmann). When A and B units were
+//      interleaved in blocks, the paired estimate (Walsh averages of per-block log ratios, Wilcoxon
+//      signed-rank interval) is reported too.
+//   3. Family-wise error over k metrics: intervals at Bonferroni level 1 - alpha/k (the interval
+//      analogue of Holm), Mann-Whitney p-values Holm-adjusted.
+//   4. Verdict from the interval [lo, hi] of the ratio oriented so that > 1 is better, with margin d:
+//      no_change if lo > 1-d and hi < 1+d; else regression if hi < 1; improvement if lo > 1; else
+//      inconclusive, with an estimate of how many units per side would likely settle it.
+//   5. Modes: one set of cut points for the pooled units; Fisher's exact test (one-sided, at
+//      alpha/2 of the family level, so that the false-regression rate stays within alpha) asks whether
+//      B spends more units than A in modes worse than the dominant one: if so, regression even if
+//      the dominant mode did not move. The shift inside the dominant mode is estimated separately.
+// The overall verdict is the worst over metrics: regression > inconclusive > improvement > no_change.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "samples/sample.hpp"
+#include "stats/bootstrap.hpp"
+#include "stats/descriptive.hpp"
+#include "stats/fisher.hpp"
+#include "stats/mann_whitney.hpp"
+#include "stats/modes.hpp"
+#include "stats/outliers.hpp"
+
+namespace abvm {
+
+enum class Verdict { no_change, improvement, inconclusive, regression };
+const char* to_string(Verdict v);
+// Severity order used for the overall verdict: regression > inconclusive > improvement > no_change.
+Verdict worst(Verdict x, Verdict y);
+
+struct AnalysisOptions {
+  double margin = 0.05;          // margin of practical interest d
+  double confidence = 0.95;      // family-wise confidence level
+  std::uint64_t seed = 1;        // bootstrap seed
+  std::size_t bootstrap_resamples = 2000;
+};
+
+struct SideAnalysis {
+  std::vector<Sample> samples;         // every run as given (value, order, boot), input order
+  stats::Summary summary;              // over runs (input order)
+  stats::Outliers outliers;            // indices into the side's runs, input order
+  std::vector<double> runs;            // every run's value, input order
+  std::vector<double> units;           // values analysed: one per boot when runs share boots, else runs
+  bool per_boot = false;               // units are boots (medians of their runs)
+  std::vector<std::int64_t> unit_order;  // order position of each unit (first run of the boot)
+};
+
+// A ratio B/A in the metric's own units with its interval.
+struct Effect {
+  double estimate = 1, low = 1, high = 1;
+  double confidence = 0.95;            // level the interval was computed at
+  double achieved_confidence = 0.95;   // below `confidence` when the samples are too small
+  std::string method;
+};
+
+struct ModeAnalysis {
+  stats::ModeSplit split;
+  std::optional<stats::FisherResult> fisher;   // dominant-or-better vs worse modes, by side
+  double alpha = 0;                            // level the one-sided test was judged at
+  bool b_more_in_worse = false;                // significant: B spends more units in worse modes
+  bool a_more_in_worse = false;
+  std::optional<Effect> dominant_shift;        // HL ratio inside the dominant mode
+};
+
+struct MetricAnalysis {
+  std::string name, unit;
+  Better better = Better::higher;
+  SideAnalysis a, b;
+  Effect effect;                        // primary: unpaired HL, ratio B/A
+  std::optional<Effect> paired;         // interleaved blocks only
+  double mw_u = 0, mw_p = 1, mw_p_holm = 1;
+  bool mw_exact = false;
+  stats::Interval bootstrap;            // ratio of medians B/A, secondary
+  ModeAnalysis modes;
+  Verdict verdict = Verdict::inconclusive;
+  std::optional<std::uint64_t> runs_needed;   // units per side likely to settle an inconclusive verdict
+  std::string headline;                 // one sentence, e.g. "B is 4.9 % slower in ... : regression"
+  std::vector<std::string> warnings;    // plain words, each with what to do
+  std::vector<std::string> notes;       // facts worth knowing that need no action
+};
+
+struct Analysis {
+  Verdict verdict = Verdict::no_change;
+  AnalysisOptions options;
+  double interval_confidence = 0.95;    // per-metric level after the family-wise correction
+  std::vector<MetricAnalysis> metrics;
+  std::vector<FailedRun> failures;
+  std::size_t failed_a = 0, failed_b = 0;
+  std::vector<std::string> warnings;    // experiment-wide (hosts, accelerators, failures)
+  SideContext context_a, context_b;
+};
+
+// Throws Error when a metric has fewer than 2 values on a side (nothing to compare) or when
+// the options are out of range. Values must be > 0 (they are analysed on the log scale).
+Analysis analyze(const SampleSet& samples, const AnalysisOptions& options);
+
+// Exit code for a verdict (see core/error.hpp): 0 no_change/improvement, 1 regression, 4 inconclusive.
+int exit_code_for(Verdict v);
+
+}  // namespace abvm
