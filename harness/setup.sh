@@ -8,7 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev
   libpugixml-dev libboost-math-dev
-  python3-scipy python3-matplotlib
+  python3-scipy python3-matplotlib python3-jsonschema chromium
   qemu-system-x86 libvirt-dev libvirt-daemon-driver-qemu libvirt-clients
   fio busybox-static cpio kmod coreutils zstd xz-utils
   dpkg-dev
