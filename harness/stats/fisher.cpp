@@ -35,22 +35,28 @@ FisherResult fisher_exact(std::uint64_t a, std::uint64_t b, std::uint64_t c, std
   const std::uint64_t row1 = a + b, row2 = c + d, col1 = a + c;
   const std::uint64_t lo = col1 > row2 ? col1 - row2 : 0;
   const std::uint64_t hi = std::min(row1, col1);
-  const double log_total = log_choose(row1 + row2, col1);
   std::vector<double> logw(hi - lo + 1);
   for (std::uint64_t x = lo; x <= hi; ++x) {
     logw[x - lo] = log_choose(row1, x) + log_choose(row2, col1 - x);
   }
+  // Normalise by the sum of the terms rather than by log C(N, a + c): the lgamma rounding then cancels,
+  // a sum over every term is exactly 1, and a table at the mode gets p = 1 as in SciPy.
+  const double log_peak = *std::max_element(logw.begin(), logw.end());
   const double log_observed = logw[a - lo];
-  constexpr double relative_tolerance = 1e-7;
+  constexpr double relative_tolerance = 1e-14;
   const double log_cutoff = log_observed + std::log1p(relative_tolerance);
-  double less = 0, greater = 0, two = 0;
+  double total = 0, less = 0, greater = 0, two = 0;
   for (std::uint64_t x = lo; x <= hi; ++x) {
     const double lw = logw[x - lo];
-    const double p = std::exp(lw - log_total);
-    if (x <= a) less += p;
-    if (x >= a) greater += p;
-    if (lw <= log_cutoff) two += p;
+    const double w = std::exp(lw - log_peak);
+    total += w;
+    if (x <= a) less += w;
+    if (x >= a) greater += w;
+    if (lw <= log_cutoff) two += w;
   }
+  less /= total;
+  greater /= total;
+  two /= total;
   r.p_less = std::min(less, 1.0);
   r.p_greater = std::min(greater, 1.0);
   r.p_two_sided = std::min(two, 1.0);

@@ -6,16 +6,15 @@
 // (population a+b+c+d, a+b successes, a+c draws).
 //   p_less       P(X <= a)
 //   p_greater    P(X >= a)
-//   p_two_sided  sum of P(X = x) over every x with P(X = x) <= P(X = a) * (1 + tolerance), capped at 1.
-//                SciPy uses a relative tolerance of 1e-14 on probabilities it gets from Boost; here they
-//                come from log-factorials (std::lgamma), whose rounding on large tables exceeds 1e-14,
-//                so tables whose probabilities are equal in exact arithmetic would be split apart. The
-//                tolerance is therefore 1e-7 (R's fisher.test uses the same): it still separates every
-//                pair of distinct probabilities of realistic tables, and keeps exact ties together.
+//   p_two_sided  sum of P(X = x) over every x with P(X = x) <= P(X = a) * (1 + 1e-14), capped at 1: SciPy's
+//                rule and relative tolerance. Probabilities come from log-factorials (std::lgamma), with
+//                log C(n, k) computed symmetrically in k and n - k, so the outcomes that tie with the
+//                observed one by symmetry of the margins get bit-identical probabilities and are
+//                counted; they are normalised by their own sum, so a table at the mode gets exactly 1.
 //   odds_ratio   the sample odds ratio a d / (b c) as SciPy reports it: +inf when b c == 0.
 // A table with an empty row or column carries no information: SciPy returns odds ratio NaN and
 // p = 1, and so does this function (for all three alternatives).
-// Counts are 64-bit; the sums must not overflow (throws std::invalid_argument when they would).
+// Each count must be at most 2^52, so that sums stay exact in doubles (std::invalid_argument otherwise).
 // Cost: O(min(a+b, a+c)) terms, each from a few lgamma calls: fine for millions of runs.
 #include <cstdint>
 

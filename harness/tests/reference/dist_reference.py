@@ -52,6 +52,10 @@ FISHER_TABLES = [
     (1000, 1100, 1050, 990),
     (5000, 5200, 5300, 4900),
     (480, 520, 520, 480),
+    # Column sums equal, row sums not: x and (a + b) - x tie exactly, which rounding can hide.
+    (21, 13, 15, 23),
+    (10, 24, 27, 13),
+    (5, 36, 41, 10),
     (200000, 201000, 199000, 200500),
     (12345, 23456, 22222, 11111),  # p underflows to 0
     (0, 0, 3, 4),
