@@ -15,6 +15,7 @@
 
 #include "cli/run_journal.hpp"
 #include "config/experiment.hpp"
+#include "core/cache.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "guest/accel.hpp"
@@ -76,7 +77,7 @@ Experiment load_saved_experiment(const fs::path& dir, const json& run_info) {
 
 // ---- dry run -------------------------------------------------------------------------------
 
-int dry_run(const Experiment& e) {
+int dry_run(const Experiment& e, const fs::path& results_root) {
   const std::uint64_t seed = e.schedule.seed != 0 ? e.schedule.seed : 1;
   const Plan plan = make_plan(e, seed);
   std::string out;
@@ -91,18 +92,19 @@ int dry_run(const Experiment& e) {
     for (const auto& l : looks.looks) out += fmt::format(" {} (confidence {:.4f})", l.boots_per_side, l.confidence);
     out += " boots per side\n";
   }
-  const std::string placeholder_dir = fmt::format("results/{}-<timestamp>", e.name);
+  // Paths that exist only once the run starts are shown as placeholders in angle brackets.
+  const fs::path placeholder_dir = fs::absolute(results_root) / fmt::format("{}-<timestamp>", e.name);
   for (SideId id : {SideId::a, SideId::b}) {
     const SideSpec& side = e.side(id);
     DomainSpec d;
     d.name = domain_name(fmt::format("t0000-{}", side_letter(id)), 0);
-    d.kernel = fs::path("<kernel cache>") / side.kernel / "vmlinuz";
-    d.initrd = fs::path(placeholder_dir) / "trials/<trial>/initrd.img";
+    d.kernel = abvm_cache_dir() / "kernels" / fmt::format("<build of {}>", side.kernel) / "vmlinuz";
+    d.initrd = placeholder_dir / "trials/<trial>/initrd.img";
     d.cmdline = full_cmdline(side);
     d.machine = side.machine;
-    d.scratch_disk = e.disk.path.empty() ? fs::path(placeholder_dir) / "scratch.raw" : e.disk.path;
+    d.scratch_disk = e.disk.path.empty() ? placeholder_dir / "scratch.raw" : e.disk.path;
     d.disk = side.device;
-    d.console_log = fs::path(placeholder_dir) / "trials/<trial>/console.log";
+    d.console_log = placeholder_dir / "trials/<trial>/console.log";
     d.accelerator = e.guest.accelerator == "kvm" ? "kvm" : "tcg";
     out += fmt::format("\n== side {} ({}): kernel recipe '{}' ==\n", side_letter(id), side.label, side.kernel);
     if (e.guest.accelerator == "auto") out += "(accelerator: auto, decided by a KVM probe boot at run time)\n";
@@ -416,7 +418,8 @@ int run_command(const RunArgs& args) {
   }
   if (args.config.empty()) throw Error("nothing to run: give an experiment file (abvm run CONFIG) or --resume DIR");
   const Experiment e = load_experiment(args.config);
-  if (args.dry_run) return dry_run(e);
+  const fs::path root = args.results_root.empty() ? fs::path(ABVM_SOURCE_DIR) / "results" : fs::path(args.results_root);
+  if (args.dry_run) return dry_run(e, root);
 
   std::uint64_t seed = e.schedule.seed;
   if (seed == 0) {
@@ -424,7 +427,6 @@ int run_command(const RunArgs& args) {
     while (seed == 0) seed = (std::uint64_t{rd()} << 32) ^ rd();
   }
   const Plan plan = make_plan(e, seed);
-  const fs::path root = args.results_root.empty() ? fs::path(ABVM_SOURCE_DIR) / "results" : fs::path(args.results_root);
   const fs::path dir = create_results_dir(root, e.name, std::chrono::system_clock::now());
   write_file_atomic(dir / "config.toml", e.source_text);
   write_file_atomic(dir / "plan.json", plan_to_json(plan).dump(2) + "\n");
