@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "stats/mann_whitney.hpp"
@@ -27,51 +28,66 @@ struct SplitMix {
 
 // k-th smallest (0-based) element of an implicit matrix with `rows` rows and `cols` columns whose
 // value(r, c) is nondecreasing in r and in c, restricted to the columns [start(r), cols) of each
-// row. Candidates are kept as one column range per row; each step picks a random candidate as the
-// pivot, counts the elements below / up to it with a staircase walk (O(rows + cols), valid
-// because the whole matrix is sorted both ways) and discards the side that cannot hold the answer.
-// The pivot itself is always discarded, and a random pivot removes a constant fraction of the
-// candidates on average, so O(log(rows*cols)) steps are expected; the last <= rows + cols
-// candidates are gathered and selected directly.
+// row. Candidates are kept as one column range per row. Each round samples up to 4096
+// candidates, takes two sample values that bracket the target rank with high probability
+// (Floyd-Rivest style), counts the elements below / up to each pivot with a staircase walk
+// (O(rows + cols), valid because the whole matrix is sorted both ways) and discards what lies
+// outside. A round keeps about 3/sqrt(sample size) of the candidates, so a handful of rounds reach the
+// last <= rows + cols candidates, which are gathered and selected directly. A pivot outside the
+// target is always discarded, so every round makes progress even when the bracket misses.
 template <class Value, class Start>
 double select_kth(std::size_t rows, std::size_t cols, std::uint64_t total, Start start, Value value,
                   std::uint64_t k) {
   std::vector<std::size_t> lo(rows), hi(rows, cols), lt(rows), le(rows);
+  std::vector<std::uint64_t> prefix(rows);
+  std::vector<double> sample;
   for (std::size_t r = 0; r < rows; ++r) lo[r] = start(r);
   std::uint64_t below = 0;
   std::uint64_t candidates = total;
   SplitMix rng{0x5EEDABADCAFEULL};
   const std::uint64_t small = static_cast<std::uint64_t>(rows) + cols;
 
-  // first[r] = max(start(r), first column c with value(r, c) compared to p true), for the
-  // predicate "value >= p" (lt) or "value > p" (le); returns the count of elements before them.
-  auto staircase = [&](double p, bool strict, std::vector<std::size_t>& first) {
-    std::uint64_t count = 0;
-    std::size_t c = cols;
+  // lt[r] / le[r] = max(start(r), first column whose value is >= p / > p); returns how many
+  // elements are < p and <= p.
+  auto staircase = [&](double p) {
+    std::uint64_t count_lt = 0, count_le = 0;
+    std::size_t c_lt = cols, c_le = cols;
     for (std::size_t r = 0; r < rows; ++r) {
-      while (c > 0 && (strict ? value(r, c - 1) > p : value(r, c - 1) >= p)) --c;
-      first[r] = std::max(c, start(r));
-      count += first[r] - start(r);
+      while (c_lt > 0 && value(r, c_lt - 1) >= p) --c_lt;
+      while (c_le > 0 && value(r, c_le - 1) > p) --c_le;
+      lt[r] = std::max(c_lt, start(r));
+      le[r] = std::max(c_le, start(r));
+      count_lt += lt[r] - start(r);
+      count_le += le[r] - start(r);
     }
-    return count;
+    return std::pair{count_lt, count_le};
   };
 
   while (candidates > small) {
-    std::uint64_t t = rng() % candidates;
-    std::size_t pr = 0;
-    while (t >= hi[pr] - lo[pr]) {
-      t -= hi[pr] - lo[pr];
-      ++pr;
+    std::uint64_t acc = 0;
+    for (std::size_t r = 0; r < rows; ++r) prefix[r] = acc += hi[r] - lo[r];
+    // Sampling costs s log(rows) against 2 passes of rows + cols: keep s well below the latter.
+    sample.resize(static_cast<std::size_t>(std::min(candidates, std::clamp<std::uint64_t>(small / 8, 64, 4096))));
+    for (double& v : sample) {
+      const std::uint64_t t = rng() % candidates;
+      const auto r = static_cast<std::size_t>(std::upper_bound(prefix.begin(), prefix.end(), t) - prefix.begin());
+      const std::uint64_t before = r == 0 ? 0 : prefix[r - 1];
+      v = value(r, lo[r] + static_cast<std::size_t>(t - before));
     }
-    const double p = value(pr, lo[pr] + static_cast<std::size_t>(t));
-    const std::uint64_t count_lt = staircase(p, false, lt);
-    const std::uint64_t count_le = staircase(p, true, le);
-    if (k < count_lt) {
-      for (std::size_t r = 0; r < rows; ++r) hi[r] = std::max(lo[r], std::min(hi[r], lt[r]));
-    } else if (k >= count_le) {
-      for (std::size_t r = 0; r < rows; ++r) lo[r] = std::min(hi[r], std::max(lo[r], le[r]));
-    } else {
-      return p;
+    std::sort(sample.begin(), sample.end());
+    const double s = static_cast<double>(sample.size());
+    const double centre = static_cast<double>(k - below) / static_cast<double>(candidates) * s;
+    const double spread = 1.5 * std::sqrt(s) + 1;  // ~3 standard deviations of the sample rank
+    const auto sample_at = [&](double i) { return sample[static_cast<std::size_t>(std::clamp(i, 0.0, s - 1))]; };
+    for (const double p : {sample_at(std::floor(centre - spread)), sample_at(std::ceil(centre + spread))}) {
+      const auto [count_lt, count_le] = staircase(p);
+      if (k < count_lt) {
+        for (std::size_t r = 0; r < rows; ++r) hi[r] = std::max(lo[r], std::min(hi[r], lt[r]));
+      } else if (k >= count_le) {
+        for (std::size_t r = 0; r < rows; ++r) lo[r] = std::min(hi[r], std::max(lo[r], le[r]));
+      } else {
+        return p;
+      }
     }
     below = 0;
     candidates = 0;

@@ -52,8 +52,8 @@ ShiftEstimate hodges_lehmann_paired(std::span<const double> d, double confidence
 
 // The k-th smallest (0-based) of the n*m differences y_j - x_i, both inputs sorted ascending,
 // without enumerating them: randomized selection over the implicitly sorted difference matrix
-// (Monahan / Johnson-Mizoguchi style), each step a linear staircase count. O((n+m) log(n+m))
-// expected time, O(n+m) memory. The result is bit-identical to sorting all differences computed
+// (Monahan / Johnson-Mizoguchi style, with Floyd-Rivest sampled pivot pairs), each step a linear
+// staircase count. O((n+m) log(n+m)) expected time, O(n+m) memory. The result is bit-identical to sorting all differences computed
 // as y[j] - x[i]. Throws std::invalid_argument for empty or unsorted input, a non-finite value,
 // or k >= n*m.
 double kth_pairwise_difference(std::span<const double> x_sorted, std::span<const double> y_sorted, std::uint64_t k);
