@@ -12,6 +12,7 @@ packages=(
   qemu-system-x86 libvirt-dev libvirt-daemon-driver-qemu libvirt-clients
   fio busybox-static cpio kmod coreutils zstd xz-utils
   dpkg-dev
+  linux-source-6.1 bc bison flex libelf-dev libssl-dev patch file
 )
 case "${1:-}" in
   --print) printf '%s\n' "${packages[@]}"; exit 0 ;;
