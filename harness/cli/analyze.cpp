@@ -8,8 +8,11 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "cli/report.hpp"
 #include "core/files.hpp"
+#include "report/html.hpp"
 #include "report/json_report.hpp"
+#include "report/junit.hpp"
 #include "report/terminal.hpp"
 #include "samples/load.hpp"
 #include "verdict/analysis.hpp"
@@ -26,6 +29,7 @@ struct AnalyzeArgs {
   double margin = 0.05, confidence = 0.95;
   std::uint64_t seed = 1;
   std::string json_path;
+  std::string html_path, junit_path;
 };
 
 InputFormat parse_format(const std::string& s) {
@@ -71,6 +75,16 @@ int run_analyze(const AnalyzeArgs& args) {
   Analysis analysis = analyze(samples, options);
   // Write the JSON before printing so that a closed terminal cannot lose it.
   if (!args.json_path.empty()) write_file_atomic(args.json_path, json_report_text(analysis, source));
+  if (!args.junit_path.empty() || !args.html_path.empty()) {
+    const nlohmann::json report = json_report(analysis, source);
+    if (!args.junit_path.empty()) write_file_atomic(args.junit_path, junit_report(report));
+    if (!args.html_path.empty()) {
+      const HtmlInputs in = source.kind == "results"
+                                ? results_dir_html_inputs(source.results_dir, report, default_plot_options())
+                                : files_html_inputs(report, default_plot_options());
+      write_file_atomic(args.html_path, html_report(in));
+    }
+  }
   TerminalOptions term;
   term.color = ::isatty(STDOUT_FILENO) != 0;
   std::cout << terminal_report(analysis, term) << std::flush;
@@ -102,6 +116,8 @@ Command add_analyze(CLI::App& app) {
   sub->add_option("--confidence", args->confidence, "Family-wise confidence level")->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of the bootstrap interval")->capture_default_str();
   sub->add_option("--json", args->json_path, "Write the JSON report to this path");
+  sub->add_option("--html", args->html_path, "Write the HTML report (self-contained, with plots) to this path");
+  sub->add_option("--junit", args->junit_path, "Write JUnit XML (one test case per metric) to this path");
   return {sub, [args] { return run_analyze(*args); }};
 }
 

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "cli/analyze.hpp"
+#include "cli/compare.hpp"
+#include "cli/report.hpp"
 #include "cli/run.hpp"
 #include "core/error.hpp"
 
@@ -21,6 +23,8 @@ int main(int argc, char** argv) {
   std::vector<Command> commands;
   commands.push_back(add_analyze(app));
   commands.push_back(add_run(app));
+  commands.push_back(add_report(app));
+  commands.push_back(add_compare(app));
   // The one top-level catch: every error ends here, printed once, mapped to its exit code.
   try {
     try {

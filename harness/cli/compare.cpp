@@ -1,0 +1,162 @@
+#include "cli/compare.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/report.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "report/html.hpp"
+#include "report/json_report.hpp"
+#include "report/junit.hpp"
+#include "report/terminal.hpp"
+#include "samples/load.hpp"
+#include "verdict/analysis.hpp"
+
+namespace abvm::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CompareArgs {
+  std::string fresh, baseline;
+  std::string side = "B";
+  double margin = 0.05, confidence = 0.95;
+  std::uint64_t seed = 1;
+  std::string json_path, html_path, junit_path;
+};
+
+std::vector<Sample> relabel(const std::vector<Sample>& in, const std::string& prefix, std::int64_t offset) {
+  std::vector<Sample> out = in;
+  for (auto& s : out) {
+    if (s.boot) s.boot = prefix + *s.boot;
+    s.block.reset();
+    s.order += offset;
+  }
+  return out;
+}
+
+const std::vector<Sample>& side_of(const MetricSamples& m, Side side) { return side == Side::a ? m.a : m.b; }
+
+std::string dir_name(const std::string& dir) {
+  fs::path p(dir);
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+int run_compare(const CompareArgs& args) {
+  for (const auto& d : {args.fresh, args.baseline}) {
+    if (!fs::exists(fs::path(d) / "journal.jsonl")) {
+      throw Error(fmt::format("{}: no journal.jsonl; give two abvm results directories (NEW_DIR BASELINE_DIR)", d));
+    }
+  }
+  const Side side = args.side == "A" || args.side == "a" ? Side::a : Side::b;
+  const SampleSet baseline = load_results_dir(args.baseline);
+  const SampleSet fresh = load_results_dir(args.fresh);
+  std::vector<std::string> dropped;
+  const SampleSet samples = compare_samples(baseline, fresh, side, dropped);
+  for (const auto& name : dropped) {
+    std::fprintf(stderr, "abvm: note: metric %s is not in both directories; left out\n", name.c_str());
+  }
+  AnalysisOptions options;
+  options.margin = args.margin;
+  options.confidence = args.confidence;
+  options.seed = args.seed;
+  const Analysis analysis = analyze(samples, options);
+  ReportSource source{.kind = "files",
+                      .a = {args.baseline},
+                      .b = {args.fresh},
+                      .a_label = "baseline " + dir_name(args.baseline),
+                      .b_label = "new " + dir_name(args.fresh)};
+  const nlohmann::json report = json_report(analysis, source);
+  if (!args.json_path.empty()) write_file_atomic(args.json_path, report.dump(2) + "\n");
+  if (!args.junit_path.empty()) {
+    write_file_atomic(args.junit_path, junit_report(report, {.suite = "compare " + dir_name(args.fresh)}));
+  }
+  if (!args.html_path.empty()) {
+    HtmlInputs in = files_html_inputs(report, default_plot_options());
+    in.title = fmt::format("{} against the baseline {} (side {})", dir_name(args.fresh), dir_name(args.baseline),
+                           to_string(side));
+    in.sides[0].settings = {{"results directory", args.baseline}, {"side", to_string(side)}};
+    in.sides[1].settings = {{"results directory", args.fresh}, {"side", to_string(side)}};
+    in.sides[0].label = source.a_label;
+    in.sides[1].label = source.b_label;
+    write_file_atomic(args.html_path, html_report(in));
+  }
+  TerminalOptions term{.a_label = "baseline", .b_label = "new", .color = ::isatty(STDOUT_FILENO) != 0};
+  std::cout << terminal_report(analysis, term) << std::flush;
+  return exit_code_for(analysis.verdict);
+}
+
+}  // namespace
+
+SampleSet compare_samples(const SampleSet& baseline, const SampleSet& fresh, Side side,
+                          std::vector<std::string>& dropped) {
+  std::int64_t offset = 0;
+  for (const auto& m : baseline.metrics) {
+    for (const auto& s : side_of(m, side)) offset = std::max(offset, s.order + 1);
+  }
+  SampleSet out;
+  for (const auto& bm : baseline.metrics) {
+    const auto it = std::find_if(fresh.metrics.begin(), fresh.metrics.end(),
+                                 [&](const MetricSamples& f) { return f.name == bm.name; });
+    if (it == fresh.metrics.end()) {
+      dropped.push_back(bm.name);
+      continue;
+    }
+    out.metrics.push_back({.name = bm.name,
+                           .unit = bm.unit,
+                           .better = bm.better,
+                           .a = relabel(side_of(bm, side), "baseline:", 0),
+                           .b = relabel(side_of(*it, side), "new:", offset)});
+  }
+  for (const auto& f : fresh.metrics) {
+    const bool shared = std::any_of(baseline.metrics.begin(), baseline.metrics.end(),
+                                    [&](const MetricSamples& b) { return b.name == f.name; });
+    if (!shared) dropped.push_back(f.name);
+  }
+  if (out.metrics.empty()) {
+    throw Error("the two results directories have no metric in common; compare runs of the same workloads");
+  }
+  for (const auto& f : baseline.failures) {
+    if (f.side == side) out.failures.push_back({Side::a, f.what, f.outcome, "baseline " + f.source});
+  }
+  for (const auto& f : fresh.failures) {
+    if (f.side == side) out.failures.push_back({Side::b, f.what, f.outcome, "new " + f.source});
+  }
+  out.context_a = side == Side::a ? baseline.context_a : baseline.context_b;
+  out.context_b = side == Side::a ? fresh.context_a : fresh.context_b;
+  for (const auto& n : baseline.notes) out.notes.push_back("baseline: " + n);
+  for (const auto& n : fresh.notes) out.notes.push_back("new: " + n);
+  return out;
+}
+
+Command add_compare(CLI::App& app) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "compare", "Compare a new results directory against a baseline results directory (same metrics, other day)");
+  sub->footer(
+      "A = the baseline, B = the new run; the same statistics and verdict as 'abvm analyze', over one side of each "
+      "directory (--side, default B).\n"
+      "Exit codes: 0 no_change or improvement, 1 regression, 2 usage or input error, 3 infrastructure error, "
+      "4 inconclusive.");
+  sub->add_option("new_dir", args->fresh, "The new results directory")->required();
+  sub->add_option("baseline_dir", args->baseline, "The baseline results directory")->required();
+  sub->add_option("--side", args->side, "Which side of each directory to compare")
+      ->check(CLI::IsMember({"A", "B", "a", "b"}))
+      ->capture_default_str();
+  sub->add_option("--margin", args->margin, "Margin of practical interest, as a fraction (0.05 = 5 %)")
+      ->capture_default_str();
+  sub->add_option("--confidence", args->confidence, "Family-wise confidence level")->capture_default_str();
+  sub->add_option("--seed", args->seed, "Seed of the bootstrap interval")->capture_default_str();
+  sub->add_option("--json", args->json_path, "Write the JSON report to this path");
+  sub->add_option("--html", args->html_path, "Write the HTML report to this path");
+  sub->add_option("--junit", args->junit_path, "Write JUnit XML (one test case per metric) to this path");
+  return {sub, [args] { return run_compare(*args); }};
+}
+
+}  // namespace abvm::cli

@@ -1,0 +1,162 @@
+#include "cli/report.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "config/experiment.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "report/junit.hpp"
+
+namespace abvm::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct ReportArgs {
+  std::string dir;
+  std::string output;
+  std::string junit;
+};
+
+json read_json(const fs::path& p) {
+  try {
+    return json::parse(read_file(p));
+  } catch (const json::parse_error& e) {
+    throw Error(located(p.string(), 0, fmt::format("not valid JSON ({}); regenerate it", e.what())));
+  }
+}
+
+json read_report(const fs::path& p) {
+  if (!fs::exists(p)) {
+    throw Error(fmt::format("{}: not found; make it with 'abvm analyze {} --json {}'", p.string(),
+                            p.parent_path().string(), p.string()));
+  }
+  json report = read_json(p);
+  if (!report.is_object() || report.value("schema_version", 0) != 1 || !report.contains("metrics")) {
+    throw Error(located(p.string(), 0, "not an abvm JSON report of schema_version 1; regenerate it with abvm analyze"));
+  }
+  return report;
+}
+
+// Each side's effective settings from the experiment file, as `abvm config show` lists them.
+std::vector<SideInfo> sides_from_config(const Experiment& e, const json& kernels) {
+  std::vector<SideInfo> sides;
+  for (SideId id : {SideId::a, SideId::b}) {
+    const std::string letter = side_letter(id);
+    SideInfo s{.letter = letter, .label = e.side(id).label};
+    const std::string prefix = "sides." + letter + ".";
+    for (const auto& v : e.effective) {
+      if (v.key.rfind(prefix, 0) != 0) continue;
+      const std::string key = v.key.substr(prefix.size());
+      if (key != "label") s.settings.emplace_back(key, v.value);
+    }
+    if (kernels.is_object() && kernels.contains(letter)) {
+      const json& k = kernels[letter];
+      if (k.contains("release")) s.settings.emplace_back("kernel release", k["release"].get<std::string>());
+      if (k.contains("cmdline")) s.settings.emplace_back("kernel command line (full)", k["cmdline"].get<std::string>());
+    }
+    sides.push_back(std::move(s));
+  }
+  return sides;
+}
+
+}  // namespace
+
+HtmlInputs results_dir_html_inputs(const fs::path& dir, const json& report, const PlotOptions& plots) {
+  HtmlInputs in;
+  in.report = report;
+  in.template_html = load_html_template();
+  in.title = dir.filename().string();
+  if (in.title.empty()) in.title = dir.parent_path().filename().string();
+  const json kernels = fs::exists(dir / "kernels.json") ? read_json(dir / "kernels.json") : json();
+  if (fs::exists(dir / "config.toml")) {
+    const Experiment e = load_experiment_text(read_file(dir / "config.toml"), (dir / "config.toml").string(), dir);
+    in.title = e.name;
+    in.description = e.description;
+    in.sides = sides_from_config(e, kernels);
+    // The labels of the experiment name the sides everywhere in the report.
+    in.report["source"]["a_label"] = e.a.label;
+    in.report["source"]["b_label"] = e.b.label;
+  }
+  if (fs::exists(dir / "environment.json")) in.environment = read_json(dir / "environment.json");
+  in.failures = failures_from_report(in.report);
+  for (auto& f : in.failures) {
+    const fs::path log = fs::path("trials") / f.trial / "console.log";
+    if (!f.trial.empty() && fs::exists(dir / log)) f.console_log = log.string();
+  }
+  in.plots = make_plots(in.report, plots);
+  return in;
+}
+
+HtmlInputs files_html_inputs(const json& report, const PlotOptions& plots) {
+  HtmlInputs in;
+  in.report = report;
+  in.template_html = load_html_template();
+  const json source = report.value("source", json::object());
+  const auto names = [&](const char* side) {
+    std::string list;
+    for (const auto& f : source.value(side, json::array())) {
+      list += (list.empty() ? "" : ", ") + fs::path(f.get<std::string>()).filename().string();
+    }
+    return list;
+  };
+  in.title = fmt::format("{} vs {}", names("a"), names("b"));
+  for (const char* side : {"a", "b"}) {
+    SideInfo s{.letter = side[0] == 'a' ? "A" : "B"};
+    s.label = s.letter;
+    std::string files;
+    for (const auto& f : source.value(side, json::array())) files += (files.empty() ? "" : ", ") + f.get<std::string>();
+    s.settings.emplace_back("measurement files", files);
+    in.sides.push_back(std::move(s));
+  }
+  in.failures = failures_from_report(report);
+  in.plots = make_plots(report, plots);
+  return in;
+}
+
+fs::path write_results_dir_report(const fs::path& dir) {
+  const json report = read_report(dir / "analysis.json");
+  const fs::path out = dir / "report.html";
+  write_file_atomic(out, html_report(results_dir_html_inputs(dir, report, default_plot_options())));
+  return out;
+}
+
+namespace {
+
+int run_report(const ReportArgs& args) {
+  const fs::path dir = args.dir;
+  if (!fs::is_directory(dir)) throw Error(fmt::format("{}: not a directory; give an abvm results directory", args.dir));
+  const json report = read_report(dir / "analysis.json");
+  const HtmlInputs in = results_dir_html_inputs(dir, report, default_plot_options());
+  const fs::path out = args.output.empty() ? dir / "report.html" : fs::path(args.output);
+  write_file_atomic(out, html_report(in));
+  if (!args.junit.empty()) write_file_atomic(args.junit, junit_report(in.report, {.suite = in.title}));
+  for (const auto& m : in.plots.missing) {
+    std::fprintf(stderr, "abvm: warning: plot %s%s missing: %s\n", m.kind.c_str(),
+                 m.metric ? fmt::format(" of metric {}", *m.metric + 1).c_str() : "", m.reason.c_str());
+  }
+  std::cout << out.string() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Command add_report(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* sub = app.add_subcommand("report", "Write the HTML report (and JUnit XML) of a results directory");
+  sub->footer(
+      "Reads DIR/analysis.json and, when present, config.toml, kernels.json, environment.json and "
+      "trials/<id>/console.log. Plots come from report/plot.py run by /usr/bin/python3 (set ABVM_PYTHON to use "
+      "another interpreter); without matplotlib the report says which plots are missing.\n"
+      "Exit codes: 0 written, 2 usage or input error, 3 infrastructure error. The verdict's exit code comes from "
+      "'abvm analyze' and 'abvm run'.");
+  sub->add_option("dir", args->dir, "An abvm results directory")->required();
+  sub->add_option("-o,--output", args->output, "Where to write the HTML report")->default_str("DIR/report.html");
+  sub->add_option("--junit", args->junit, "Also write JUnit XML (one test case per metric) to this path");
+  return {sub, [args] { return run_report(*args); }};
+}
+
+}  // namespace abvm::cli

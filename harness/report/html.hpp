@@ -1,0 +1,62 @@
+#pragma once
+// The HTML report: one self-contained file (inline CSS, PNG plots as data: URIs, no script, no
+// network) that shows the evidence behind a verdict. A pure writer: html_report() turns its
+// inputs into bytes; the caller writes them (core/files.hpp write_file_atomic).
+//
+// It works from the JSON report (report/schema.json) and what the caller found next to it
+// (sides, environment, failed trials with console logs). Every string that comes from outside
+// (config, kernel, console log, file name, side label) is HTML-escaped.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "report/plots.hpp"
+
+namespace abvm {
+
+// One side of the experiment as configured: label and the settings that describe it.
+struct SideInfo {
+  std::string letter;                                          // "A" / "B"
+  std::string label;
+  std::vector<std::pair<std::string, std::string>> settings;   // key -> value ("kernel" -> "debian-cloud")
+};
+
+// A trial that produced no measurement.
+struct FailedTrial {
+  std::string side, outcome, what;
+  std::string trial;         // trial id when known
+  std::string console_log;   // href of its console log relative to the report ("" when none)
+};
+
+struct HtmlInputs {
+  nlohmann::json report;                   // the JSON report (schema_version 1)
+  std::string title;                       // e.g. the experiment's name
+  std::string description;                 // e.g. the experiment's description ("" when none)
+  std::vector<SideInfo> sides;             // empty when only files were compared
+  nlohmann::json environment;              // environment.json, or null
+  std::vector<FailedTrial> failures;       // see failures_from_report
+  PlotSet plots;
+  std::string template_html;               // report/template.html: holds {{title}} and {{body}}
+};
+
+// & < > " ' as entities: safe in text and in quoted attribute values.
+std::string html_escape(std::string_view text);
+
+// report/template.html of the source tree. Throws InfraError when it cannot be read.
+std::string load_html_template();
+
+// The failures listed in report["failures"]; trial ids are taken from their source
+// ("trial t0003 run 0"), console_log is left empty for the caller to fill.
+std::vector<FailedTrial> failures_from_report(const nlohmann::json& report);
+
+// The verdict of one metric in words, from its effect: "dma-api is 4.9 % slower in
+// dd-write.bandwidth (95 % CI 2.1 % to 7.6 % slower): regression".
+std::string metric_sentence(const nlohmann::json& metric, const std::string& b_label);
+
+// Throws Error when the template lacks {{title}} or {{body}}.
+std::string html_report(const HtmlInputs& inputs);
+
+}  // namespace abvm

@@ -1,0 +1,141 @@
+#include "report/plots.hpp"
+
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <set>
+#include <utility>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/process.hpp"
+
+namespace abvm {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A temporary directory that is removed with everything in it, whatever happens.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "abvm-plots-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw InfraError(fmt::format("cannot create a temporary directory like {}; check TMPDIR", pattern));
+    }
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string tail(const std::string& text, std::size_t max) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  return t.size() <= max ? t : "..." + t.substr(t.size() - max);
+}
+
+PlotSet all_missing(std::string reason) {
+  PlotSet set;
+  set.missing.push_back({std::nullopt, "all", std::move(reason)});
+  return set;
+}
+
+}  // namespace
+
+PlotOptions default_plot_options() {
+  PlotOptions o;
+  o.script = fs::path(ABVM_SOURCE_DIR) / "report" / "plot.py";
+  if (const char* p = std::getenv("ABVM_PYTHON"); p != nullptr && *p != '\0') o.python = p;
+  if (const char* s = std::getenv("ABVM_PLOT_SCRIPT"); s != nullptr && *s != '\0') o.script = s;
+  return o;
+}
+
+PlotSet make_plots(const nlohmann::json& report, const PlotOptions& options) {
+  const std::size_t metrics = report.contains("metrics") ? report["metrics"].size() : 0;
+  if (metrics == 0) return {};
+  if (!fs::exists(options.python)) {
+    return all_missing(fmt::format("{} does not exist; install python3 with python3-matplotlib (harness/setup.sh)",
+                                   options.python.string()));
+  }
+  if (!fs::exists(options.script)) {
+    return all_missing(fmt::format("the plot script {} does not exist; run abvm from its source tree or set "
+                                   "ABVM_PLOT_SCRIPT",
+                                   options.script.string()));
+  }
+  TempDir tmp;
+  const fs::path json_path = tmp.path() / "analysis.json";
+  write_file_atomic(json_path, report.dump());
+  ProcessResult r;
+  try {
+    r = run_process({options.python.string(), options.script.string(), json_path.string(), (tmp.path() / "png").string()},
+                    {.timeout = options.timeout});
+  } catch (const InfraError& e) {
+    return all_missing(e.what());
+  }
+  if (r.timed_out) {
+    return all_missing(fmt::format("{} did not finish within {} s", options.script.filename().string(),
+                                   options.timeout.count() / 1000));
+  }
+  if (r.exit_code != 0) {
+    return all_missing(fmt::format("{} exited with status {}: {}", describe_command({options.python.string(),
+                                   options.script.string()}), r.exit_code, tail(r.err, 400)));
+  }
+  nlohmann::json manifest;
+  try {
+    manifest = nlohmann::json::parse(r.out);
+  } catch (const nlohmann::json::exception&) {
+    return all_missing(fmt::format("{} printed no manifest (stdout: '{}', stderr: '{}')",
+                                   options.script.filename().string(), tail(r.out, 200), tail(r.err, 200)));
+  }
+
+  PlotSet set;
+  std::set<std::pair<std::size_t, std::string>> accounted;
+  bool everything_missing = false;
+  for (const auto& m : manifest.value("missing", nlohmann::json::array())) {
+    MissingPlot miss;
+    if (m.contains("metric") && m["metric"].is_number_unsigned()) miss.metric = m["metric"].get<std::size_t>();
+    miss.kind = m.value("kind", "all");
+    miss.reason = m.value("reason", "no reason given");
+    if (!miss.metric) everything_missing = true;
+    else accounted.insert({*miss.metric, miss.kind});
+    set.missing.push_back(std::move(miss));
+  }
+  for (const auto& p : manifest.value("plots", nlohmann::json::array())) {
+    Plot plot;
+    plot.metric = p.at("metric").get<std::size_t>();
+    plot.kind = p.at("kind").get<std::string>();
+    plot.title = p.value("title", "");
+    const fs::path file = tmp.path() / "png" / p.at("file").get<std::string>();
+    try {
+      plot.png = read_file(file);
+    } catch (const Error&) {
+      set.missing.push_back({plot.metric, plot.kind, fmt::format("plot.py listed {} but did not write it",
+                                                                 file.filename().string())});
+      accounted.insert({plot.metric, plot.kind});
+      continue;
+    }
+    accounted.insert({plot.metric, plot.kind});
+    set.plots.push_back(std::move(plot));
+  }
+  // A plot neither made nor explained is still reported: the reader must never have to guess.
+  if (!everything_missing) {
+    for (std::size_t i = 0; i < metrics; ++i) {
+      for (const char* kind : kPlotKinds) {
+        if (!accounted.contains({i, kind})) set.missing.push_back({i, kind, "plot.py did not produce it"});
+      }
+    }
+  }
+  return set;
+}
+
+}  // namespace abvm

@@ -1,0 +1,271 @@
+#!/usr/bin/python3
+"""Plots of an abvm analysis, for the HTML report.
+
+usage: /usr/bin/python3 report/plot.py ANALYSIS_JSON OUT_DIR
+
+Reads only the JSON report (report/schema.json) and writes PNG files into OUT_DIR. Prints one JSON
+document on standard output, the manifest the C++ side (harness/report/plots.cpp) embeds from:
+
+  {"plots":   [{"metric": 0, "kind": "runs", "title": "...", "file": "m0-runs.png"}, ...],
+   "missing": [{"metric": 0 or null, "kind": "runs" or "all", "reason": "plain words"}]}
+
+Per metric, four kinds:
+  runs          every run as a point per side over a box plot; runs of one boot share a column
+  order         the value against the overall run order, coloured by side (drift, host interference)
+  distribution  both sides' histograms on a log axis with the detected modes shaded
+  effect        the ratio B/A with its interval(s) against the margin band
+
+A plot that fails is listed under "missing" with the reason; the others are still made. When
+matplotlib cannot be imported at all, every plot is missing with that reason and the exit code is
+still 0: the report renders without plots and says why. Exit 2 only when the JSON cannot be read.
+"""
+import json
+import math
+import os
+import sys
+import traceback
+
+KINDS = ("runs", "order", "distribution", "effect")
+SIDE_COLOURS = {"a": "#1f6fb4", "b": "#e8710a"}
+
+
+def side_label(report, side):
+    source = report.get("source") or {}
+    return str(source.get(side + "_label") or side.upper())
+
+
+def finite(values):
+    return [v for v in values if v is not None and math.isfinite(v)]
+
+
+def axis_unit(values, unit):
+    """Chooses an SI prefix for the axis from the largest value."""
+    top = max((abs(v) for v in finite(values)), default=1.0)
+    if unit in ("B/s", "B"):
+        for div, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if top >= div:
+                return div, prefix + unit
+        return 1.0, unit
+    if unit in ("ns", "us", "ms", "s"):
+        to_ns = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[unit]
+        top_ns = top * to_ns
+        for div_ns, name in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
+            if top_ns >= div_ns:
+                return div_ns / to_ns, name
+        return 1.0 / to_ns, "ns"
+    return 1.0, unit
+
+
+def matplotlib_ticker():
+    import matplotlib.ticker
+    return matplotlib.ticker
+
+
+def runs_of(metric, side):
+    return metric[side].get("runs") or []
+
+
+def plot_runs(plt, report, metric, path):
+    """Box plot per side with every run on top. Runs sharing a boot are drawn in one column and
+    joined by a line, so a boot's runs read as one unit (the analysis treats them as one)."""
+    values = [r["value"] for s in ("a", "b") for r in runs_of(metric, s)]
+    div, unit = axis_unit(values, metric.get("unit", ""))
+    fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=100)
+    data, labels = [], []
+    for i, side in enumerate(("a", "b")):
+        runs = runs_of(metric, side)
+        vals = [r["value"] / div for r in runs if r["value"] is not None]
+        data.append(vals)
+        labels.append(f"{side_label(report, side)} (n={len(vals)})")
+    ax.boxplot(data, widths=0.5, showfliers=False, medianprops={"color": "black"})
+    for i, side in enumerate(("a", "b")):
+        runs = runs_of(metric, side)
+        outliers = set(metric[side].get("outliers") or [])
+        boots = []
+        for r in runs:
+            if r.get("boot") is not None and r["boot"] not in boots:
+                boots.append(r["boot"])
+        shared = len(boots) < len([r for r in runs if r.get("boot") is not None])
+        xs = []
+        for k, r in enumerate(runs):
+            if shared and r.get("boot") is not None:
+                pos = boots.index(r["boot"])
+                x = i + 1 + 0.36 * ((pos + 0.5) / max(len(boots), 1) - 0.5)
+            else:
+                x = i + 1 + 0.3 * (((k * 0.618034) % 1.0) - 0.5)
+            xs.append(x)
+        if shared:
+            for b in boots:
+                pts = [(x, r["value"] / div) for x, r in zip(xs, runs) if r.get("boot") == b]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], color=SIDE_COLOURS[side], alpha=0.35, lw=1)
+        ys = [r["value"] / div for r in runs]
+        ax.scatter(xs, ys, s=18, color=SIDE_COLOURS[side], alpha=0.8, zorder=3)
+        ox = [xs[k] for k in outliers if k < len(xs)]
+        oy = [ys[k] for k in outliers if k < len(ys)]
+        if ox:
+            ax.scatter(ox, oy, s=60, facecolors="none", edgecolors="black", zorder=4, label="outlier")
+    ax.set_xticks([1, 2])
+    ax.set_xticklabels(labels)
+    ax.set_ylabel(f"{metric['name']} ({unit})" if unit else metric["name"])
+    title = "Every run per side"
+    if metric["a"].get("unit_kind") == "boot":
+        title += " (lines join the runs of one boot)"
+    ax.set_title(title, fontsize=10)
+    handles, names = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles[:1], names[:1], fontsize=8, loc="best")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return title
+
+
+def plot_order(plt, report, metric, path):
+    """Value against the position in the overall order: a drift or a noisy neighbour shows as a
+    pattern shared by both sides; a side effect shows as a gap between the colours."""
+    values = [r["value"] for s in ("a", "b") for r in runs_of(metric, s)]
+    div, unit = axis_unit(values, metric.get("unit", ""))
+    fig, ax = plt.subplots(figsize=(6.4, 3.4), dpi=100)
+    blocks = sorted({r["block"] for s in ("a", "b") for r in runs_of(metric, s) if r.get("block") is not None})
+    if blocks and len(blocks) <= 200:
+        for blk in blocks[::2]:
+            orders = [r["order"] for s in ("a", "b") for r in runs_of(metric, s) if r.get("block") == blk]
+            ax.axvspan(min(orders) - 0.5, max(orders) + 0.5, color="0.92", zorder=0)
+    for side in ("a", "b"):
+        runs = sorted(runs_of(metric, side), key=lambda r: r["order"])
+        ax.plot([r["order"] for r in runs], [r["value"] / div for r in runs], "o", ms=3.5,
+                color=SIDE_COLOURS[side], alpha=0.85, label=side_label(report, side))
+    ax.set_xlabel("position in the run order" + (" (grey: alternate A/B blocks)" if blocks else ""))
+    ax.set_ylabel(f"{metric['name']} ({unit})" if unit else metric["name"])
+    title = "Runs in the order they were measured"
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="best")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return title
+
+
+def plot_distribution(plt, report, metric, path):
+    """Histograms on a log axis (the modes are found on the log scale) with the modes shaded."""
+    a = finite([r["value"] for r in runs_of(metric, "a")])
+    b = finite([r["value"] for r in runs_of(metric, "b")])
+    div, unit = axis_unit(a + b, metric.get("unit", ""))
+    a = [v / div for v in a if v > 0]
+    b = [v / div for v in b if v > 0]
+    lo, hi = min(a + b), max(a + b)
+    if hi <= lo:
+        hi = lo * 1.01 + 1e-12
+    nbins = max(8, min(60, int(2 * math.sqrt(len(a) + len(b)))))
+    edges = [lo * (hi / lo) ** (k / nbins) for k in range(nbins + 1)]
+    fig, ax = plt.subplots(figsize=(6.4, 3.4), dpi=100)
+    modes = metric.get("modes") or []
+    if len(modes) > 1:
+        for k, m in enumerate(modes):
+            if m.get("low") is None or m.get("high") is None:
+                continue
+            ax.axvspan(m["low"] / div, m["high"] / div, color="0.85" if k % 2 == 0 else "0.93", zorder=0)
+            label = f"mode {k + 1}{' (dominant)' if m.get('dominant') else ''}\n" \
+                    f"A {100 * m['a_fraction']:.0f}%  B {100 * m['b_fraction']:.0f}%"
+            ax.text(math.sqrt(m["low"] * m["high"]) / div, 0.97, label, transform=ax.get_xaxis_transform(),
+                    ha="center", va="top", fontsize=7)
+    ax.hist([a, b], bins=edges, color=[SIDE_COLOURS["a"], SIDE_COLOURS["b"]], alpha=0.85,
+            label=[side_label(report, "a"), side_label(report, "b")])
+    ax.set_xscale("log")
+    # Plain numbers on the log axis: with text.parse_math off, the default 10^x labels show as TeX.
+    plain = matplotlib_ticker().FuncFormatter(lambda v, _: f"{v:g}")
+    ax.xaxis.set_major_formatter(plain)
+    ax.xaxis.set_minor_formatter(plain if hi / lo < 20 else matplotlib_ticker().NullFormatter())
+    ax.set_xlabel(f"{metric['name']} ({unit}, log scale)" if unit else f"{metric['name']} (log scale)")
+    ax.set_ylabel("runs")
+    title = "Distributions" + (f" with {len(modes)} detected modes" if len(modes) > 1 else " (one mode)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="center right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return title
+
+
+def plot_effect(plt, report, metric, path):
+    """The ratio B/A with its interval(s), as a percentage, against the margin band."""
+    margin = float((report.get("options") or {}).get("margin", 0.05))
+    rows = []
+
+    def add(name, e):
+        if e and e.get("estimate") is not None and e.get("ci_low") is not None and e.get("ci_high") is not None:
+            conf = e.get("confidence")
+            rows.append((f"{name}\n{100 * conf:.3g} % interval" if conf else name, e))
+
+    add("effect (Hodges-Lehmann)", metric.get("effect"))
+    add("paired, per block", metric.get("paired_effect"))
+    mode_test = metric.get("mode_test") or {}
+    add("inside the dominant mode", mode_test.get("dominant_mode_effect"))
+    add("bootstrap, ratio of medians", metric.get("bootstrap_median_ratio"))
+    fig, ax = plt.subplots(figsize=(6.4, 1.0 + 0.65 * max(len(rows), 1)), dpi=100)
+    ax.axvspan(-100 * margin, 100 * margin, color="#d9f0d3", zorder=0)
+    ax.axvline(0, color="0.4", lw=0.8)
+    for k, (name, e) in enumerate(reversed(rows)):
+        est, lo, hi = (100 * (e[key] - 1) for key in ("estimate", "ci_low", "ci_high"))
+        colour = "black" if k == len(rows) - 1 else "0.45"
+        ax.errorbar([est], [k], xerr=[[est - lo], [hi - est]], fmt="o", color=colour, capsize=4)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([name for name, _ in reversed(rows)], fontsize=8)
+    better = metric.get("better", "higher")
+    ax.set_xlabel(f"B/A - 1 in % ({better} is better; green: the margin ±{100 * margin:.3g} %)")
+    title = f"Effect: {metric.get('verdict', '')}"
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return title
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: plot.py ANALYSIS_JSON OUT_DIR", file=sys.stderr)
+        return 2
+    try:
+        with open(argv[1], encoding="utf-8") as f:
+            report = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"plot.py: cannot read {argv[1]}: {e}", file=sys.stderr)
+        return 2
+    out_dir = argv[2]
+    metrics = report.get("metrics") or []
+    manifest = {"plots": [], "missing": []}
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        # Labels come from config files: a '$' must not start TeX math.
+        matplotlib.rcParams["text.parse_math"] = False
+        matplotlib.rcParams["svg.fonttype"] = "none"
+        import matplotlib.pyplot as plt
+    except Exception as e:  # ImportError, or a broken installation
+        manifest["missing"].append({"metric": None, "kind": "all",
+                                    "reason": f"matplotlib cannot be imported by {sys.executable} ({e}); "
+                                              "install python3-matplotlib (harness/setup.sh)"})
+        print(json.dumps(manifest))
+        return 0
+    os.makedirs(out_dir, exist_ok=True)
+    makers = {"runs": plot_runs, "order": plot_order, "distribution": plot_distribution, "effect": plot_effect}
+    for i, metric in enumerate(metrics):
+        for kind in KINDS:
+            name = f"m{i}-{kind}.png"
+            try:
+                title = makers[kind](plt, report, metric, os.path.join(out_dir, name))
+                manifest["plots"].append({"metric": i, "kind": kind, "title": title, "file": name})
+            except Exception as e:
+                plt.close("all")
+                last = traceback.extract_tb(e.__traceback__)[-1]
+                manifest["missing"].append({"metric": i, "kind": kind,
+                                            "reason": f"plot.py failed: {type(e).__name__}: {e} (line {last.lineno})"})
+    print(json.dumps(manifest))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
