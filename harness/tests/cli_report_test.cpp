@@ -1,0 +1,175 @@
+// End-to-end tests of `abvm report`, `abvm analyze --html/--junit` and `abvm compare`: the real
+// binary on the fixture results directories (data/report/README.md) and the seed.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/compare.hpp"
+#include "core/error.hpp"
+#include "core/process.hpp"
+#include "report_test_support.hpp"
+#include "samples/load.hpp"
+
+using namespace abvm;
+using abvm::test::report_data;
+using abvm::test::ReportTempDir;
+using ::testing::HasSubstr;
+using ::testing::Not;
+namespace fs = std::filesystem;
+
+namespace {
+
+ProcessResult abvm_cmd(std::vector<std::string> args, std::vector<std::string> env = {}) {
+  args.insert(args.begin(), ABVM_BINARY);
+  return run_process(args, {.extra_env = std::move(env)});
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+bool have_matplotlib() { return run_process({"/usr/bin/python3", "-c", "import matplotlib"}).exit_code == 0; }
+
+// A copy of the demo results directory with its analysis.json made by `abvm analyze`.
+fs::path demo_dir(const ReportTempDir& tmp) {
+  const fs::path dir = tmp / "results-demo";
+  fs::copy(report_data("report/results-demo"), dir, fs::copy_options::recursive);
+  const auto r = abvm_cmd({"analyze", dir.string(), "--json", (dir / "analysis.json").string()});
+  EXPECT_NE(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.exit_code, 3) << r.err;
+  return dir;
+}
+
+fs::path python_without_matplotlib(const ReportTempDir& tmp) {
+  const auto python = tmp / "python-without-matplotlib";
+  std::ofstream(python) << "#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n";
+  fs::permissions(python, fs::perms::owner_all);
+  return python;
+}
+
+}  // namespace
+
+TEST(CliReport, WritesASelfContainedReportWithPlotsEscapingAndConsoleLinks) {
+  if (!have_matplotlib()) GTEST_SKIP() << "python3-matplotlib is not installed (harness/setup.sh installs it)";
+  ReportTempDir tmp;
+  const fs::path dir = demo_dir(tmp);
+  const auto r = abvm_cmd({"report", dir.string(), "--junit", (tmp / "junit.xml").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, (dir / "report.html").string() + "\n");
+  EXPECT_EQ(r.err, "");
+  const std::string h = read_file(dir / "report.html");
+  EXPECT_THAT(h, HasSubstr("<h1>demo-report</h1>"));
+  EXPECT_THAT(h, HasSubstr("&lt;b&gt;markup&lt;/b&gt;"));
+  EXPECT_THAT(h, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt; (B)"));
+  EXPECT_THAT(h, Not(HasSubstr("<script")));
+  EXPECT_THAT(h, HasSubstr("What differs: device.iommu_platform."));
+  EXPECT_THAT(h, HasSubstr("class=\"warning tcg\""));
+  EXPECT_THAT(h, HasSubstr("/dev/kvm is missing"));
+  EXPECT_EQ(count(h, "<img src=\"data:image/png;base64,"), 8);
+  EXPECT_THAT(h, HasSubstr("<a href=\"trials/t0005/console.log\">console.log</a>"));
+  const std::string x = read_file(tmp / "junit.xml");
+  EXPECT_EQ(count(x, "<testcase "), 2);
+  EXPECT_THAT(x, HasSubstr("<testsuite name=\"demo-report\""));
+}
+
+TEST(CliReport, WithoutMatplotlibTheReportStillRendersAndSaysWhy) {
+  ReportTempDir tmp;
+  const fs::path dir = demo_dir(tmp);
+  const auto r = abvm_cmd({"report", dir.string(), "-o", (tmp / "r.html").string()},
+                          {"ABVM_PYTHON=" + python_without_matplotlib(tmp).string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("abvm: warning: plot all missing: matplotlib cannot be imported"));
+  const std::string h = read_file(tmp / "r.html");
+  EXPECT_THAT(h, HasSubstr("No plots: matplotlib cannot be imported"));
+  EXPECT_EQ(count(h, "<img "), 0);
+  EXPECT_THAT(h, HasSubstr("id=\"verdict\""));
+  EXPECT_EQ(count(h, "<section class=\"metric\""), 2);
+}
+
+TEST(CliReport, NoAnalysisJsonSaysHowToMakeIt) {
+  ReportTempDir tmp;
+  fs::copy(report_data("report/results-demo"), tmp / "d", fs::copy_options::recursive);
+  const auto r = abvm_cmd({"report", (tmp / "d").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("analysis.json: not found; make it with 'abvm analyze"));
+  const auto r2 = abvm_cmd({"report", (tmp / "nothing").string()});
+  EXPECT_EQ(r2.exit_code, 2);
+  EXPECT_THAT(r2.err, HasSubstr("not a directory"));
+}
+
+TEST(CliReport, AnalyzeWritesHtmlAndJunitForTheSeedAndKeepsItsExitCode) {
+  ReportTempDir tmp;
+  const std::string seed = std::string(ABVM_TEST_DATA) + "/seed/";
+  const auto r = abvm_cmd({"analyze", "--a", seed + "dd-without-patches.txt", "--b", seed + "dd-with-patches.txt",
+                           "--html", (tmp / "seed.html").string(), "--junit", (tmp / "seed.xml").string()},
+                          {"ABVM_PYTHON=" + python_without_matplotlib(tmp).string()});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  const std::string h = read_file(tmp / "seed.html");
+  EXPECT_THAT(h, HasSubstr("<h1>dd-without-patches.txt vs dd-with-patches.txt</h1>"));
+  EXPECT_THAT(h, HasSubstr("Verdict: <strong>inconclusive</strong>"));
+  EXPECT_THAT(h, HasSubstr("B is 4.9 % slower in dd.bandwidth"));
+  const std::string x = read_file(tmp / "seed.xml");
+  EXPECT_THAT(x, HasSubstr("<skipped message=\"B is 4.9 % slower in dd.bandwidth"));
+}
+
+TEST(CliReport, CompareFindsTheNewRunsRegressionAgainstTheBaseline) {
+  ReportTempDir tmp;
+  const auto r = abvm_cmd({"compare", report_data("report/results-slower").string(),
+                           report_data("report/results-demo").string(), "--json", (tmp / "c.json").string(),
+                           "--junit", (tmp / "c.xml").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto j = nlohmann::json::parse(read_file(tmp / "c.json"));
+  EXPECT_EQ(j["metrics"].size(), 2u);
+  EXPECT_EQ(j["verdict"], "regression");
+  // Latency of B: 1/0.75 in results-slower against 1/0.93 in results-demo, about 1.24.
+  EXPECT_EQ(j["metrics"][1]["name"], "fio-seqwrite.write.clat_mean");
+  EXPECT_EQ(j["metrics"][1]["verdict"], "regression");
+  EXPECT_NEAR(j["metrics"][1]["effect"]["estimate"].get<double>(), 0.93 / 0.75, 0.03);
+  // dd bandwidth of B: 0.75 x 4.4 GB/s against 0.93 x 4.4 GB/s (about 0.81) inside the dominant
+  // mode; the slow-host boots (3 of 8 in the baseline, 1 of 8 in the new run) keep it open.
+  EXPECT_NEAR(j["metrics"][0]["mode_test"]["dominant_mode_effect"]["estimate"].get<double>(), 0.75 / 0.93, 0.03);
+  EXPECT_EQ(j["source"]["a_label"], "baseline results-demo");
+  EXPECT_EQ(j["source"]["b_label"], "new results-slower");
+  EXPECT_THAT(read_file(tmp / "c.xml"), HasSubstr("<failure type=\"regression\""));
+  // Side A is the same kernel in both runs.
+  const auto same = abvm_cmd({"compare", report_data("report/results-slower").string(),
+                              report_data("report/results-demo").string(), "--side", "A", "--json",
+                              (tmp / "a.json").string()});
+  const auto ja = nlohmann::json::parse(read_file(tmp / "a.json"));
+  EXPECT_NE(ja["metrics"][0]["verdict"], "regression") << same.out;
+  EXPECT_NEAR(ja["metrics"][0]["effect"]["estimate"].get<double>(), 1.0, 0.03);
+}
+
+TEST(CliReport, CompareSamplesKeepsBootsApartAndOrdersTheNewRunAfterTheBaseline) {
+  const SampleSet base = load_results_dir(report_data("report/results-demo"));
+  const SampleSet fresh = load_results_dir(report_data("report/results-slower"));
+  std::vector<std::string> dropped;
+  const SampleSet s = cli::compare_samples(base, fresh, Side::b, dropped);
+  EXPECT_TRUE(dropped.empty());
+  ASSERT_EQ(s.metrics.size(), 2u);
+  const MetricSamples& m = s.metrics[0];
+  EXPECT_EQ(m.a.size(), base.metrics[0].b.size());
+  EXPECT_EQ(m.b.size(), fresh.metrics[0].b.size());
+  std::int64_t last_a = 0;
+  for (const auto& x : m.a) {
+    EXPECT_EQ(x.boot->rfind("baseline:", 0), 0u);
+    EXPECT_FALSE(x.block.has_value());
+    last_a = std::max(last_a, x.order);
+  }
+  for (const auto& x : m.b) {
+    EXPECT_EQ(x.boot->rfind("new:", 0), 0u);
+    EXPECT_GT(x.order, last_a);
+  }
+  // A metric in one directory only is dropped and named.
+  SampleSet fewer = fresh;
+  fewer.metrics.pop_back();
+  dropped.clear();
+  EXPECT_EQ(cli::compare_samples(base, fewer, Side::b, dropped).metrics.size(), 1u);
+  EXPECT_EQ(dropped, std::vector<std::string>{"fio-seqwrite.write.clat_mean"});
+  fewer.metrics.clear();
+  EXPECT_THROW(cli::compare_samples(base, fewer, Side::b, dropped), Error);
+}

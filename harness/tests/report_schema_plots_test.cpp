@@ -1,0 +1,147 @@
+// report/schema.json validates the JSON reports abvm produces (python3-jsonschema as the
+// independent validator), and report/plot.py makes every plot from the JSON alone, or says why not.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/process.hpp"
+#include "report/json_report.hpp"
+#include "report/plots.hpp"
+#include "report_test_support.hpp"
+#include "samples/load.hpp"
+#include "verdict/analysis.hpp"
+
+using namespace abvm;
+using abvm::test::report_data;
+using abvm::test::ReportTempDir;
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kSchema = std::string(ABVM_SOURCE_DIR) + "/report/schema.json";
+
+json seed_report() {
+  const SampleSet s = load_side_files({report_data("seed/dd-without-patches.txt")},
+                                      {report_data("seed/dd-with-patches.txt")}, {});
+  return json_report(analyze(s, {}), {.kind = "files", .a = {"a.txt"}, .b = {"b.txt"}});
+}
+
+json demo_report() {
+  const SampleSet s = load_results_dir(report_data("report/results-demo"));
+  return json_report(analyze(s, {}), {.kind = "results", .results_dir = "results-demo"});
+}
+
+// Validates with jsonschema's Draft 2020-12 validator; "" when valid, else its message.
+// The validator itself must be importable: callers skip otherwise.
+const char* kValidate =
+    "import json, sys, jsonschema\n"
+    "schema = json.load(open(sys.argv[1]))\n"
+    "jsonschema.Draft202012Validator.check_schema(schema)\n"
+    "errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(json.load(open(sys.argv[2]))), key=str)\n"
+    "print('\\n'.join(f'{list(e.absolute_path)}: {e.message}' for e in errors))\n"
+    "sys.exit(1 if errors else 0)\n";
+
+bool have_jsonschema() { return run_process({"/usr/bin/python3", "-c", "import jsonschema"}).exit_code == 0; }
+bool have_matplotlib() { return run_process({"/usr/bin/python3", "-c", "import matplotlib"}).exit_code == 0; }
+
+std::string validate(const json& report, const ReportTempDir& tmp) {
+  const auto path = tmp / "report.json";
+  write_file_atomic(path, report.dump());
+  const auto r = run_process({"/usr/bin/python3", "-c", kValidate, kSchema, path.string()});
+  return r.exit_code == 0 ? "" : r.out + r.err;
+}
+
+}  // namespace
+
+TEST(ReportSchema, ProducedReportsAreValid) {
+  if (!have_jsonschema()) GTEST_SKIP() << "python3-jsonschema is not installed (harness/setup.sh installs it)";
+  ReportTempDir tmp;
+  EXPECT_EQ(validate(seed_report(), tmp), "");
+  EXPECT_EQ(validate(demo_report(), tmp), "");
+}
+
+TEST(ReportSchema, RejectsReportsMissingOrMistypingStableFields) {
+  if (!have_jsonschema()) GTEST_SKIP() << "python3-jsonschema is not installed (harness/setup.sh installs it)";
+  ReportTempDir tmp;
+  json j = seed_report();
+  j["metrics"][0].erase("verdict");
+  EXPECT_THAT(validate(j, tmp), HasSubstr("'verdict' is a required property"));
+  j = seed_report();
+  j["verdict"] = "maybe";
+  EXPECT_THAT(validate(j, tmp), HasSubstr("'maybe' is not one of"));
+  j = seed_report();
+  j["metrics"][0]["a"]["outliers"] = json::array({-1});
+  EXPECT_THAT(validate(j, tmp), HasSubstr("less than the minimum of 0"));
+  j = seed_report();
+  j["schema_version"] = 2;
+  EXPECT_NE(validate(j, tmp), "");
+}
+
+TEST(ReportPlots, MakesFourPngsPerMetricFromTheJson) {
+  if (!have_matplotlib()) GTEST_SKIP() << "python3-matplotlib is not installed (harness/setup.sh installs it)";
+  PlotOptions o = default_plot_options();
+  o.python = "/usr/bin/python3";
+  const PlotSet set = make_plots(demo_report(), o);
+  for (const auto& m : set.missing) ADD_FAILURE() << m.kind << ": " << m.reason;
+  ASSERT_EQ(set.plots.size(), 8u);
+  for (std::size_t i = 0; i < set.plots.size(); ++i) {
+    const Plot& p = set.plots[i];
+    EXPECT_EQ(p.metric, i / 4);
+    EXPECT_EQ(p.kind, kPlotKinds[i % 4]);
+    ASSERT_GT(p.png.size(), 5000u) << p.kind;  // a drawn figure, not an empty canvas
+    EXPECT_EQ(p.png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+    // IHDR: width and height, big-endian, at bytes 16..23: 640 x (some height) at 100 dpi.
+    const auto be32 = [&](std::size_t at) {
+      return (static_cast<unsigned char>(p.png[at]) << 24) | (static_cast<unsigned char>(p.png[at + 1]) << 16) |
+             (static_cast<unsigned char>(p.png[at + 2]) << 8) | static_cast<unsigned char>(p.png[at + 3]);
+    };
+    EXPECT_EQ(be32(16), 640u) << p.kind;
+    EXPECT_GT(be32(20), 100u) << p.kind;
+  }
+  EXPECT_THAT(set.plots[0].title, HasSubstr("lines join the runs of one boot"));
+  EXPECT_THAT(set.plots[2].title, HasSubstr("Distributions"));
+}
+
+TEST(ReportPlots, WithoutMatplotlibEveryPlotIsMissingWithTheReason) {
+  ReportTempDir tmp;
+  // Python without site-packages: the standard library (json) is there, matplotlib is not.
+  const auto python = tmp / "python-without-matplotlib";
+  std::ofstream(python) << "#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n";
+  std::filesystem::permissions(python, std::filesystem::perms::owner_all);
+  PlotOptions o = default_plot_options();
+  o.python = python;
+  const PlotSet set = make_plots(seed_report(), o);
+  EXPECT_TRUE(set.plots.empty());
+  ASSERT_EQ(set.missing.size(), 1u);
+  EXPECT_FALSE(set.missing[0].metric.has_value());
+  EXPECT_THAT(set.missing[0].reason, HasSubstr("matplotlib cannot be imported"));
+  EXPECT_THAT(set.missing[0].reason, HasSubstr("install python3-matplotlib"));
+}
+
+TEST(ReportPlots, MissingInterpreterOrScriptIsAReasonNotAnError) {
+  PlotOptions o = default_plot_options();
+  o.python = "/nonexistent/python3";
+  PlotSet set = make_plots(seed_report(), o);
+  ASSERT_EQ(set.missing.size(), 1u);
+  EXPECT_THAT(set.missing[0].reason, HasSubstr("/nonexistent/python3 does not exist"));
+  o = default_plot_options();
+  o.python = "/usr/bin/python3";
+  o.script = "/nonexistent/plot.py";
+  set = make_plots(seed_report(), o);
+  ASSERT_EQ(set.missing.size(), 1u);
+  EXPECT_THAT(set.missing[0].reason, HasSubstr("ABVM_PLOT_SCRIPT"));
+}
+
+TEST(ReportPlots, AScriptThatCrashesIsReportedWithItsStderr) {
+  ReportTempDir tmp;
+  const auto script = tmp / "crash.py";
+  std::ofstream(script) << "import sys\nsys.stderr.write('boom: no such thing\\n')\nsys.exit(3)\n";
+  PlotOptions o = default_plot_options();
+  o.python = "/usr/bin/python3";
+  o.script = script;
+  const PlotSet set = make_plots(seed_report(), o);
+  ASSERT_EQ(set.missing.size(), 1u);
+  EXPECT_THAT(set.missing[0].reason, HasSubstr("exited with status 3: boom: no such thing"));
+}

@@ -1,0 +1,230 @@
+// Golden and structural tests of the pure report writers: JSON (json_report), JUnit, HTML.
+// Inputs are the seed (real dd output) and the results-demo fixture (a synthetic journal, see
+// data/report/README.md). Goldens: data/report/*.golden.*; ABVM_UPDATE_GOLDEN=1 rewrites them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "core/error.hpp"
+#include "report/html.hpp"
+#include "report/json_report.hpp"
+#include "report/junit.hpp"
+#include "report/plots.hpp"
+#include "report_test_support.hpp"
+#include "samples/load.hpp"
+#include "verdict/analysis.hpp"
+
+using namespace abvm;
+using abvm::test::expect_golden;
+using abvm::test::report_data;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using json = nlohmann::json;
+
+namespace {
+
+// The tool version changes with every release; the goldens pin everything else.
+json pinned(json j) {
+  j["tool"]["version"] = "pinned";
+  return j;
+}
+
+json seed_report() {
+  const SampleSet s = load_side_files({report_data("seed/dd-without-patches.txt")},
+                                      {report_data("seed/dd-with-patches.txt")}, {});
+  ReportSource src{.kind = "files", .a = {"seed/dd-without-patches.txt"}, .b = {"seed/dd-with-patches.txt"}};
+  return pinned(json_report(analyze(s, {}), src));
+}
+
+json demo_report() {
+  const SampleSet s = load_results_dir(report_data("report/results-demo"));
+  ReportSource src{.kind = "results", .results_dir = "results-demo", .a_label = "direct",
+                   .b_label = "<script>alert(1)</script>"};
+  return pinned(json_report(analyze(s, {}), src));
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+// A valid 1x1 PNG (made with zlib/struct in Python), to stand in for plot.py's output in pure-writer tests.
+constexpr char kTinyPngBytes[] =
+    "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52"
+    "\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4"
+    "\x89\x00\x00\x00\x0b\x49\x44\x41\x54\x78\x9c\x63\x60\x00\x02\x00"
+    "\x00\x05\x00\x01\x7a\x5e\xab\x3f\x00\x00\x00\x00\x49\x45\x4e\x44"
+    "\xae\x42\x60\x82";
+const std::string kTinyPng(kTinyPngBytes, sizeof kTinyPngBytes - 1);
+
+}  // namespace
+
+// ---- JSON ----------------------------------------------------------------------------------
+
+TEST(ReportJson, SeedMatchesGolden) { expect_golden(seed_report().dump(2) + "\n", "report/seed-analysis.golden.json"); }
+
+TEST(ReportJson, ResultsDirKeepsBootsBlocksAndFailures) {
+  const json j = demo_report();
+  ASSERT_EQ(j["metrics"].size(), 2u);
+  const json& dd = j["metrics"][0];
+  EXPECT_EQ(dd["name"], "dd-write.bandwidth");
+  EXPECT_EQ(dd["a"]["unit_kind"], "boot");
+  EXPECT_EQ(dd["a"]["units"], 7);  // 8 boots, t0005 panicked
+  EXPECT_EQ(dd["a"]["n"], 21);
+  EXPECT_EQ(j["failed_runs"]["a"], 1);
+  EXPECT_EQ(j["failures"][0]["source"], "trial t0005 run 0");
+  EXPECT_FALSE(dd["a"]["runs"][0]["boot"].is_null());
+  EXPECT_FALSE(dd["a"]["runs"][0]["block"].is_null());
+}
+
+// ---- JUnit ---------------------------------------------------------------------------------
+
+TEST(ReportJunit, SeedMatchesGolden) { expect_golden(junit_report(seed_report()), "report/seed-junit.golden.xml"); }
+
+TEST(ReportJunit, ResultsDemoMatchesGolden) {
+  expect_golden(junit_report(demo_report(), {.suite = "demo-report"}), "report/results-demo-junit.golden.xml");
+}
+
+TEST(ReportJunit, OneCasePerMetricFailureOnRegressionSkippedOnInconclusive) {
+  json j = seed_report();
+  json regress = j["metrics"][0], inconclusive = j["metrics"][0], same = j["metrics"][0];
+  regress["name"] = "m.regress";
+  regress["verdict"] = "regression";
+  inconclusive["name"] = "m.unsure";
+  inconclusive["runs_needed"] = 42;
+  same["name"] = "m.same";
+  same["verdict"] = "no_change";
+  j["metrics"] = json::array({regress, inconclusive, same});
+  const std::string x = junit_report(j, {.suite = "nightly"});
+  EXPECT_THAT(x, HasSubstr("<testsuites name=\"abvm\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+  EXPECT_THAT(x, HasSubstr("<testsuite name=\"nightly\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+  EXPECT_EQ(count(x, "<testcase "), 3);
+  EXPECT_EQ(count(x, "<failure "), 1);
+  EXPECT_EQ(count(x, "<skipped "), 1);
+  // The failure sits in the regression's case, the skip (with runs needed) in the inconclusive one.
+  EXPECT_TRUE(std::regex_search(x, std::regex("name=\"m.regress\" time=\"0\">\\s*<failure type=\"regression\"")));
+  EXPECT_TRUE(std::regex_search(
+      x, std::regex("name=\"m.unsure\" time=\"0\">\\s*<skipped message=\"[^\"]*about 42 runs per side would likely")));
+  EXPECT_TRUE(std::regex_search(x, std::regex("name=\"m.same\" time=\"0\">\\s*<system-out>")));
+}
+
+TEST(ReportJunit, EscapesMarkupAndDropsControlCharacters) {
+  EXPECT_EQ(xml_escape("a<b>&\"c'\x01\x1b[0m\td\n"), "a&lt;b&gt;&amp;&quot;c&apos;[0m\td\n");
+  json j = seed_report();
+  j["metrics"][0]["name"] = "<evil attr=\"x\">&";
+  j["warnings"] = json::array({"console said \x07<panic>"});
+  const std::string x = junit_report(j);
+  EXPECT_THAT(x, HasSubstr("name=\"&lt;evil attr=&quot;x&quot;&gt;&amp;\""));
+  EXPECT_THAT(x, HasSubstr("console said &lt;panic&gt;"));
+  EXPECT_THAT(x, Not(HasSubstr("<evil")));
+  EXPECT_THAT(x, Not(HasSubstr("\x07")));
+}
+
+// ---- HTML ----------------------------------------------------------------------------------
+
+TEST(ReportHtml, EscapesEveryEntity) {
+  EXPECT_EQ(html_escape("<script>alert('x') & \"y\"</script>"),
+            "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;");
+}
+
+TEST(ReportHtml, Base64MatchesRfc4648Vectors) {
+  EXPECT_EQ(base64_encode(""), "");
+  EXPECT_EQ(base64_encode("f"), "Zg==");
+  EXPECT_EQ(base64_encode("fo"), "Zm8=");
+  EXPECT_EQ(base64_encode("foo"), "Zm9v");
+  EXPECT_EQ(base64_encode("foob"), "Zm9vYg==");
+  EXPECT_EQ(base64_encode("fooba"), "Zm9vYmE=");
+  EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(base64_encode(std::string("\xff\xfe\x00", 3)), "//4A");
+}
+
+TEST(ReportHtml, SentenceSaysHowMuchSlowerWithTheIntervalAndTheVerdict) {
+  json m = {{"name", "dd write bandwidth"}, {"unit", "B/s"}, {"better", "higher"}, {"verdict", "regression"},
+            {"effect", {{"estimate", 0.951}, {"ci_low", 0.924}, {"ci_high", 0.979}, {"confidence", 0.95}}}};
+  EXPECT_EQ(metric_sentence(m, "B"), "B is 4.9 % slower in dd write bandwidth (95 % CI 2.1 to 7.6 % slower): regression");
+  m["effect"] = {{"estimate", 1.02}, {"ci_low", 0.97}, {"ci_high", 1.06}, {"confidence", 0.975}};
+  m["verdict"] = "inconclusive";
+  EXPECT_EQ(metric_sentence(m, "dma"),
+            "dma (B) is 2.0 % faster in dd write bandwidth (97.5 % CI from 3.0 % slower to 6.0 % faster): inconclusive");
+  // Latency: a higher ratio is slower.
+  m = {{"name", "clat"}, {"unit", "ns"}, {"better", "lower"}, {"verdict", "regression"},
+       {"effect", {{"estimate", 1.10}, {"ci_low", 1.05}, {"ci_high", 1.20}, {"confidence", 0.95}}}};
+  EXPECT_EQ(metric_sentence(m, "B"), "B is 10.0 % slower in clat (95 % CI 5.0 to 20.0 % slower): regression");
+}
+
+class ReportHtmlDemo : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    in_.report = demo_report();
+    in_.template_html = load_html_template();
+    in_.title = "demo-report";
+    in_.description = "a <b>bold</b> & risky description";
+    in_.sides = {{.letter = "A", .label = "direct", .settings = {{"kernel", "debian-cloud"}, {"device.iommu_platform", "false"}}},
+                 {.letter = "B", .label = "<script>alert(1)</script>",
+                  .settings = {{"kernel", "debian-cloud"}, {"device.iommu_platform", "true"}}}};
+    in_.environment = json::parse(read_file(report_data("report/results-demo/environment.json")));
+    in_.failures = failures_from_report(in_.report);
+    in_.failures[0].console_log = "trials/t0005/console.log";
+    for (std::size_t m = 0; m < 2; ++m) {
+      for (const char* kind : kPlotKinds) in_.plots.plots.push_back({m, kind, std::string("title <") + kind + ">", kTinyPng});
+    }
+  }
+  HtmlInputs in_;
+};
+
+TEST_F(ReportHtmlDemo, HasTheVerdictSidesHostMetricsPlotsAndFailures) {
+  const std::string h = html_report(in_);
+  EXPECT_EQ(h.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_THAT(h, HasSubstr("<title>abvm: demo-report</title>"));
+  EXPECT_THAT(h, HasSubstr("id=\"verdict\""));
+  EXPECT_THAT(h, HasSubstr("Verdict: <strong>" + in_.report["verdict"].get<std::string>()));
+  EXPECT_EQ(count(h, "<section class=\"metric\""), 2);
+  EXPECT_THAT(h, HasSubstr("id=\"metric-0\""));
+  EXPECT_THAT(h, HasSubstr("id=\"metric-1\""));
+  // The two sides with what differs highlighted.
+  EXPECT_THAT(h, HasSubstr("<tr class=\"differs\"><th>device.iommu_platform</th>"));
+  EXPECT_THAT(h, HasSubstr("What differs: device.iommu_platform."));
+  EXPECT_THAT(h, Not(HasSubstr("<tr class=\"differs\"><th>kernel</th>")));
+  // Host, accelerator and the TCG warning.
+  EXPECT_THAT(h, HasSubstr("Intel(R) Xeon(R) CPU @ 2.20GHz"));
+  EXPECT_THAT(h, HasSubstr("class=\"warning tcg\""));
+  // Eight plots, embedded.
+  EXPECT_EQ(count(h, "<img src=\"data:image/png;base64," + base64_encode(kTinyPng) + "\""), 8);
+  EXPECT_THAT(h, Not(HasSubstr("Plots missing")));
+  // The failed trial with its console log.
+  EXPECT_THAT(h, HasSubstr("<a href=\"trials/t0005/console.log\">console.log</a>"));
+  EXPECT_THAT(h, HasSubstr("panic"));
+  // No network, no script.
+  EXPECT_THAT(h, Not(HasSubstr("http://")));
+  EXPECT_THAT(h, Not(HasSubstr("https://")));
+  EXPECT_THAT(h, Not(HasSubstr("<script")));
+}
+
+TEST_F(ReportHtmlDemo, EveryOutsideStringIsEscaped) {
+  const std::string h = html_report(in_);
+  EXPECT_THAT(h, Not(HasSubstr("<script>")));
+  EXPECT_THAT(h, Not(HasSubstr("<b>bold</b>")));
+  EXPECT_THAT(h, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt; (B)"));
+  EXPECT_THAT(h, HasSubstr("a &lt;b&gt;bold&lt;/b&gt; &amp; risky description"));
+  EXPECT_THAT(h, HasSubstr("Unable to mount root fs &lt;vda&gt; &amp; more"));
+  EXPECT_THAT(h, HasSubstr("title &lt;runs&gt;"));
+}
+
+TEST_F(ReportHtmlDemo, SaysWhichPlotsAreMissingAndWhy) {
+  in_.plots = {};
+  in_.plots.missing.push_back({std::nullopt, "all", "matplotlib cannot be imported <here>"});
+  std::string h = html_report(in_);
+  EXPECT_THAT(h, HasSubstr("No plots: matplotlib cannot be imported &lt;here&gt;"));
+  EXPECT_EQ(count(h, "<img "), 0);
+  in_.plots.missing = {{1, "effect", "plot.py failed: ValueError"}};
+  h = html_report(in_);
+  EXPECT_THAT(h, HasSubstr("Plots missing:"));
+  EXPECT_THAT(h, HasSubstr("effect (effect with its interval against the margin): plot.py failed: ValueError"));
+}
+
+TEST_F(ReportHtmlDemo, TemplateWithoutPlaceholderIsAnError) {
+  in_.template_html = "<html>{{body}}</html>";
+  EXPECT_THROW(html_report(in_), Error);
+}
