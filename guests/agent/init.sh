@@ -108,6 +108,7 @@ find_scratch() {
 # Output goes to $2 (stdout and stderr together); returns the command's status.
 run_argv() {
   dir=$1
+  out=$2
   set --
   while IFS= read -r a; do
     while :; do
@@ -117,9 +118,12 @@ run_argv() {
         *) break ;;
       esac
     done
+    # busybox-static's ash runs its own applets before searching PATH, so a bare "dd" would
+    # be busybox dd (no timing line): the tools abvm ships in /usr/bin are named by path.
+    if [ $# = 0 ] && [ "${a#*/}" = "$a" ] && [ -x "/usr/bin/$a" ]; then a=/usr/bin/$a; fi
     set -- "$@" "$a"
   done < "$dir/args"
-  "$@" > "$2" 2>&1
+  "$@" > "$out" 2>&1
 }
 
 emit_output() {
@@ -158,7 +162,7 @@ run_workloads() {
 }
 
 report_dmesg() {
-  dmesg | grep -iE 'virtio|abvm|iommu|dma|warn|error|bug|oops' | head -n 200 > "$WORK/dmesg"
+  dmesg | grep -iE 'virtio|abvm|iommu|swiotlb|dma api|dma-api|warn|error|bug|oops|call trace' | head -n 200 > "$WORK/dmesg"
   while IFS= read -r l; do rec DMESG "$(b64 "$l")"; done < "$WORK/dmesg"
 }
 

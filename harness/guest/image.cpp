@@ -151,11 +151,16 @@ fs::path ensure_static_fio(const Recipe& recipe, const fs::path& cache) {
     if (e.is_directory() && e.path().filename().string().rfind(recipe.fio_source + "-", 0) == 0) tree = e.path();
   }
   if (tree.empty()) throw InfraError("apt-get source " + recipe.fio_source + " left no source tree in " + work.string());
-  std::vector<std::string> configure = {"./configure"};
+  std::vector<std::string> configure = {(tree / "configure").string()};
   configure.insert(configure.end(), recipe.fio_configure.begin(), recipe.fio_configure.end());
   const auto timeout = std::chrono::minutes(20);
-  run_checked(configure, {.cwd = tree, .timeout = timeout});
-  run_checked({"make", "-j2", "fio"}, {.cwd = tree, .timeout = timeout});
+  try {
+    run_checked(configure, {.cwd = tree, .timeout = timeout});
+    run_checked({"make", "-j2", "fio"}, {.cwd = tree, .timeout = timeout});
+  } catch (...) {
+    fs::remove_all(work);
+    throw;
+  }
   // A dynamic fio would fail in the guest, which has only dd's libraries: refuse it here.
   if (run_process({"ldd", (tree / "fio").string()}).exit_code == 0) {
     throw InfraError(fmt::format("{}: fio was linked dynamically despite --build-static; check the static "
@@ -239,9 +244,19 @@ GuestImage build_guest_image(const GuestImageOptions& options) {
   cpio.add_file("usr/bin/fio", read_file(fio), 0755);
   cpio.add_file("init", read_file(recipe.init), 0755);
 
-  const std::string compressed =
-      run_checked({"gzip", "-9", "-n", "-c"}, ProcessOptions{.stdin_data = cpio.finish()});
+  // Through a file, not stdin: run_process writes stdin with a blocking write, so megabytes
+  // of input would deadlock against gzip's full output pipe.
   fs::create_directories(images);
+  const fs::path raw = images / fmt::format("base-{}.cpio.{}", key, ::getpid());
+  write_file_atomic(raw, cpio.finish());
+  std::string compressed;
+  try {
+    compressed = run_checked({"gzip", "-9", "-n", "-c", raw.string()});
+  } catch (...) {
+    fs::remove(raw);
+    throw;
+  }
+  fs::remove(raw);
   write_file_atomic(image_path, compressed);
   image.compressed_size = compressed.size();
   image.sha256 = sha256_files({image_path}).at(image_path);
