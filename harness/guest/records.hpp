@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base64.hpp"
+
 namespace abvm {
 
 // VIRTIO_F_ACCESS_PLATFORM: the device needs the platform DMA API (IOMMU/bounce) path.
@@ -56,11 +58,6 @@ GuestReport parse_guest_console(std::string_view console, std::string_view nonce
 // Lowercase hex MD5 of `data` (RFC 1321), as busybox md5sum prints it.
 std::string md5_hex(std::string_view data);
 
-// Standard base64 (RFC 4648) with padding, as busybox `base64 -w 0` prints it.
-std::string base64_encode(std::string_view data);
-
-// Standard base64 (RFC 4648) decoding; nullopt on invalid input.
-std::optional<std::string> base64_decode(std::string_view text);
 
 // One record line as the agent prints it, without the newline (for tests and fakes).
 std::string format_guest_record(std::string_view nonce, std::uint64_t seq, std::string_view type,
