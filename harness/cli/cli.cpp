@@ -11,6 +11,7 @@
 #include "cli/compare.hpp"
 #include "cli/report.hpp"
 #include "cli/run.hpp"
+#include "cli/tools.hpp"
 #include "core/error.hpp"
 
 namespace abvm::cli {
@@ -25,6 +26,9 @@ int main(int argc, char** argv) {
   commands.push_back(add_run(app));
   commands.push_back(add_report(app));
   commands.push_back(add_compare(app));
+  commands.push_back(add_config(app));
+  commands.push_back(add_guest(app));
+  commands.push_back(add_kernel(app));
   // The one top-level catch: every error ends here, printed once, mapped to its exit code.
   try {
     try {
