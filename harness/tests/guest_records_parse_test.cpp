@@ -1,0 +1,201 @@
+// The console record parser: MD5 against RFC 1321's test vectors, records printed by the
+// real agent (busybox md5sum/base64), a console log captured from a real boot, and
+// garbage, forged, truncated and interleaved input.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "core/files.hpp"
+#include "core/process.hpp"
+#include "guest/job.hpp"
+#include "guest/records.hpp"
+
+namespace fs = std::filesystem;
+using namespace abvm;
+
+namespace {
+
+const fs::path kAgent = fs::path(ABVM_SOURCE_DIR) / "guests/agent/init.sh";
+
+bool has_problem(const GuestReport& r, std::string_view text) {
+  for (const auto& p : r.problems) {
+    if (p.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(GuestRecords, Md5MatchesRfc1321) {
+  // RFC 1321, appendix A.5.
+  EXPECT_EQ(md5_hex(""), "d41d8cd98f00b204e9800998ecf8427e");
+  EXPECT_EQ(md5_hex("a"), "0cc175b9c0f1b6a831c399e269772661");
+  EXPECT_EQ(md5_hex("abc"), "900150983cd24fb0d6963f7d28e17f72");
+  EXPECT_EQ(md5_hex("message digest"), "f96b697d7cb7938d525a2f31aaf161d0");
+  EXPECT_EQ(md5_hex("abcdefghijklmnopqrstuvwxyz"), "c3fcd3d76192e4007dfb496cca67e13b");
+  EXPECT_EQ(md5_hex("12345678901234567890123456789012345678901234567890123456789012345678901234567890"),
+            "57edf4a22be3c955ac49da2e2107b67a");
+}
+
+TEST(GuestRecords, Base64RoundTripsEveryByte) {
+  std::string all;
+  for (int i = 0; i < 256; ++i) all.push_back(static_cast<char>(i));
+  for (std::size_t n : {0u, 1u, 2u, 3u, 4u, 255u, 256u}) {
+    const std::string s = all.substr(0, n);
+    EXPECT_EQ(base64_decode(base64_encode(s)), s) << n;
+  }
+  EXPECT_EQ(base64_encode("hello"), "aGVsbG8=");
+  EXPECT_FALSE(base64_decode("aGVsbG8").has_value());
+  EXPECT_FALSE(base64_decode("aG=sbG8=").has_value());
+  EXPECT_FALSE(base64_decode("aGV$bG8=").has_value());
+}
+
+// The agent's own emitter, run by busybox on the host: what the guest prints, byte for byte.
+std::string agent_emit(const std::string& nonce, const std::string& output) {
+  const fs::path dir = fs::temp_directory_path() / ("abvm-rec-" + make_nonce().substr(0, 8));
+  fs::create_directories(dir);
+  const ProcessResult r = run_process({"busybox", "sh", kAgent.string()},
+                                      {.extra_env = {"ABVM_AGENT_MODE=emit", "ABVM_NONCE=" + nonce,
+                                                     "ABVM_OUTPUT=" + output, "ABVM_WORK=" + dir.string()}});
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out;
+}
+
+TEST(GuestRecords, ParsesWhatTheAgentPrints) {
+  // Long enough for several 600-character OUT chunks, with bytes a terminal would mangle.
+  std::string output = "1+0 records in\n\x01\x7f\xff tab\there \"quotes\" $(x)\n";
+  while (output.size() < 2000) output += "0123456789abcdef";
+  const std::string console = agent_emit("nonce0123", output);
+  const GuestReport r = parse_guest_console(console, "nonce0123");
+  EXPECT_TRUE(r.problems.empty()) << ::testing::PrintToString(r.problems);
+  EXPECT_TRUE(r.begun);
+  EXPECT_TRUE(r.ended);
+  EXPECT_EQ(r.trial_id, "test");
+  EXPECT_DOUBLE_EQ(r.boot_uptime, 1.25);
+  EXPECT_FALSE(r.kernel_release.empty());
+  // The emitter's feature string sets bits 1, 2 and 33.
+  ASSERT_TRUE(r.blk_features.has_value());
+  EXPECT_EQ(*r.blk_features, (1ull << 1) | (1ull << 2) | (1ull << 33));
+  EXPECT_TRUE(r.access_platform);
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.runs[0].workload, "demo");
+  EXPECT_EQ(r.runs[0].exit_status, 3);
+  EXPECT_DOUBLE_EQ(r.runs[0].t_start, 1.5);
+  EXPECT_DOUBLE_EQ(r.runs[0].t_end, 2.75);
+  EXPECT_EQ(r.runs[0].output, output);
+}
+
+TEST(GuestRecords, BootNoiseAroundRecordsIsIgnored) {
+  const std::string records = agent_emit("nonce0123", "ok\n");
+  std::string console = "SeaBIOS (version 1.16.2-debian-1.16.2-1)\r\n[    0.000000] Linux version 6.1.0\r\n";
+  console += "[    1.234567] ------------[ cut here ]------------\r\nABVM1 is not a record\r\nABVM1:\r\n";
+  for (char c : records) {
+    if (c == '\n') console += "\r\n";  // the serial console's onlcr
+    else console.push_back(c);
+  }
+  console += "[    2.000000] reboot: Power down\r\n";
+  const GuestReport r = parse_guest_console(console, "nonce0123");
+  EXPECT_TRUE(r.ended);
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.runs[0].output, "ok\n");
+  // The bare "ABVM1:" is a truncated record: noted, nothing else.
+  EXPECT_EQ(r.problems.size(), 1u) << ::testing::PrintToString(r.problems);
+}
+
+TEST(GuestRecords, KernelTextInsideARecordLineIsRecovered) {
+  const std::string good = format_guest_record("n0nce123", 0, "BEGIN", "dA==,0.5") + "\n" +
+                           format_guest_record("n0nce123", 1, "UNAME", base64_encode("6.1.0-57-cloud-amd64")) + "\n" +
+                           format_guest_record("n0nce123", 2, "END", "2") + "\n";
+  // printk lands in the middle of the UNAME record, with and without a timestamp.
+  for (const std::string printk : {"[    3.141592] virtio_blk virtio1: [vda] 131072 512-byte logical blocks\r\n",
+                                   "random: crng init done\r\n"}) {
+    const auto cut = good.find("UNAME:") + 9;
+    const std::string console = good.substr(0, cut) + printk + good.substr(cut);
+    const GuestReport r = parse_guest_console(console, "n0nce123");
+    EXPECT_EQ(r.kernel_release, "6.1.0-57-cloud-amd64") << printk;
+    EXPECT_TRUE(r.problems.empty()) << ::testing::PrintToString(r.problems);
+  }
+}
+
+TEST(GuestRecords, ForgedRecordsAreRejected) {
+  const std::string n = "realnonce1";
+  std::string console = format_guest_record(n, 0, "BEGIN", "dA==,0.5") + "\n";
+  // Right checksum, wrong nonce: a stale log or another trial.
+  console += format_guest_record("othernonce", 1, "UNAME", base64_encode("evil")) + "\n";
+  // Right nonce, checksum not matching the body (a workload printing a fake record).
+  std::string forged = format_guest_record(n, 1, "UNAME", base64_encode("6.1.0"));
+  forged.replace(forged.find(base64_encode("6.1.0")), 4, base64_encode("evil").substr(0, 4));
+  console += forged + "\n";
+  console += format_guest_record(n, 1, "UNAME", base64_encode("6.1.0")) + "\n";
+  console += format_guest_record(n, 2, "END", "2") + "\n";
+  const GuestReport r = parse_guest_console(console, n);
+  EXPECT_EQ(r.kernel_release, "6.1.0");
+  EXPECT_TRUE(has_problem(r, "foreign nonce")) << ::testing::PrintToString(r.problems);
+  EXPECT_TRUE(has_problem(r, "bad checksum")) << ::testing::PrintToString(r.problems);
+  EXPECT_EQ(r.problems.size(), 2u);
+}
+
+TEST(GuestRecords, TruncatedConsoleIsReported) {
+  const std::string n = "realnonce1";
+  std::string console = format_guest_record(n, 0, "BEGIN", "dA==,0.5") + "\n" +
+                        format_guest_record(n, 1, "RUN", "dd,0,0,1.00") + "\n" +
+                        format_guest_record(n, 2, "OUT", base64_encode("some output")) + "\n";
+  const std::string cut = format_guest_record(n, 3, "OUT", base64_encode("more"));
+  console += cut.substr(0, cut.size() - 10);  // the guest died mid-line
+  const GuestReport r = parse_guest_console(console, n);
+  EXPECT_TRUE(r.begun);
+  EXPECT_FALSE(r.ended);
+  EXPECT_TRUE(r.runs.empty());
+  EXPECT_TRUE(has_problem(r, "truncated or malformed")) << ::testing::PrintToString(r.problems);
+  EXPECT_TRUE(has_problem(r, "run dd #0 started but never ended")) << ::testing::PrintToString(r.problems);
+  EXPECT_TRUE(has_problem(r, "no end record")) << ::testing::PrintToString(r.problems);
+}
+
+TEST(GuestRecords, MissingRecordsAreNamed) {
+  const std::string n = "realnonce1";
+  const std::string console = format_guest_record(n, 0, "BEGIN", "dA==,0.5") + "\n" +
+                              format_guest_record(n, 3, "END", "3") + "\n";
+  const GuestReport r = parse_guest_console(console, n);
+  EXPECT_TRUE(has_problem(r, "records 1 to 2 are missing")) << ::testing::PrintToString(r.problems);
+}
+
+TEST(GuestRecords, GarbageNeverThrows) {
+  std::string garbage;
+  unsigned state = 12345;
+  for (int i = 0; i < 20000; ++i) {
+    state = state * 1103515245u + 12345u;
+    const char* pieces[] = {"ABVM1:", "realnonce1:", ":", "0", "\n", "\r", "RUN", "OUT", "==", "x"};
+    if (state % 7 == 0) garbage += pieces[(state >> 8) % 10];
+    else garbage.push_back(static_cast<char>(state >> 16));
+  }
+  GuestReport r;
+  EXPECT_NO_THROW(r = parse_guest_console(garbage, "realnonce1"));
+  EXPECT_FALSE(r.ended);
+  EXPECT_TRUE(parse_guest_console("", "realnonce1").problems.size() == 1);
+}
+
+// A console log captured from a real boot of the Debian cloud kernel (harness/tests/data/guest/,
+// see README there), parsed with the nonce that boot used.
+TEST(GuestRecords, RealCapturedConsole) {
+  const fs::path dir = fs::path(ABVM_TEST_DATA) / "guest";
+  const std::string console = read_file(dir / "console-debian-cloud.log");
+  std::string nonce = read_file(dir / "console-debian-cloud.nonce");
+  while (!nonce.empty() && nonce.back() == '\n') nonce.pop_back();
+  const GuestReport r = parse_guest_console(console, nonce);
+  EXPECT_TRUE(r.problems.empty()) << ::testing::PrintToString(r.problems);
+  EXPECT_TRUE(r.ended);
+  EXPECT_EQ(r.kernel_release.rfind("6.1.0-", 0), 0u) << r.kernel_release;
+  EXPECT_NE(r.kernel_release.find("cloud-amd64"), std::string::npos);
+  ASSERT_TRUE(r.blk_features.has_value());
+  EXPECT_FALSE(r.access_platform);
+  ASSERT_EQ(r.runs.size(), 4u);
+  EXPECT_TRUE(r.runs[0].warmup);
+  EXPECT_NE(r.runs[1].output.find("16777216 bytes"), std::string::npos) << r.runs[1].output;
+  EXPECT_NE(r.runs[3].output.find("\"jobname\" : \"fio-write\""), std::string::npos);
+  // The same log with another trial's nonce yields nothing trustworthy.
+  const GuestReport other = parse_guest_console(console, "0000000000000000");
+  EXPECT_FALSE(other.begun);
+  EXPECT_TRUE(other.runs.empty());
+  EXPECT_TRUE(has_problem(other, "foreign nonce"));
+}
+
+}  // namespace
