@@ -1,0 +1,145 @@
+// The journal sink of `abvm run`: finished trials (with real dd and fio output captured on
+// this machine, tests/data/dd and tests/data/fio) -> journal lines; output that does not parse
+// or a fio job error becomes a failure, never a sample; --resume's journal pruning.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "cli/run_journal.hpp"
+#include "core/files.hpp"
+#include "samples/load.hpp"
+
+namespace abvm::cli {
+namespace {
+namespace fs = std::filesystem;
+
+std::string fixture(const std::string& rel) { return read_file(fs::path(ABVM_TEST_DATA) / rel); }
+
+std::vector<Workload> workloads() {
+  return {Workload{.name = "dd-write", .spec = DdWorkload{}, .repetitions = 2},
+          Workload{.name = "seqwrite", .spec = FioWorkload{}, .repetitions = 1}};
+}
+
+TrialResult trial(const std::string& id, SideId side, int position, const std::string& dd0, const std::string& dd1,
+                  const std::string& fio) {
+  TrialResult r;
+  r.trial = {.id = id, .side = side, .block = position / 2, .position = position};
+  r.time = "2026-11-29T20:01:02Z";
+  r.accelerator = "tcg";
+  r.runs = {{.workload = "dd-write", .index = 0, .exit_status = 0, .output = dd0},
+            {.workload = "dd-write", .index = 1, .exit_status = 0, .output = dd1},
+            {.workload = "seqwrite", .index = 0, .exit_status = 0, .output = fio}};
+  return r;
+}
+
+class JournalSinkTest : public ::testing::Test {
+ protected:
+  fs::path dir;
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("abvm-js-test-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+};
+
+TEST_F(JournalSinkTest, OkRunsBecomeMetricsWithOrderBootAndBlock) {
+  JournalSink sink(dir / "journal.jsonl", workloads(), "host1");
+  const std::string dd = fixture("dd/gnu-8M-16-direct.txt");
+  const std::string fio = fixture("fio/seqwrite.json");
+  const auto entries = sink.entries_for(trial("t0003", SideId::b, 3, dd, dd, fio));
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].trial, "t0003");
+  EXPECT_EQ(entries[0].boot, "t0003");
+  EXPECT_EQ(entries[0].side, Side::b);
+  EXPECT_EQ(entries[0].block, 1);
+  // 3 runs per trial: position 3 -> orders 9, 10, 11.
+  EXPECT_EQ(entries[0].order, 9);
+  EXPECT_EQ(entries[2].order, 11);
+  EXPECT_EQ(entries[1].run, 1);
+  EXPECT_EQ(entries[0].outcome, Outcome::ok);
+  ASSERT_EQ(entries[0].metrics.size(), 1u);
+  EXPECT_EQ(entries[0].metrics[0].name, "dd-write.bandwidth");
+  // 134217728 bytes in 0.0723784 s (the fixture's own figures).
+  EXPECT_DOUBLE_EQ(entries[0].metrics[0].value, 134217728 / 0.0723784);
+  EXPECT_EQ(entries[0].host, "host1");
+  EXPECT_EQ(entries[0].accelerator, "tcg");
+  EXPECT_EQ(entries[2].workload, "seqwrite");
+  EXPECT_FALSE(entries[2].metrics.empty());
+  EXPECT_EQ(entries[2].metrics[0].unit, "B/s");
+}
+
+TEST_F(JournalSinkTest, BadOutputAndFioErrorsAreFailuresNotSamples) {
+  JournalSink sink(dir / "journal.jsonl", workloads(), "host1");
+  const std::string dd = fixture("dd/gnu-8M-16-direct.txt");
+  const auto entries =
+      sink.entries_for(trial("t0000", SideId::a, 0, "dd: invalid number: '8Q'\n", dd, fixture("fio/error-devfull.json")));
+  EXPECT_EQ(entries[0].outcome, Outcome::invalid_output);
+  EXPECT_TRUE(entries[0].metrics.empty());
+  EXPECT_NE(entries[0].detail.find("trials/t0000/dd-write-run0.out"), std::string::npos) << entries[0].detail;
+  EXPECT_EQ(entries[1].outcome, Outcome::ok);
+  EXPECT_EQ(entries[2].outcome, Outcome::workload_failed);
+  EXPECT_NE(entries[2].detail.find("reported error 28"), std::string::npos) << entries[2].detail;
+}
+
+TEST_F(JournalSinkTest, FailedTrialRunsKeepTheTrialOutcome) {
+  JournalSink sink(dir / "journal.jsonl", workloads(), "host1");
+  TrialResult r = trial("t0001", SideId::b, 1, "", "", "");
+  for (auto& run : r.runs) {
+    run.outcome = TrialOutcome::panic;
+    run.detail = "Kernel panic - not syncing";
+  }
+  const auto entries = sink.entries_for(r);
+  for (const auto& e : entries) {
+    EXPECT_EQ(e.outcome, Outcome::panic);
+    EXPECT_EQ(e.detail, "Kernel panic - not syncing");
+  }
+}
+
+TEST_F(JournalSinkTest, JournalIsReadableByTheAnalysisAndGivesTheEffect) {
+  const fs::path journal = dir / "journal.jsonl";
+  JournalSink sink(journal, workloads(), "host1");
+  const std::string a = fixture("dd/gnu-8M-16-direct.txt");
+  const std::string b = fixture("dd/gnu-1G-4.txt");
+  const std::string fio = fixture("fio/seqwrite.json");
+  EXPECT_EQ(sink.effect_estimate(), "");
+  sink.on_trial_finished(trial("t0000", SideId::a, 0, a, a, fio));
+  sink.on_trial_finished(trial("t0001", SideId::b, 1, b, b, fio));
+  sink.on_trial_finished(trial("t0002", SideId::b, 2, b, b, fio));
+  sink.on_trial_finished(trial("t0003", SideId::a, 3, a, a, fio));
+  EXPECT_TRUE(sink.effect_estimate().starts_with("dd-write.bandwidth B/A ")) << sink.effect_estimate();
+  const SampleSet s = load_results_dir(dir);
+  ASSERT_FALSE(s.metrics.empty());
+  EXPECT_EQ(s.metrics[0].name, "dd-write.bandwidth");
+  EXPECT_EQ(s.metrics[0].a.size(), 4u);
+  EXPECT_EQ(s.metrics[0].b.size(), 4u);
+  EXPECT_TRUE(s.metrics[0].a[0].order_known);
+  EXPECT_EQ(s.metrics[0].a[0].boot, "t0000");
+}
+
+TEST_F(JournalSinkTest, PruneRemovesUnfinishedTrialsAndATruncatedLine) {
+  const fs::path journal = dir / "journal.jsonl";
+  JournalSink sink(journal, workloads(), "host1");
+  const std::string dd = fixture("dd/gnu-8M-16-direct.txt");
+  const std::string fio = fixture("fio/seqwrite.json");
+  sink.on_trial_finished(trial("t0000", SideId::a, 0, dd, dd, fio));
+  sink.on_trial_finished(trial("t0001", SideId::b, 1, dd, dd, fio));
+  // Killed while writing t0001's lines to the ledger: t0001 is not done.
+  write_file_atomic(journal, read_file(journal) + "{\"journal_version\":1,\"trial\":\"t00");
+  std::vector<std::string> notes;
+  const auto kept = prune_journal(journal, {"t0000"}, notes);
+  EXPECT_EQ(kept.size(), 3u);
+  EXPECT_EQ(read_journal(journal).size(), 3u);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[1].find("unfinished trial t0001 removed"), std::string::npos) << notes[1];
+  // Nothing to remove: the file is left as it is.
+  const auto before = fs::last_write_time(journal);
+  notes.clear();
+  EXPECT_EQ(prune_journal(journal, {"t0000"}, notes).size(), 3u);
+  EXPECT_TRUE(notes.empty());
+  EXPECT_EQ(fs::last_write_time(journal), before);
+}
+
+}  // namespace
+}  // namespace abvm::cli
