@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Boot-time benchmark: boots abvm's guest N times under TCG and prints the guest uptime when
+# the first workload starts (target < 1.5 s) and the host wall time per boot.
+# The initrd (base image + modules + a dd/fio job) comes from one run of the guest boot test
+# with ABVM_BOOT_KEEP, so the script measures exactly what the tests boot.
+#
+# usage: harness/bench/boot_time.sh <build dir> [N=5] [kernel image (default: the Debian cloud kernel)]
+set -euo pipefail
+build=${1:?usage: boot_time.sh <build dir> [N] [kernel]}
+n=${2:-5}
+work=$(mktemp -d /tmp/abvm-boottime.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+ABVM_BOOT_KEEP=$work "$build/harness/tests/abvm_guest_boot_qemu_test" \
+  --gtest_filter='*DebianKernelRunsDdAndFio*' >"$work/prepare.log" 2>&1 || {
+  echo "boot_time.sh: preparing the initrd failed; see the test output:" >&2
+  tail -20 "$work/prepare.log" >&2
+  exit 1
+}
+kernel=${3:-$(cat "$work/kernel")}
+nonce=$(cat "$work/nonce")
+truncate -s 64M "$work/scratch.raw"
+echo "kernel: $kernel"
+echo "initrd: $(stat -c %s "$work/initrd") bytes"
+for i in $(seq 1 "$n"); do
+  rm -f "$work/console.log"
+  t0=$(date +%s.%N)
+  qemu-system-x86_64 -machine q35 -accel tcg -m 512 -nographic -no-reboot -nodefaults -monitor none \
+    -kernel "$kernel" -initrd "$work/initrd" -append "console=ttyS0 panic=-1 quiet rdinit=/init" \
+    -drive "file=$work/scratch.raw,if=none,id=d0,format=raw" \
+    -device virtio-blk-pci,drive=d0,serial=abvm-scratch -serial "file:$work/console.log" >/dev/null 2>&1
+  t1=$(date +%s.%N)
+  # The first RUN record's payload is workload,index,warmup,t_start (guest uptime).
+  first=$(grep -a -o "ABVM1:$nonce:[0-9]*:RUN:[^:]*" "$work/console.log" | head -1 | awk -F, '{print $4}')
+  begin=$(grep -a -o "ABVM1:$nonce:0:BEGIN:[^:]*" "$work/console.log" | head -1 | awk -F, '{print $2}')
+  printf 'boot %d: agent start %s s, first workload at %s s guest uptime, host wall %.2f s\n' \
+    "$i" "${begin:-?}" "${first:-?}" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b - a}')"
+done
