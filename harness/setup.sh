@@ -13,6 +13,7 @@ packages=(
   fio busybox-static cpio kmod coreutils zstd xz-utils
   dpkg-dev
   linux-source-6.1 bc bison flex libelf-dev libssl-dev patch file
+  libaio-dev zlib1g-dev
 )
 case "${1:-}" in
   --print) printf '%s\n' "${packages[@]}"; exit 0 ;;
