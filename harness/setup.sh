@@ -27,14 +27,25 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# The guest image builds a static fio from Debian's source package: deb-src must be enabled.
+here=$(cd "$(dirname "$0")" && pwd)
+need_deb_src=0
+[ -e /etc/apt/sources.list.d/abvm-deb-src.sources ] || need_deb_src=1
+[ ${#missing[@]} -eq 0 ] && [ $need_deb_src -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "setup.sh: missing Debian packages: ${missing[*]}" >&2
-  echo "setup.sh: run as root (sudo ./setup.sh) or install them with: sudo apt-get install ${missing[*]}" >&2
+  [ ${#missing[@]} -gt 0 ] && echo "setup.sh: missing Debian packages: ${missing[*]}" >&2
+  [ $need_deb_src -eq 1 ] && echo "setup.sh: Debian source packages (deb-src) are not enabled" >&2
+  echo "setup.sh: run it as root (sudo $0)" >&2
   exit 1
 fi
-echo "setup.sh: installing ${#missing[@]} package(s): ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup.sh: installing ${#missing[@]} package(s): ${missing[*]}" >&2
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ $need_deb_src -eq 1 ]; then
+  echo "setup.sh: enabling deb-src for the guest image's static fio" >&2
+  "$here/../guests/enable-deb-src.sh" >/dev/null
+fi

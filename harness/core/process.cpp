@@ -113,7 +113,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   in.close_end(0);
   std::string input = options.stdin_data.value_or("");
   std::size_t input_pos = 0;
-  if (!options.stdin_data) in.close_end(1);
+  if (!options.stdin_data) {
+    in.close_end(1);
+  } else {
+    // Non-blocking, so that a child which writes while it reads (gzip) cannot deadlock with us
+    // on a full pipe: we keep draining its output between partial writes.
+    ::fcntl(in.fd[1], F_SETFL, ::fcntl(in.fd[1], F_GETFL) | O_NONBLOCK);
+    if (input.empty()) in.close_end(1);
+  }
 
   ProcessResult result;
   auto deadline = options.timeout ? std::optional(std::chrono::steady_clock::now() + *options.timeout)
@@ -150,7 +157,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     if (idx_in >= 0 && (fds[idx_in].revents & (POLLOUT | POLLERR | POLLHUP))) {
       ssize_t w = ::write(in.fd[1], input.data() + input_pos, input.size() - input_pos);
       if (w > 0) input_pos += static_cast<std::size_t>(w);
-      if (w < 0 || input_pos >= input.size()) in.close_end(1);
+      bool retry = w < 0 && (errno == EAGAIN || errno == EINTR);
+      if ((w < 0 && !retry) || input_pos >= input.size()) in.close_end(1);
     }
   }
   in.close_end(1);

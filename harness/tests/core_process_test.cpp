@@ -48,3 +48,15 @@ TEST(CoreProcess, RunCheckedThrowsWithStderrTail) {
     EXPECT_NE(std::string(e.what()).find("status 1"), std::string::npos);
   }
 }
+
+TEST(CoreProcess, LargeInputToAFilterThatWritesWhileItReadsDoesNotDeadlock) {
+  // 8 MiB through gzip: gzip fills its stdout pipe long before it has read all its input.
+  std::string input(8 << 20, '\0');
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<char>((i * 2654435761u) >> 13);
+  auto r = run_process({"gzip", "-1", "-c"}, {.timeout = std::chrono::milliseconds(60000), .stdin_data = input});
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0);
+  auto back = run_process({"gzip", "-d", "-c"}, {.timeout = std::chrono::milliseconds(60000), .stdin_data = r.out});
+  EXPECT_EQ(back.out.size(), input.size());
+  EXPECT_TRUE(back.out == input);
+}
