@@ -120,6 +120,7 @@ nlohmann::json json_report(const Analysis& analysis, const ReportSource& source)
           {"failed_runs", {{"a", analysis.failed_a}, {"b", analysis.failed_b}}},
           {"failures", std::move(failures)},
           {"warnings", analysis.warnings},
+          {"notes", analysis.notes},
           {"metrics", std::move(metrics)}};
 }
 

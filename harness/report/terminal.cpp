@@ -77,7 +77,8 @@ std::string terminal_report(const Analysis& analysis, const TerminalOptions& opt
     for (const auto& n : m.notes) out += "  note: " + n + "\n";
     for (const auto& w : m.warnings) out += "  warning: " + w + "\n";
   }
-  if (!analysis.warnings.empty()) out += "\n";
+  if (!analysis.warnings.empty() || !analysis.notes.empty()) out += "\n";
+  for (const auto& n : analysis.notes) out += "note: " + n + "\n";
   for (const auto& w : analysis.warnings) out += "warning: " + w + "\n";
   out += "\nverdict: " + colored(to_string(analysis.verdict), analysis.verdict, options.color) + "\n";
   return out;

@@ -331,6 +331,7 @@ Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
   Analysis out;
   out.options = options;
   out.failures = samples.failures;
+  out.notes = samples.notes;
   out.context_a = samples.context_a;
   out.context_b = samples.context_b;
   for (const auto& f : samples.failures) (f.side == Side::a ? out.failed_a : out.failed_b)++;

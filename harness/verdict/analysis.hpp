@@ -97,6 +97,7 @@ struct Analysis {
   std::vector<FailedRun> failures;
   std::size_t failed_a = 0, failed_b = 0;
   std::vector<std::string> warnings;    // experiment-wide (hosts, accelerators, failures)
+  std::vector<std::string> notes;       // from the inputs (partial dd records, an unfinished journal line)
   SideContext context_a, context_b;
 };
 
