@@ -120,7 +120,9 @@ std::string to_journal_line(const JournalEntry& e) {
   j["time"] = e.time;
   j["metrics"] = std::move(metrics);
   j["detail"] = e.detail;
-  return j.dump();
+  // Details quote what tools and guests printed, which need not be UTF-8; nlohmann would throw
+  // and lose the run. Such bytes become U+FFFD (the run stays recorded with its reason).
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 JournalEntry parse_journal_line(std::string_view line, std::string_view source,
