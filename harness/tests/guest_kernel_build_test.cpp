@@ -89,9 +89,10 @@ TEST(GuestKernelBuild, UnpatchedThenPatchedWithCacheAndCcache) {
             << " ccache misses\n";
   EXPECT_FALSE(b.cache_hit);
   expect_built_kernel(b);
-  // Only what the patch touches (virtio_ring.c) and what embeds the build's identity
-  // (init/version.c via compile.h) compile again; everything else comes from ccache.
-  EXPECT_LE(b_misses, 4) << "the patched build should reuse the unpatched objects through ccache";
+  // Of ~1300 compiles, only what the patch touches (virtio_ring.c), what embeds the build's
+  // identity (init/version.c via compile.h) and the few that miss in every build (measured:
+  // 7 in the unpatched build right after a build in another directory) compile again.
+  EXPECT_LE(b_misses, 10) << "the patched build should reuse the unpatched objects through ccache";
   ASSERT_EQ(b.identity["patches"].size(), 2u);
   EXPECT_EQ(b.identity["patches"][0]["name"], "0001-virtio_ring-use-the-DMA-API-for-all-devices.patch");
   EXPECT_EQ(b.identity["patches"][0]["sha256"].get<std::string>().size(), 64u);
