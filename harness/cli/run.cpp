@@ -235,7 +235,14 @@ int execute(const Experiment& e, const fs::path& dir, const RunArgs& args, bool 
     info["uri"] = uri;
     say(fmt::format("connecting to {} ...", uri));
     driver = std::make_unique<LibvirtDriver>(uri);
-    for (const auto& name : driver->destroy_leftovers()) say("destroyed leftover domain " + name);
+    // Guests of a killed abvm process are ours to remove. libvirt may still be reconnecting to
+    // them (it then refuses with "cannot acquire state change lock"): that must not stop a
+    // --resume, since the new trials use domains of their own names.
+    try {
+      for (const auto& name : driver->destroy_leftovers()) say("destroyed leftover domain " + name);
+    } catch (const InfraError& ex) {
+      say(fmt::format("warning: {}; continuing (list running domains with 'virsh -c {} list')", ex.what(), uri));
+    }
   }
 
   const fs::path journal = dir / "journal.jsonl";
