@@ -162,7 +162,7 @@ std::vector<FioDocument> parse_fio(std::string_view text, std::string_view sourc
     json doc;
     try {
       doc = json::parse(text.substr(*begin, *end - *begin));
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
       throw Error(located(source, start_line,
                           fmt::format("invalid fio JSON document starting here: {}", e.what())));
     }

@@ -130,7 +130,7 @@ JournalEntry parse_journal_line(std::string_view line, std::string_view source,
   json object;
   try {
     object = json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
     throw Error(located(source, line_no, fmt::format("not a JSON journal entry: {}", e.what())));
   }
   if (!object.is_object())
