@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <map>
@@ -246,6 +247,15 @@ GuestReport parse_guest_console(std::string_view console, std::string_view nonce
       if (fields.size() != 4 || !parse_number(fields[1], run.index) || (fields[2] != "0" && fields[2] != "1") ||
           !parse_number(fields[3], run.t_start)) {
         bad(rec, "malformed run start");
+        continue;
+      }
+      // The name becomes a file name on the host (trials/<id>/<workload>-run<i>.out): only the
+      // job's own name characters, so a guest cannot name a run "../../x".
+      if (fields[0].empty() || fields[0] == "." || fields[0] == ".." ||
+          !std::all_of(fields[0].begin(), fields[0].end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+          })) {
+        bad(rec, fmt::format("workload name '{}' is not a plain name", fields[0]));
         continue;
       }
       run.workload = fields[0];
