@@ -148,7 +148,10 @@ std::optional<TrialResult> Orchestrator::run_trial(const TrialToRun& trial,
   }
   result.time = utc_iso8601(std::chrono::system_clock::now());
   save_run_outputs(dir, result.report);
-  write_file_atomic(dir / "result.json", trial_result_json(result).dump(2) + "\n");
+  // The guest's text (dmesg, agent errors, command line) can be any bytes: a lying or broken
+  // guest must not end the experiment here, so bytes that are not UTF-8 become U+FFFD.
+  write_file_atomic(dir / "result.json",
+                    trial_result_json(result).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   return result;
 }
 
