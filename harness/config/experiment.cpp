@@ -97,6 +97,8 @@ std::pair<std::string, std::string> split_parent(std::string_view path) {
   return {std::string(path.substr(0, dot)), std::string(path.substr(dot + 1))};
 }
 
+constexpr std::uintmax_t kMaxJobFileBytes = 1 << 20;
+
 bool valid_name(std::string_view name, bool allow_dot) {
   if (name.empty()) return false;
   return std::all_of(name.begin(), name.end(), [&](char c) {
@@ -481,6 +483,12 @@ class Loader {
     std::error_code ec;
     const fs::file_status status = fs::status(disk.path, ec);
     if (status.type() == fs::file_type::not_found) {
+      // A link to something missing (a disk not plugged in yet) would be followed to create a
+      // file wherever it points.
+      if (fs::is_symlink(fs::symlink_status(disk.path, ec))) {
+        fail(line, fmt::format("key 'disk.path' = {} is a symlink to a missing file ({}): name the image file "
+                               "itself", shown, fs::read_symlink(disk.path, ec).string()));
+      }
       if (!fs::is_directory(disk.path.parent_path().empty() ? fs::path(".") : disk.path.parent_path())) {
         fail(line, fmt::format("key 'disk.path' = {}: its directory does not exist: create it first", shown));
       }
@@ -667,6 +675,20 @@ class Loader {
         }
       }
       const fs::path path = fs::path(job_file).is_absolute() ? fs::path(job_file) : base_dir_ / job_file;
+      // Only a regular, job-file-sized file: reading /dev/zero or a FIFO would never end, and
+      // the text travels to the guest inside its initramfs.
+      std::error_code ec;
+      const fs::file_status st = fs::status(path, ec);
+      if (st.type() != fs::file_type::not_found && st.type() != fs::file_type::none &&
+          st.type() != fs::file_type::regular) {
+        fail(line_of(p + ".job_file"), fmt::format("key '{}.job_file' = {} is not a regular file: name a fio job "
+                                                   "file", p, quote(job_file)));
+      }
+      if (st.type() == fs::file_type::regular && fs::file_size(path, ec) > kMaxJobFileBytes) {
+        fail(line_of(p + ".job_file"), fmt::format("key '{}.job_file' = {} is larger than {} bytes: a fio job file "
+                                                   "is a few lines; name the right file", p, quote(job_file),
+                                                   kMaxJobFileBytes));
+      }
       try {
         fio.job_file = read_file(path);
       } catch (const Error& e) {

@@ -52,6 +52,11 @@ fs::path prepare_scratch_disk(const DiskSettings& disk, const fs::path& results_
                               : "";
   switch (st.type()) {
     case fs::file_type::not_found:
+      // A dangling link would be followed by O_CREAT to make a file wherever it points.
+      if (fs::is_symlink(fs::symlink_status(path, ec))) {
+        throw Error(fmt::format("disk.path {} is a symlink to a missing file ({}): name the image file itself",
+                                path.string(), fs::read_symlink(path, ec).string()));
+      }
       create_raw(path, disk.size_bytes, disk.preallocate);
       return path;
     case fs::file_type::block:
