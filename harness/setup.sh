@@ -14,6 +14,7 @@ packages=(
   dpkg-dev
   linux-source-6.1 bc bison flex libelf-dev libssl-dev patch file
   libaio-dev zlib1g-dev
+  clang-14 libclang-rt-14-dev
 )
 case "${1:-}" in
   --print) printf '%s\n' "${packages[@]}"; exit 0 ;;
