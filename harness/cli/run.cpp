@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "cli/report.hpp"
 #include "cli/run_journal.hpp"
 #include "config/experiment.hpp"
 #include "core/cache.hpp"
@@ -28,6 +29,7 @@
 #include "plan/looks.hpp"
 #include "plan/plan.hpp"
 #include "report/json_report.hpp"
+#include "report/junit.hpp"
 #include "report/terminal.hpp"
 #include "run/environment.hpp"
 #include "run/interrupt.hpp"
@@ -52,6 +54,7 @@ struct RunArgs {
   std::string results_root;
   std::string connect;
   bool keep_scratch = false;
+  std::string junit;
 };
 
 std::string full_cmdline(const SideSpec& side) {
@@ -405,6 +408,11 @@ int execute(const Experiment& e, const fs::path& dir, const RunArgs& args, bool 
   const Decision d = decide(e, dir, confidence, true, ::isatty(STDOUT_FILENO) != 0);
   write_file_atomic(dir / "analysis.json", d.json_text);
   write_file_atomic(dir / "summary.txt", d.summary);
+  // The analysis is saved first: a report that cannot be written loses nothing gathered.
+  say(fmt::format("report: {}", write_results_dir_report(dir).string()));
+  if (!args.junit.empty()) {
+    write_file_atomic(args.junit, junit_report(nlohmann::json::parse(d.json_text), {.suite = e.name}));
+  }
   say(fmt::format("results: {}", dir.string()));
   return exit_code_for(d.analysis.verdict);
 }
@@ -468,6 +476,7 @@ Command add_run(CLI::App& app) {
       ->default_str("<repository>/results");
   sub->add_option("--connect", args->connect, "libvirt URI (default: the embedded QEMU driver, no daemon)");
   sub->add_flag("--keep-scratch", args->keep_scratch, "Keep abvm's scratch disk image after the run");
+  sub->add_option("--junit", args->junit, "Also write JUnit XML (one test case per metric) to this path");
   return {sub, [args] { return run_command(*args); }};
 }
 

@@ -12,7 +12,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <fstream>
+#include <iterator>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/cache.hpp"
@@ -228,7 +231,63 @@ std::string LibvirtDriver::embedded_uri() {
   std::string current;
   if (std::filesystem::exists(conf)) current = read_file(conf);
   if (current != embedded_qemu_conf) write_file_atomic(conf, embedded_qemu_conf);
+  remove_stale_embedded_state(root);
   return "qemu:///embed?root=" + uri_escape(root.native());
+}
+
+namespace {
+
+// The abvm pid in a domain name "abvm-<pid>-...", or 0.
+long abvm_pid_of(std::string_view name) {
+  if (!name.starts_with(domain_name_prefix)) return 0;
+  std::string_view rest = name.substr(domain_name_prefix.size());
+  return std::strtol(std::string(rest.substr(0, rest.find('-'))).c_str(), nullptr, 10);
+}
+
+bool process_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+
+}  // namespace
+
+std::vector<std::string> LibvirtDriver::remove_stale_embedded_state(const std::filesystem::path& root) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> removed;
+  const fs::path state = root / "run" / "qemu";
+  std::error_code ec;
+  if (!fs::is_directory(state, ec)) return removed;
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(state, ec)) {
+    std::string file = entry.path().filename().string();
+    for (const char* ext : {".xml.new", ".xml", ".pid"}) {
+      if (file.ends_with(ext)) {
+        std::string name = file.substr(0, file.size() - std::strlen(ext));
+        long pid = abvm_pid_of(name);
+        if (pid > 0 && !process_alive(pid)) names.insert(name);
+        break;
+      }
+    }
+  }
+  for (const std::string& name : names) {
+    // A QEMU still running for the dead run's domain: it is ours (its command line names the
+    // domain), and nothing else will ever stop it.
+    std::ifstream pidfile(state / (name + ".pid"));
+    long qemu_pid = 0;
+    if (pidfile >> qemu_pid && process_alive(qemu_pid)) {
+      std::ifstream cmdline("/proc/" + std::to_string(qemu_pid) + "/cmdline");
+      std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+      if (args.find("guest=" + name) != std::string::npos) ::kill(static_cast<pid_t>(qemu_pid), SIGKILL);
+    }
+    for (const char* ext : {".xml.new", ".xml", ".pid"}) fs::remove(state / (name + ext), ec);
+    for (const fs::path& dir : {root / "lib" / "qemu", root / "lib" / "qemu" / "channel" / "target"}) {
+      if (!fs::is_directory(dir, ec)) continue;
+      for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        // libvirt names them "domain-<id>-<name>".
+        std::string file = entry.path().filename().string();
+        if (file.starts_with("domain-") && file.ends_with("-" + name)) fs::remove_all(entry.path(), ec);
+      }
+    }
+    removed.push_back(name);
+  }
+  return removed;
 }
 
 GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
@@ -329,9 +388,7 @@ std::vector<std::string> LibvirtDriver::destroy_leftovers() {
   for (const auto& name : active_domains()) {
     if (!name.starts_with(domain_name_prefix)) continue;
     // "abvm-<pid>-...": a domain of a live abvm process is not a leftover.
-    std::string_view rest = std::string_view(name).substr(domain_name_prefix.size());
-    long pid = std::strtol(std::string(rest.substr(0, rest.find('-'))).c_str(), nullptr, 10);
-    if (pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)) continue;
+    if (process_alive(abvm_pid_of(name))) continue;
     virDomainPtr d = virDomainLookupByName(impl_->conn.get(), name.c_str());
     if (!d) continue;  // ended meanwhile
     DomainHandle handle(d);

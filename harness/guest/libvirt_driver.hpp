@@ -41,6 +41,13 @@ class LibvirtDriver final : public GuestDriver {
   // the URI for it. Throws InfraError when that is impossible, saying what to do.
   static std::string embedded_uri();
 
+  // Removes what killed abvm processes left in an embedded root before anyone connects to it:
+  // the saved state of their domains (run/qemu/abvm-<pid>-*) and the domains' private dirs,
+  // after SIGKILLing a QEMU that still runs for one of them. Without this, libvirt reloads such
+  // a domain half-started and refuses to destroy it ("cannot acquire state change lock") for
+  // 30 s. Only names whose abvm pid is dead are touched. Returns the domain names removed.
+  static std::vector<std::string> remove_stale_embedded_state(const std::filesystem::path& root);
+
   // Boots one transient domain (virDomainCreateXML) and polls its console log every ~25 ms.
   // See GuestDriver. On return the domain is destroyed, also when an exception leaves.
   GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
