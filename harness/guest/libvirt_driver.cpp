@@ -219,9 +219,9 @@ LibvirtDriver::~LibvirtDriver() = default;
 
 std::filesystem::path LibvirtDriver::embedded_root() { return abvm_cache_dir() / "libvirt"; }
 
-std::string LibvirtDriver::embedded_uri() {
-  ensure_qemu_account();
-  auto root = embedded_root();
+namespace {
+
+void prepare_embedded_root(const std::filesystem::path& root) {
   std::error_code ec;
   std::filesystem::create_directories(root / "etc", ec);
   if (ec) {
@@ -231,7 +231,65 @@ std::string LibvirtDriver::embedded_uri() {
   std::string current;
   if (std::filesystem::exists(conf)) current = read_file(conf);
   if (current != embedded_qemu_conf) write_file_atomic(conf, embedded_qemu_conf);
+}
+
+// libvirt's embedded driver holds an fcntl lock on run/qemu/driver.pid while a process uses the
+// root; a second process cannot open the same root.
+bool embedded_root_in_use(const std::filesystem::path& root) {
+  int fd = ::open((root / "run" / "qemu" / "driver.pid").c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_SET;
+  lk.l_start = 0;
+  lk.l_len = 1;
+  bool busy = ::fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type != F_UNLCK;
+  ::close(fd);
+  return busy;
+}
+
+std::filesystem::path private_roots_dir() { return abvm_cache_dir() / "libvirt-private"; }
+
+}  // namespace
+
+std::string LibvirtDriver::embedded_uri() {
+  ensure_qemu_account();
+  auto root = embedded_root();
+  prepare_embedded_root(root);
   remove_stale_embedded_state(root);
+  // Private roots of abvm processes that are gone.
+  std::error_code ec;
+  if (std::filesystem::is_directory(private_roots_dir(), ec)) {
+    for (const auto& entry : std::filesystem::directory_iterator(private_roots_dir(), ec)) {
+      long pid = std::strtol(entry.path().filename().c_str(), nullptr, 10);
+      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+        remove_stale_embedded_state(entry.path());
+        std::filesystem::remove_all(entry.path(), ec);
+      }
+    }
+  }
+  if (embedded_root_in_use(root)) {
+    // Another abvm run holds the shared root: use a root of our own, seeded with the shared
+    // root's QEMU capability cache so that the ~45 s probe is not repeated.
+    auto own = private_roots_dir() / std::to_string(::getpid());
+    prepare_embedded_root(own);
+    auto caps = root / "cache" / "qemu";
+    if (std::filesystem::is_directory(caps, ec)) {
+      std::filesystem::create_directories(own / "cache", ec);
+      std::filesystem::copy(caps, own / "cache" / "qemu",
+                            std::filesystem::copy_options::recursive | std::filesystem::copy_options::skip_existing, ec);
+    }
+    root = own;
+    static bool registered = false;
+    if (!registered) {
+      registered = true;
+      // Removed again at exit; a root left by a killed process goes at the next start (above).
+      std::atexit([] {
+        std::error_code ignored;
+        std::filesystem::remove_all(private_roots_dir() / std::to_string(::getpid()), ignored);
+      });
+    }
+  }
   return "qemu:///embed?root=" + uri_escape(root.native());
 }
 

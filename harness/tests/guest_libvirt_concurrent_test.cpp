@@ -1,0 +1,101 @@
+// Several abvm processes at once: libvirt's embedded driver locks its root, so a process that
+// finds the shared root busy must fall back to a private root of its own (seeded with the shared
+// capability cache) instead of failing to connect, and remove it again at exit.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include "core/cache.hpp"
+#include "core/process.hpp"
+#include "guest/libvirt_driver.hpp"
+
+namespace fs = std::filesystem;
+using namespace abvm;
+
+namespace {
+
+bool wait_for(const std::function<bool()>& cond, std::chrono::seconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return cond();
+}
+
+// With ABVM_TEST_HOLD_ROOT=FLAG this binary only connects to the embedded driver, writes its pid
+// to FLAG.ready and holds the connection until FLAG is removed: a second "abvm process".
+const bool kHolderMode = [] {
+  const char* flag = std::getenv("ABVM_TEST_HOLD_ROOT");
+  if (!flag) return false;
+  {
+    LibvirtDriver driver(LibvirtDriver::embedded_uri());
+    std::ofstream(std::string(flag) + ".ready") << ::getpid();
+    wait_for([&] { return !fs::exists(flag); }, std::chrono::seconds(240));
+  }
+  std::exit(0);  // runs the atexit handlers, as a real abvm process would
+}();
+
+struct Holder {
+  fs::path flag;
+  std::thread thread;
+  long pid = 0;
+  explicit Holder(const std::string& tag) {
+    flag = fs::temp_directory_path() / ("abvm-hold-root-" + std::to_string(::getpid()) + "-" + tag);
+    std::ofstream(flag) << "hold";
+    std::string exe = fs::read_symlink("/proc/self/exe").string();
+    thread = std::thread([this, exe] {
+      run_process({exe}, {.timeout = std::chrono::seconds(300), .extra_env = {"ABVM_TEST_HOLD_ROOT=" + flag.string()}});
+    });
+  }
+  bool wait_ready() {
+    if (!wait_for([&] { return fs::exists(flag.string() + ".ready"); }, std::chrono::seconds(120))) return false;
+    wait_for([&] {
+      std::ifstream in(flag.string() + ".ready");
+      return static_cast<bool>(in >> pid);
+    }, std::chrono::seconds(5));
+    return pid > 0;
+  }
+  void stop() {
+    fs::remove(flag);
+    if (thread.joinable()) thread.join();
+    fs::remove(flag.string() + ".ready");
+  }
+  ~Holder() { stop(); }
+};
+
+}  // namespace
+
+TEST(GuestLibvirtConcurrent, BusySharedRootGivesAPrivateRootThatWorksAndIsRemovedAtExit) {
+  (void)kHolderMode;
+  if (::geteuid() != 0) GTEST_SKIP() << "the embedded QEMU driver needs root here";
+  if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 not installed";
+  const fs::path private_dir = abvm_cache_dir() / "libvirt-private";
+
+  Holder first("1");
+  ASSERT_TRUE(first.wait_ready()) << "the first process could not connect";
+  // The shared root is now held (by `first`, or by another abvm run on this machine).
+  Holder second("2");
+  ASSERT_TRUE(second.wait_ready()) << "a second process could not connect while the shared root was busy";
+  EXPECT_TRUE(fs::exists(private_dir / std::to_string(second.pid)));
+
+  // This process too gets a root of its own, and it works without a second ~45 s probe.
+  const std::string uri = LibvirtDriver::embedded_uri();
+  EXPECT_NE(uri.find("libvirt-private"), std::string::npos) << uri;
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    LibvirtDriver driver(uri);
+    EXPECT_TRUE(driver.active_domains().empty());
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+
+  second.stop();
+  EXPECT_FALSE(fs::exists(private_dir / std::to_string(second.pid))) << "the private root outlived its process";
+  first.stop();
+}
