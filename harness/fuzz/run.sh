@@ -47,7 +47,7 @@ for t in "${targets[@]}"; do
   [ -f "$here/dict/$t.dict" ] && dict=("-dict=$here/dict/$t.dict")
   echo "== fuzz_$t: ${seconds}s" >&2
   # -timeout: an input that takes over 10 s is a hang; -rss_limit_mb: runaway memory is a bug too.
-  if ! "$build/abvm_fuzz_$t" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -timeout=10 \
+  if ! "$build/harness/fuzz/abvm_fuzz_$t" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -timeout=10 \
       -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts/" 2>"$build/fuzz_$t.log"; then
     tail -n 40 "$build/fuzz_$t.log" >&2
     echo "run.sh: fuzz_$t FAILED; inputs in $artifacts:" >&2
