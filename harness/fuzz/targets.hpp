@@ -27,6 +27,7 @@
 #include "cli/run_journal.hpp"
 #include "config/experiment.hpp"
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 #include "guest/domain_xml.hpp"
 #include "guest/job.hpp"
 #include "guest/records.hpp"
@@ -49,33 +50,8 @@ inline void fuzz_check(bool ok, std::string_view what) {
   if (!ok) fuzz_fail(what);
 }
 
-// Well-formed UTF-8 as XML 1.0 and JSON writers need it: no overlong forms, no surrogates,
-// nothing above U+10FFFF, no U+FFFE/U+FFFF (not XML characters).
-inline bool valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if (c >= 0xc2 && c <= 0xdf) { n = 1; cp = c & 0x1fu; }
-    else if (c >= 0xe0 && c <= 0xef) { n = 2; cp = c & 0x0fu; }
-    else if (c >= 0xf0 && c <= 0xf4) { n = 3; cp = c & 0x07u; }
-    else return false;
-    if (i + n >= s.size()) return false;
-    for (std::size_t k = 1; k <= n; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0u) != 0x80u) return false;
-      cp = (cp << 6) | (cc & 0x3fu);
-    }
-    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
-        cp == 0xfffe || cp == 0xffff) {
-      return false;
-    }
-    i += n + 1;
-  }
-  return true;
-}
+// Well-formed UTF-8 as XML 1.0 and JSON writers need it (core/utf8.hpp).
+inline bool valid_utf8(std::string_view s) { return first_invalid_utf8(s) == std::string_view::npos; }
 
 // Names that become file or directory names under the results directory (workload names of
 // the guest's runs, trial ids): no separator, no "." or "..", no control characters.

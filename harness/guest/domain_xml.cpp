@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 
 namespace abvm {
 
@@ -32,35 +33,8 @@ bool name_char(char c) {
 }
 
 // XML 1.0 cannot carry most control characters at all (pugixml would write them raw and libvirt
-// would refuse the document), and in a path or command line they are a mistake anyway.
-// Bytes that are not UTF-8 (a Latin-1 file name, say) pugixml would also write raw, and
-// libvirt's parser refuses such a document: find the first one, or npos.
-std::size_t first_non_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if (c >= 0xc2 && c <= 0xdf) { n = 1; cp = c & 0x1fu; }
-    else if (c >= 0xe0 && c <= 0xef) { n = 2; cp = c & 0x0fu; }
-    else if (c >= 0xf0 && c <= 0xf4) { n = 3; cp = c & 0x07u; }
-    else return i;
-    if (i + n >= s.size()) return i;
-    for (std::size_t k = 1; k <= n; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0u) != 0x80u) return i;
-      cp = (cp << 6) | (cc & 0x3fu);
-    }
-    // Overlong forms, UTF-16 surrogates, beyond U+10FFFF, and U+FFFE/U+FFFF (not XML characters).
-    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
-        cp == 0xfffe || cp == 0xffff) {
-      return i;
-    }
-    i += n + 1;
-  }
-  return std::string_view::npos;
-}
-
+// would refuse the document), and in a path or command line they are a mistake anyway. Bytes
+// that are not UTF-8 (a Latin-1 file name, say) pugixml would also write raw.
 void check_text(std::string_view field, std::string_view value) {
   for (std::size_t i = 0; i < value.size(); ++i) {
     auto c = static_cast<unsigned char>(value[i]);
@@ -70,7 +44,7 @@ void check_text(std::string_view field, std::string_view value) {
           i, std::string(value.substr(0, 60)), field));
     }
   }
-  if (const auto at = first_non_utf8(value); at != std::string_view::npos) {
+  if (const auto at = first_invalid_utf8(value); at != std::string_view::npos) {
     throw Error(fmt::format("domain {}: byte 0x{:02x} at offset {} is not UTF-8, which libvirt's XML cannot carry; "
                             "rename the file or directory (or fix the text) to use UTF-8",
                             field, static_cast<unsigned char>(value[at]), at));
@@ -234,6 +208,9 @@ std::string domain_xml(const DomainSpec& spec) {
     drv.append_attribute("cache").set_value(d.cache.c_str());
     drv.append_attribute("io").set_value(d.io.c_str());
     drv.append_attribute("iommu").set_value(d.iommu_platform ? "on" : "off");
+    // QEMU's default for a write error is to pause the guest on ENOSPC, which abvm would see only
+    // as a timeout: a scratch disk whose filesystem fills up must fail the guest's write instead.
+    drv.append_attribute("error_policy").set_value("report");
     if (d.queues) drv.append_attribute("queues").set_value(*d.queues);
     if (d.queue_size) drv.append_attribute("queue_size").set_value(*d.queue_size);
     if (d.iothread) drv.append_attribute("iothread").set_value(1);
