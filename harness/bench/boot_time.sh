@@ -4,19 +4,27 @@
 # The initrd (base image + modules + a dd/fio job) comes from one run of the guest boot test
 # with ABVM_BOOT_KEEP, so the script measures exactly what the tests boot.
 #
-# usage: harness/bench/boot_time.sh <build dir> [N=5] [kernel image (default: the Debian cloud kernel)]
+# usage: harness/bench/boot_time.sh <build dir> [N=5] [kernel]
+#   kernel: a kernel image (default: the Debian cloud kernel, with its modules in the initrd), or
+#   "source": the kernel built from kernels/linux-6.1-virtio (virtio built in, no modules archive),
+#   prepared by its boot test (abvm_guest_kernel_boot_build_test; builds it if not cached)
 set -euo pipefail
 build=${1:?usage: boot_time.sh <build dir> [N] [kernel]}
 n=${2:-5}
 work=$(mktemp -d /tmp/abvm-boottime.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-ABVM_BOOT_KEEP=$work "$build/harness/tests/abvm_guest_boot_qemu_test" \
-  --gtest_filter='*DebianKernelRunsDdAndFio*' >"$work/prepare.log" 2>&1 || {
+if [ "${3:-}" = source ]; then
+  prepare=("$build/harness/tests/abvm_guest_kernel_boot_build_test" --gtest_filter='*UnpatchedKernelRunsDdAndFio*')
+else
+  prepare=("$build/harness/tests/abvm_guest_boot_qemu_test" --gtest_filter='*DebianKernelRunsDdAndFio*')
+fi
+ABVM_BOOT_KEEP=$work "${prepare[@]}" >"$work/prepare.log" 2>&1 || {
   echo "boot_time.sh: preparing the initrd failed; see the test output:" >&2
   tail -20 "$work/prepare.log" >&2
   exit 1
 }
-kernel=${3:-$(cat "$work/kernel")}
+kernel=${3:-source}
+if [ "$kernel" = source ]; then kernel=$(cat "$work/kernel"); fi  # the kernel the test booted
 nonce=$(cat "$work/nonce")
 truncate -s 64M "$work/scratch.raw"
 echo "kernel: $kernel"
