@@ -18,7 +18,8 @@
 //     unpatched one does not; with iommu_platform on, bit 33 is negotiated (the DMA API by the
 //     feature, the control);
 //   - a kernel that does not boot ends the QEMU process promptly (panic=-1 + -no-reboot) or
-//     at the host's timeout, and the console tail says what happened.
+//     at the host's timeout, and the console tail says what happened; through abvm's libvirt
+//     driver, a panic is the outcome "crashed" with the whole console.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -28,13 +29,16 @@
 #include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <unistd.h>
 
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "guest/cpio.hpp"
+#include "guest/domain_xml.hpp"
 #include "guest/image.hpp"
 #include "guest/job.hpp"
 #include "guest/kernel.hpp"
+#include "guest/libvirt_driver.hpp"
 #include "guest/records.hpp"
 
 namespace fs = std::filesystem;
@@ -394,6 +398,43 @@ TEST_F(SourceKernelBoot, AGuestThatHangsIsEndedAtTheTimeoutWithItsConsole) {
             std::string::npos);
   EXPECT_NE(b.console.find("Run /bin/sh as init process"), std::string::npos);
   EXPECT_FALSE(b.report.begun);
+}
+
+TEST_F(SourceKernelBoot, TheLibvirtDriverSeesAFailedBootAsACrashWithItsConsole) {
+  if (::geteuid() != 0) GTEST_SKIP() << "libvirt's embedded driver here needs root (QEMU runs as root)";
+  // The same failing boot as above, through the driver abvm runs trials with: panic=-1 and
+  // on_reboot=destroy end the domain, and the driver reads the panic from the console.
+  LibvirtDriver driver(LibvirtDriver::embedded_uri());
+  const GuestJob job = dd_fio_job("no-init-libvirt", false);
+  DomainSpec spec;
+  spec.name = domain_name("kboot-noinit", ::getpid());
+  spec.kernel = *plain_image_;
+  spec.initrd = initrd_for(job);
+  spec.cmdline = "console=ttyS0 panic=-1 quiet rdinit=/nonexistent";
+  spec.scratch_disk = dir_ / "scratch.raw";
+  { std::ofstream(spec.scratch_disk, std::ios::binary); }
+  fs::resize_file(spec.scratch_disk, 16ull << 20);
+  spec.console_log = dir_ / "libvirt-console.log";
+  const GuestOutcome out = driver.run_guest(spec, 60s, [](std::string_view) { return false; });
+  SCOPED_TRACE("console tail:\n" + console_tail(out.console));
+  EXPECT_EQ(to_string(out.end), "crashed") << out.detail;
+  EXPECT_LT(out.seconds, 30.0);
+  EXPECT_NE(out.console.find("Kernel panic - not syncing: VFS: Unable to mount root fs"), std::string::npos);
+  EXPECT_EQ(read_file(spec.console_log), out.console);
+
+  // A truncated bzImage dies in the decompressor without a word: to the driver that is a
+  // guest that ended on its own before its work was seen, with no kernel banner.
+  const fs::path cut = dir_ / "bzImage-truncated";
+  const std::string whole = read_file(*plain_image_);
+  write_file_atomic(cut, whole.substr(0, whole.size() / 2));
+  spec.name = domain_name("kboot-truncated", ::getpid());
+  spec.kernel = cut;
+  spec.cmdline = std::string(kGuestKernelCmdline);
+  const GuestOutcome t = driver.run_guest(spec, 60s, [](std::string_view) { return false; });
+  EXPECT_EQ(to_string(t.end), "powered_off") << t.detail << "\n" << t.console;
+  EXPECT_LT(t.seconds, 30.0);
+  EXPECT_EQ(t.console.find("Linux version"), std::string::npos) << t.console;
+  EXPECT_FALSE(parse_guest_console(t.console, job.nonce).begun);
 }
 
 }  // namespace
