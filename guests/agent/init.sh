@@ -17,6 +17,16 @@
 #          RUN workload,index,warmup,t_start | OUT b64chunk | RUNEND workload,index,status,t_end
 #          DMESG b64 | ERROR b64 | END record_count
 #
+# Test-only faults (harness/tests/run_guest_faults_e2e_test.cpp): the kernel command-line word
+# abvm.test_fault=<fault> makes the agent misbehave on purpose, so that tests can prove what abvm
+# records for a guest that lies. No experiment key sets it: only a command line written by hand with
+# this exact word does, and the value is one of:
+#   garbage     binary noise on the console before the runs (tolerated: it holds no record marker),
+#               then a copy of a real record with a wrong checksum (the records cannot be trusted)
+#   forge       before END, records of another trial (foreign nonce) carrying a fake run
+#   truncate    stops in the middle of the first run's output record and powers off (no END)
+#   nopoweroff  prints every record, then never powers off (abvm must end the trial at END)
+#
 # Host-side test modes (not used in a guest): ABVM_AGENT_MODE=parse prints each parsed workload
 # as NUL-separated fields; ABVM_AGENT_MODE=emit prints sample records. See the guest_* tests.
 
@@ -27,6 +37,7 @@ WORK=${ABVM_WORK:-/run/abvm}
 NONCE=none
 SEQ=0
 CHUNK=600
+TEST_FAULT=
 
 rec() {
   body="$NONCE:$SEQ:$1:$2"
@@ -138,6 +149,11 @@ run_one() {  # dir index warmup
   [ "$(cat "$dir/drop_caches" 2>/dev/null)" = 1 ] && echo 3 > /proc/sys/vm/drop_caches
   t0=$(uptime_now)
   rec RUN "$name,$2,$3,$t0"
+  if [ "$TEST_FAULT" = truncate ]; then
+    printf 'ABVM1:%s:%s:OUT:dHJ1bmNhdGVk' "$NONCE" "$SEQ"
+    sync
+    poweroff -f
+  fi
   run_argv "$dir" "$WORK/out"
   status=$?
   t1=$(uptime_now)
@@ -166,6 +182,27 @@ report_dmesg() {
   while IFS= read -r l; do rec DMESG "$(b64 "$l")"; done < "$WORK/dmesg"
 }
 
+# Test-only (see the header): records that must not be trusted.
+fault_garbage() {
+  head -c 4096 /dev/urandom | tr -d 'A'
+  printf '\n'
+  body="$NONCE:$SEQ:DMESG:$(b64 forged)"
+  printf 'ABVM1:%s:00000000000000000000000000000000\n' "$body"
+}
+fault_forge() {
+  real=$NONCE
+  realseq=$SEQ
+  NONCE=forged${real#??????}
+  SEQ=0
+  rec BEGIN "$(b64 t9999),0.5"
+  rec RUN "dd-write,0,0,1.0"
+  rec OUT "$(b64 '8388608 bytes (8.4 MB, 8.0 MiB) copied, 0.0001 s, 84 GB/s')"
+  rec RUNEND "dd-write,0,0,1.1"
+  rec END "$SEQ"
+  NONCE=$real
+  SEQ=$realseq
+}
+
 load_modules() {
   [ -r /abvm/modules.order ] || return 0
   while IFS= read -r m; do
@@ -183,6 +220,9 @@ agent_main() {
   # Keep printk off the console so kernel text cannot split a record line; the parser
   # still recovers from interleaving, and interesting dmesg lines are sent as records.
   echo 1 > /proc/sys/kernel/printk
+  for w in $(cat /proc/cmdline); do
+    case "$w" in abvm.test_fault=*) TEST_FAULT=${w#abvm.test_fault=} ;; esac
+  done
   ok=1
   parse_job || ok=0
   rec BEGIN "$(b64 "${TRIAL:-}"),$(uptime_now)"
@@ -194,6 +234,7 @@ agent_main() {
       feats=none
       [ -r "/sys/block/$DISK/device/features" ] && read -r feats < "/sys/block/$DISK/device/features"
       rec FEATURES "$feats"
+      [ "$TEST_FAULT" = garbage ] && fault_garbage
       run_workloads
     else
       rec FEATURES none
@@ -201,6 +242,7 @@ agent_main() {
     fi
   fi
   report_dmesg
+  [ "$TEST_FAULT" = forge ] && fault_forge
   rec END "$SEQ"
 }
 
@@ -233,6 +275,7 @@ case "${ABVM_AGENT_MODE:-guest}" in
   *)
     agent_main
     sync
+    if [ "$TEST_FAULT" = nopoweroff ]; then while :; do sleep 3600; done; fi
     poweroff -f
     # poweroff -f does not return; if it ever did, exiting init panics and panic=-1 reboots.
     exit 1 ;;
