@@ -7,14 +7,14 @@
 # usage: harness/bench/boot_time.sh <build dir> [N=5] [kernel]
 #   kernel: a kernel image (default: the Debian cloud kernel, with its modules in the initrd), or
 #   "source": the kernel built from kernels/linux-6.1-virtio (virtio built in, no modules archive),
-#   prepared by its boot test (abvm_guest_kernel_boot_build_test; builds it if not cached)
+#   prepared by its boot test (abvm_guest_kernel_build_boot_test; builds it if not cached)
 set -euo pipefail
 build=${1:?usage: boot_time.sh <build dir> [N] [kernel]}
 n=${2:-5}
 work=$(mktemp -d /tmp/abvm-boottime.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 if [ "${3:-}" = source ]; then
-  prepare=("$build/harness/tests/abvm_guest_kernel_boot_build_test" --gtest_filter='*UnpatchedKernelRunsDdAndFio*')
+  prepare=("$build/harness/tests/abvm_guest_kernel_build_boot_test" --gtest_filter='*UnpatchedKernelRunsDdAndFio*')
 else
   prepare=("$build/harness/tests/abvm_guest_boot_qemu_test" --gtest_filter='*DebianKernelRunsDdAndFio*')
 fi

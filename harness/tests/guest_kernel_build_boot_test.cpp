@@ -153,14 +153,22 @@ class SourceKernelBoot : public ::testing::Test {
     suite_dir_ = new fs::path(fs::temp_directory_path() / ("abvm-kboot-" + make_nonce().substr(0, 8)));
     fs::create_directories(*suite_dir_);
     image_ = new GuestImage(build_guest_image());
-    plain_ = new KernelArtifact(build_kernel(load_kernel_recipe("linux-6.1-virtio")));
-    patched_ = new KernelArtifact(build_kernel(load_kernel_recipe("linux-6.1-virtio-dma-api")));
-    // Boot private copies: guest_kernel_build_test deletes and rebuilds the patched kernel's
-    // cache entry, and ctest -j may run it alongside this binary.
     plain_image_ = new fs::path(*suite_dir_ / "bzImage-linux-6.1-virtio");
     patched_image_ = new fs::path(*suite_dir_ / "bzImage-linux-6.1-virtio-dma-api");
-    fs::copy_file(plain_->image, *plain_image_);
-    fs::copy_file(patched_->image, *patched_image_);
+    plain_ = new KernelArtifact(build_private_copy("linux-6.1-virtio", *plain_image_));
+    patched_ = new KernelArtifact(build_private_copy("linux-6.1-virtio-dma-api", *patched_image_));
+  }
+  // Builds (or finds) a recipe's kernel and copies its image to `to`. The tests boot private
+  // copies: guest_kernel_build_test deletes and rebuilds the patched kernel's cache entry, and
+  // ctest -j may run it alongside this binary (hence one more try when the entry vanishes).
+  static KernelArtifact build_private_copy(const std::string& recipe, const fs::path& to) {
+    for (int attempt = 1;; ++attempt) {
+      KernelArtifact a = build_kernel(load_kernel_recipe(recipe));
+      std::error_code ec;
+      fs::copy_file(a.image, to, fs::copy_options::overwrite_existing, ec);
+      if (!ec) return a;
+      if (attempt == 3) throw fs::filesystem_error("copying the kernel " + recipe, a.image, to, ec);
+    }
   }
   static void TearDownTestSuite() {
     if (suite_dir_ != nullptr) fs::remove_all(*suite_dir_);
