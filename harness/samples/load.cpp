@@ -53,11 +53,14 @@ class Builder {
     set_.metrics.push_back(std::move(kept));
   }
 
-  // `why_missing(side, metric)` adds context to the error (e.g. failed runs).
-  template <typename WhyMissing>
-  SampleSet finish(WhyMissing why_missing) {
+  // `why_missing(side, metric)` adds context to the error (e.g. failed runs). A metric that
+  // `keep_one_sided(side, metric)` accepts is kept with one side empty: the analysis reports it
+  // as inconclusive instead of refusing the whole input.
+  template <typename WhyMissing, typename KeepOneSided>
+  SampleSet finish(WhyMissing why_missing, KeepOneSided keep_one_sided) {
     for (const auto& m : set_.metrics) {
       if (!m.a.empty() && !m.b.empty()) continue;
+      if (keep_one_sided(m.a.empty() ? Side::a : Side::b, m)) continue;
       Side present = m.a.empty() ? Side::b : Side::a;
       Side missing = m.a.empty() ? Side::a : Side::b;
       const Sample& first = (present == Side::a ? m.a : m.b).front();
@@ -217,7 +220,7 @@ SampleSet load_side_files(const std::vector<std::filesystem::path>& a_files,
     for (const auto& f : builder.set().failures) failed += f.side == missing ? 1 : 0;
     if (failed == 0) return "";
     return fmt::format(" ({} failed job(s) on side {})", failed, to_string(missing));
-  });
+  }, [](Side, const MetricSamples&) { return false; });
 }
 
 SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
@@ -262,6 +265,13 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
     for (const auto& [outcome, n] : by_outcome) parts.push_back(fmt::format("{} {}", outcome, n));
     return fmt::format(" (its {} run(s) of workload \"{}\" failed: {})", failed, workload,
                        fmt::join(parts, ", "));
+  }, [&](Side missing, const MetricSamples& m) {
+    // Every run of the workload failed on one side (e.g. B panics at each boot): that is a
+    // finding to report, not an input to refuse. Refused only when that side never ran it.
+    const std::string& workload = workload_of[m.name];
+    return std::any_of(entries.begin(), entries.end(), [&](const JournalEntry& e) {
+      return e.side == missing && e.workload == workload && e.outcome != Outcome::ok;
+    });
   });
 }
 

@@ -326,7 +326,10 @@ Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
     throw Error(fmt::format("confidence {} is out of range: give a level between 0.5 and 1 (e.g. 0.95)",
                             options.confidence));
   }
-  if (samples.metrics.empty()) throw Error("no metrics to compare: the inputs hold no measurements");
+  // Without failed runs an empty input is a mistake; with them, every run failed: that is the result.
+  if (samples.metrics.empty() && samples.failures.empty()) {
+    throw Error("no metrics to compare: the inputs hold no measurements");
+  }
 
   Analysis out;
   out.options = options;
@@ -454,7 +457,10 @@ Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
                                          out.failed_a > out.failed_b ? "A" : "B", out.failed_a > out.failed_b ? "B" : "A"));
     }
   }
-  out.verdict = Verdict::no_change;
+  if (out.metrics.empty()) {
+    out.warnings.push_back("No valid run on either side: nothing to compare. Look at the failed trials' console logs.");
+  }
+  out.verdict = out.metrics.empty() ? Verdict::inconclusive : Verdict::no_change;
   for (const auto& r : out.metrics) out.verdict = worst(out.verdict, r.verdict);
   return out;
 }
