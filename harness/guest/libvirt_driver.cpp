@@ -8,12 +8,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -185,6 +187,52 @@ class LogTail {
 bool looks_like_panic(std::string_view console) {
   return console.find("Kernel panic - not syncing") != std::string_view::npos;
 }
+
+// How libvirt says a domain stopped. A QEMU that exits without the guest asking (kill -9, a QEMU
+// crash) looks, from the console alone, like a guest that powered off early; libvirt tells them
+// apart (VIR_DOMAIN_EVENT_STOPPED_FAILED: the monitor closed without a SHUTDOWN event).
+struct StopWatch {
+  std::string name;
+  std::atomic<int> detail{-1};  // a virDomainEventStoppedDetailType once the domain stopped
+};
+
+int on_lifecycle(virConnectPtr, virDomainPtr dom, int event, int detail, void* opaque) {
+  auto* watch = static_cast<std::shared_ptr<StopWatch>*>(opaque);
+  const char* name = virDomainGetName(dom);
+  if (event == VIR_DOMAIN_EVENT_STOPPED && name != nullptr && (*watch)->name == name) (*watch)->detail = detail;
+  return 0;
+}
+
+// Registers a lifecycle callback for the domain `name` for its lifetime. The watch is shared with
+// libvirt, which frees its reference when the callback is deregistered (possibly later, from the
+// event loop thread).
+class StopEvents {
+ public:
+  StopEvents(virConnectPtr conn, std::string name) : conn_(conn), watch_(std::make_shared<StopWatch>()) {
+    watch_->name = std::move(name);
+    auto* opaque = new std::shared_ptr<StopWatch>(watch_);
+    id_ = virConnectDomainEventRegisterAny(conn_, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+                                           VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), opaque,
+                                           [](void* p) { delete static_cast<std::shared_ptr<StopWatch>*>(p); });
+    if (id_ < 0) delete opaque;  // without events the console alone decides, as before
+  }
+  ~StopEvents() {
+    if (id_ >= 0) virConnectDomainEventDeregisterAny(conn_, id_);
+  }
+  StopEvents(const StopEvents&) = delete;
+  StopEvents& operator=(const StopEvents&) = delete;
+  // The stop detail, waiting up to `grace` for the event (it is queued as the domain goes away).
+  int stop_detail(std::chrono::milliseconds grace) const {
+    const auto end = Clock::now() + grace;
+    while (id_ >= 0 && watch_->detail < 0 && Clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return watch_->detail;
+  }
+
+ private:
+  virConnectPtr conn_;
+  std::shared_ptr<StopWatch> watch_;
+  int id_ = -1;
+};
 
 }  // namespace
 
@@ -360,6 +408,7 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
 
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  StopEvents events(impl_->conn.get(), spec.name);
   virDomainPtr raw = virDomainCreateXML(impl_->conn.get(), xml.c_str(), VIR_DOMAIN_NONE);
   if (!raw) {
     outcome.end = GuestOutcome::End::infra_error;
@@ -392,6 +441,14 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
       } else if (looks_like_panic(outcome.console)) {
         outcome.end = GuestOutcome::End::crashed;
         outcome.detail = "kernel panic (see the console log)";
+      } else if (events.stop_detail(std::chrono::milliseconds(1000)) == VIR_DOMAIN_EVENT_STOPPED_FAILED) {
+        // Not the kernel's doing: a fresh boot is a fair replacement (bounded by infra_retries).
+        outcome.end = GuestOutcome::End::infra_error;
+        outcome.detail = fmt::format(
+            "QEMU of domain {} ended unexpectedly (killed, or it crashed) while the guest ran; see {}", spec.name,
+            impl_->uri.starts_with("qemu:///embed")
+                ? (embedded_root() / "log" / "qemu" / (spec.name + ".log")).native()
+                : std::string("libvirt's QEMU log of the domain"));
       } else {
         outcome.end = GuestOutcome::End::powered_off;
         outcome.detail = "the guest ended before its work was seen complete";
