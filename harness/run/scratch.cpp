@@ -16,7 +16,9 @@ namespace fs = std::filesystem;
 namespace {
 
 void create_raw(const fs::path& path, std::uint64_t size, bool preallocate) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const bool created = fd >= 0;
+  if (!created && errno == EEXIST) fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw InfraError(fmt::format("cannot create scratch disk {}: {}", path.string(), std::strerror(errno)));
   int rc = 0;
   if (preallocate) {
@@ -28,6 +30,8 @@ void create_raw(const fs::path& path, std::uint64_t size, bool preallocate) {
   const int err = errno;
   ::close(fd);
   if (rc != 0) {
+    // A half-allocated image of ours would keep the filesystem full for everyone else.
+    if (created) ::unlink(path.c_str());
     throw InfraError(fmt::format("cannot size scratch disk {} to {}: {}; free some space or lower disk.size",
                                  path.string(), format_size(size), std::strerror(err)));
   }
