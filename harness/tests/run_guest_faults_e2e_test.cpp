@@ -248,7 +248,7 @@ options = { exec_prerun = "sh -c 'if grep -q abvm_fault_panic /proc/cmdline; the
   EXPECT_NE(analyze.exit_code, 3) << analyze.err;
   EXPECT_NE((analyze.out + analyze.err).find("Side B fails much more often than side A"), std::string::npos)
       << analyze.out << analyze.err;
-  EXPECT_NE((analyze.out + analyze.err).find("0 on side A and 4 on side B"), std::string::npos)
+  EXPECT_NE((analyze.out + analyze.err).find("0 run(s) failed on side A and 4 on side B"), std::string::npos)
       << analyze.out << analyze.err;
 }
 
