@@ -385,8 +385,27 @@ int execute(const Experiment& e, const fs::path& dir, const RunArgs& args, bool 
       return to_run(more);
     };
 
+    // abvm's own scratch image goes whenever this session ends (a resume makes a new one), so a
+    // stopped or failed nightly job leaves no disk image behind; a SIGKILL leaves it to the resume.
+    const bool own_scratch = e.disk.path.empty() && !args.keep_scratch;
+    struct ScratchRemover {
+      fs::path path;
+      ~ScratchRemover() {
+        std::error_code ec;
+        if (!path.empty()) fs::remove(path, ec);
+      }
+    } scratch_remover{own_scratch ? spec.scratch_disk : fs::path()};
     Orchestrator orchestrator(*driver, spec, sink);
-    summary = orchestrator.run(to_run(plan.trials), done, controls);
+    try {
+      summary = orchestrator.run(to_run(plan.trials), done, controls);
+    } catch (const InfraError& ex) {
+      // The machine failed mid-run (results filesystem read-only or full, libvirt gone): the
+      // guest is destroyed by then and every finished trial is on disk; say how to go on.
+      progress.finish();
+      throw InfraError(fmt::format("{}; the running guest was destroyed and the finished trials are kept in {}; "
+                                   "when the cause is fixed, continue with: abvm run --resume {}",
+                                   ex.what(), dir.string(), dir.string()));
+    }
     progress.finish();
     if (summary.interrupted) {
       say(fmt::format("interrupted (signal {}): the running guest was destroyed; {} trials done are kept in {}",
@@ -399,7 +418,6 @@ int execute(const Experiment& e, const fs::path& dir, const RunArgs& args, bool 
     info["final_confidence"] = confidence;
     write_file_atomic(run_json, info.dump(2) + "\n");
     if (!stop_reason.empty()) say("sequential stopping: " + stop_reason);
-    if (e.disk.path.empty() && !args.keep_scratch) fs::remove(spec.scratch_disk);
   } else {
     confidence = info.value("final_confidence", e.analysis.confidence);
     say(fmt::format("{}: every trial is done ({}); analysing again", dir.string(), status));
