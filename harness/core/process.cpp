@@ -9,6 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -17,6 +19,9 @@ extern char** environ;
 
 namespace abvm {
 namespace {
+
+std::mutex g_children_mutex;
+std::set<long> g_children;  // children run_process is waiting for
 
 struct Pipe {
   int fd[2] = {-1, -1};
@@ -32,6 +37,11 @@ struct Pipe {
 };
 
 }  // namespace
+
+bool is_run_process_child(long pid) {
+  std::lock_guard lock(g_children_mutex);
+  return g_children.contains(pid);
+}
 
 std::optional<std::filesystem::path> find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) {
@@ -107,6 +117,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) throw InfraError(fmt::format("cannot run '{}': {}", argv[0], std::strerror(rc)));
+  {
+    std::lock_guard lock(g_children_mutex);
+    g_children.insert(pid);
+  }
 
   out.close_end(1);
   err.close_end(1);
@@ -164,6 +178,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   in.close_end(1);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  {
+    std::lock_guard lock(g_children_mutex);
+    g_children.erase(pid);
   }
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);

@@ -31,6 +31,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 // it does not exit 0. Returns standard output.
 std::string run_checked(const std::vector<std::string>& argv, const ProcessOptions& options = {});
 
+// True while run_process is waiting for this child: a reaper elsewhere must leave it alone.
+bool is_run_process_child(long pid);
+
 // Full path of an executable found in PATH, if any.
 std::optional<std::filesystem::path> find_program(const std::string& name);
 

@@ -6,6 +6,8 @@
 #include <libvirt/virterror.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -114,6 +116,77 @@ void ensure_qemu_account() {
 }
 
 // The root goes into a URI query: percent-encode anything outside the unreserved characters.
+std::string uri_unescape(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The pid of the QEMU running an embedded-driver domain (from the driver's pid file, checked by
+// its command line), or 0.
+long embedded_qemu_pid(std::string_view uri, const std::string& name) {
+  constexpr std::string_view prefix = "qemu:///embed?root=";
+  if (!uri.starts_with(prefix)) return 0;
+  std::filesystem::path root = uri_unescape(uri.substr(prefix.size()));
+  std::ifstream pidfile(root / "run" / "qemu" / (name + ".pid"));
+  long pid = 0;
+  if (!(pidfile >> pid) || pid <= 0) return 0;
+  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  return args.find("guest=" + name) == std::string::npos ? 0 : pid;
+}
+
+// QEMU daemonizes, so its parent is init, and libvirt waits for it to vanish (polling every
+// 200 ms, up to 15 s). An init that reaps orphans slowly (this machine's reaps every ~1.5 s)
+// makes every stop of a guest that slow. So abvm makes itself the subreaper of its embedded QEMUs
+// (see the constructor) and a thread reaps zombie QEMU children as soon as
+// they exit, whoever stopped them (also a QEMU that fails inside virDomainCreateXML); a child
+// that run_process waits for is left alone, so no other exit status is ever taken.
+
+// Zombie children of this process that are QEMUs and that run_process is not waiting for.
+std::vector<pid_t> zombie_qemu_children() {
+  std::vector<pid_t> out;
+  const pid_t self = ::getpid();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split at the last ')'.
+    auto open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close + 4 >= stat.size()) continue;
+    const std::string comm = stat.substr(open + 1, close - open - 1);
+    const char state = stat[close + 2];
+    const long ppid = std::strtol(stat.c_str() + close + 4, nullptr, 10);
+    const long pid = std::strtol(name.c_str(), nullptr, 10);
+    if (state == 'Z' && ppid == self && comm.starts_with("qemu-system") && !is_run_process_child(pid)) {
+      out.push_back(static_cast<pid_t>(pid));
+    }
+  }
+  return out;
+}
+
+void reaper_loop() {
+  for (;;) {
+    for (pid_t pid : zombie_qemu_children()) ::waitpid(pid, nullptr, WNOHANG);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void start_reaper() {
+  static std::once_flag started;
+  std::call_once(started, [] { std::thread(reaper_loop).detach(); });
+}
+
 std::string uri_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -246,6 +319,12 @@ LibvirtDriver::LibvirtDriver(std::string uri) : impl_(std::make_unique<Impl>()) 
   init_libvirt_once();
   impl_->uri = std::move(uri);
   impl_->conn.reset(virConnectOpen(impl_->uri.c_str()));
+  // After the connection (whose capability probe reaps its own QEMU): orphaned QEMUs of our
+  // domains now come to us, and the reaper thread reaps them (see reaper_loop).
+  if (impl_->conn && impl_->uri.starts_with("qemu:///embed")) {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    start_reaper();
+  }
   if (!impl_->conn) {
     throw InfraError(fmt::format("libvirt: cannot connect to '{}': {}. Check that the URI is right{}",
                                  impl_->uri, last_error(),
@@ -271,7 +350,12 @@ namespace {
 
 void prepare_embedded_root(const std::filesystem::path& root) {
   std::error_code ec;
-  std::filesystem::create_directories(root / "etc", ec);
+  // libvirt creates most of these itself, but not lib/qemu before a capability probe of a
+  // fresh root ("Cannot find suitable emulator": it could not make its qmp-* dir there).
+  for (const char* dir : {"etc", "lib/qemu", "run/qemu", "cache/qemu", "log/qemu"}) {
+    std::filesystem::create_directories(root / dir, ec);
+    if (ec) break;
+  }
   if (ec) {
     throw InfraError(fmt::format("cannot create libvirt's embedded root {}: {}", root.native(), ec.message()));
   }
@@ -420,6 +504,7 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
   }
   DomainHandle dom(raw);
   outcome.start_seconds = elapsed();
+  const long qemu_pid = embedded_qemu_pid(impl_->uri, spec.name);
   LogTail tail(spec.console_log);
   const auto deadline = start + timeout;
   for (;;) {
@@ -465,6 +550,15 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
   outcome.seconds = elapsed();
   const auto stop = Clock::now();
 
+  // A guest we destroy has nothing to save: SIGKILL its QEMU and reap it, rather than libvirt's
+  // SIGTERM and 200 ms polling.
+  if (qemu_pid > 0 && virDomainIsActive(dom.get()) == 1) {
+    ::kill(static_cast<pid_t>(qemu_pid), SIGKILL);
+    // The reaper thread takes it; wait (briefly) until it has, so libvirt finds it gone.
+    for (int i = 0; i < 200 && ::kill(static_cast<pid_t>(qemu_pid), 0) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
   if (virDomainIsActive(dom.get()) == 1 && virDomainDestroy(dom.get()) < 0) {
     int code = last_error_code();
     // Racing the guest's own power-off is fine; anything else leaves a guest behind.
