@@ -13,6 +13,7 @@ packages=(
   fio busybox-static cpio kmod coreutils zstd xz-utils
   dpkg-dev
   linux-source-6.1 bc bison flex libelf-dev libssl-dev patch file
+  e2fsprogs util-linux
   libaio-dev zlib1g-dev
   clang-14 libclang-rt-14-dev
 )
