@@ -215,6 +215,9 @@ int execute(const Experiment& e, const fs::path& dir, const RunArgs& args, bool 
   Plan plan = plan_from_json(json::parse(read_file(dir / "plan.json")));
 
   std::vector<std::string> notes;
+  for (const auto& stale : remove_stale_temporaries(dir)) {
+    notes.push_back("removed a half-written file of an earlier abvm process: " + stale.string());
+  }
   const auto ledger = read_ledger(dir / "trials.jsonl", [&](const std::string& w) { notes.push_back(w); });
   const std::set<std::string> done = done_trials(ledger);
   const auto kept = prune_journal(dir / "journal.jsonl", done, notes);

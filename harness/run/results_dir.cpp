@@ -1,11 +1,14 @@
 #include "run/results_dir.hpp"
 
+
 #include <fcntl.h>
+#include <signal.h>
 #include <fmt/format.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -139,6 +142,24 @@ std::set<std::string> done_trials(const std::vector<LedgerEntry>& ledger) {
   std::set<std::string> out;
   for (const auto& e : ledger) out.insert(e.trial);
   return out;
+}
+
+std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> removed;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (ec) break;
+    const std::string name = it->path().filename().string();
+    const auto at = name.rfind(".tmp.");
+    if (at == std::string::npos || at + 5 >= name.size()) continue;
+    const std::string digits = name.substr(at + 5);
+    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::strtol(digits.c_str(), nullptr, 10);
+    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) removed.push_back(it->path());
+  }
+  for (const auto& p : removed) std::filesystem::remove(p, ec);
+  return removed;
 }
 
 }  // namespace abvm

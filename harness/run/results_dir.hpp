@@ -40,6 +40,11 @@ std::filesystem::path create_results_dir(const std::filesystem::path& results_ro
 // An exclusive flock on dir/.lock, held for the object's lifetime (released by the kernel if
 // the process dies). Throws Error when another process holds it, naming its pid and the
 // directory; InfraError when the lock file cannot be opened.
+// Removes the "<name>.tmp.<pid>" files (core/files write_file_atomic) that processes which no
+// longer run left half-written under `dir`, e.g. when the filesystem failed or abvm was killed
+// mid-write. Returns what it removed. Call it while holding the ResultsLock.
+std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesystem::path& dir);
+
 class ResultsLock {
  public:
   explicit ResultsLock(const std::filesystem::path& dir);

@@ -2,9 +2,12 @@
 // environment record and progress lines.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -210,3 +213,23 @@ TEST(Progress, PlainLinesWhenNotATerminalAndInPlaceOnOne) {
 
 }  // namespace
 }  // namespace abvm
+
+TEST(RunResultsDir, StaleTemporariesOfDeadProcessesAreRemovedOthersKept) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("abvm-stale-tmp-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "trials" / "t0001");
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  const fs::path stale = dir / "trials" / "t0001" / ("initrd.img.tmp." + std::to_string(dead));
+  const fs::path live = dir / ("analysis.json.tmp." + std::to_string(::getpid()));
+  const fs::path other = dir / "notes.tmp.txt";
+  for (const auto& p : {stale, live, other}) std::ofstream(p) << "x";
+  auto removed = abvm::remove_stale_temporaries(dir);
+  EXPECT_EQ(removed, std::vector<fs::path>{stale});
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));
+  fs::remove_all(dir);
+}
