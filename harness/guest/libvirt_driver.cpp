@@ -434,7 +434,14 @@ long abvm_pid_of(std::string_view name) {
   return std::strtol(std::string(rest.substr(0, rest.find('-'))).c_str(), nullptr, 10);
 }
 
-bool process_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+// A zombie (killed, not yet reaped by its parent) is not alive: its domains are leftovers.
+bool process_alive(long pid) {
+  if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM)) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');
+  return !(close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z');
+}
 
 }  // namespace
 
