@@ -62,7 +62,7 @@ boot_timeout = "60s"
 run_timeout = "60s"
 EOF
 
-results_dir() { find "$work/results" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | head -n1; }
+results_dir() { find "$work/results" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | head -n1 || true; }
 # pid of a QEMU running a guest of abvm process $1, and its domain name
 qemu_of() {
   local p
