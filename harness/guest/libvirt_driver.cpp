@@ -130,6 +130,26 @@ std::string uri_unescape(std::string_view s) {
   return out;
 }
 
+// A file under /proc of a process that may vanish while we read it: read(2) then fails with
+// ESRCH, which std::ifstream turns into an exception. Returns what could be read, maybe "".
+std::string read_proc(const std::string& path) {
+  std::string out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  ::close(fd);
+  return out;
+}
+
 // The pid of the QEMU running an embedded-driver domain (from the driver's pid file, checked by
 // its command line), or 0.
 long embedded_qemu_pid(std::string_view uri, const std::string& name) {
@@ -139,8 +159,7 @@ long embedded_qemu_pid(std::string_view uri, const std::string& name) {
   std::ifstream pidfile(root / "run" / "qemu" / (name + ".pid"));
   long pid = 0;
   if (!(pidfile >> pid) || pid <= 0) return 0;
-  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  const std::string args = read_proc("/proc/" + std::to_string(pid) + "/cmdline");
   return args.find("guest=" + name) == std::string::npos ? 0 : pid;
 }
 
@@ -159,8 +178,7 @@ std::vector<pid_t> zombie_qemu_children() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::ifstream in(entry.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string stat = read_proc(entry.path() / "stat");
     // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split at the last ')'.
     auto open = stat.find('('), close = stat.rfind(')');
     if (open == std::string::npos || close == std::string::npos || close + 4 >= stat.size()) continue;
@@ -177,7 +195,11 @@ std::vector<pid_t> zombie_qemu_children() {
 
 void reaper_loop() {
   for (;;) {
-    for (pid_t pid : zombie_qemu_children()) ::waitpid(pid, nullptr, WNOHANG);
+    try {
+      for (pid_t pid : zombie_qemu_children()) ::waitpid(pid, nullptr, WNOHANG);
+    } catch (const std::exception&) {
+      // /proc changes under us; the next round sees it settled. This thread must never end.
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -437,8 +459,7 @@ long abvm_pid_of(std::string_view name) {
 // A zombie (killed, not yet reaped by its parent) is not alive: its domains are leftovers.
 bool process_alive(long pid) {
   if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM)) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string stat = read_proc("/proc/" + std::to_string(pid) + "/stat");
   auto close = stat.rfind(')');
   return !(close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z');
 }
@@ -469,8 +490,7 @@ std::vector<std::string> LibvirtDriver::remove_stale_embedded_state(const std::f
     std::ifstream pidfile(state / (name + ".pid"));
     long qemu_pid = 0;
     if (pidfile >> qemu_pid && process_alive(qemu_pid)) {
-      std::ifstream cmdline("/proc/" + std::to_string(qemu_pid) + "/cmdline");
-      std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+      const std::string args = read_proc("/proc/" + std::to_string(qemu_pid) + "/cmdline");
       if (args.find("guest=" + name) != std::string::npos) ::kill(static_cast<pid_t>(qemu_pid), SIGKILL);
     }
     for (const char* ext : {".xml.new", ".xml", ".pid"}) fs::remove(state / (name + ext), ec);
