@@ -581,9 +581,11 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
   // SIGTERM and 200 ms polling.
   if (qemu_pid > 0 && virDomainIsActive(dom.get()) == 1) {
     ::kill(static_cast<pid_t>(qemu_pid), SIGKILL);
-    // The reaper thread takes it; wait (briefly) until it has, so libvirt finds it gone.
-    for (int i = 0; i < 200 && ::kill(static_cast<pid_t>(qemu_pid), 0) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    // Reap it the moment it is a zombie (or let the reaper thread have it: then waitpid says
+    // ECHILD): libvirt, seeing the monitor close, checks whether the process is gone and, if it
+    // still exists even as a zombie, sleeps a fixed 200 ms before looking again.
+    // Blocking: SIGKILL cannot be ignored, and waitpid wakes the moment the process exits.
+    while (::waitpid(static_cast<pid_t>(qemu_pid), nullptr, 0) < 0 && errno == EINTR) {
     }
   }
   if (virDomainIsActive(dom.get()) == 1 && virDomainDestroy(dom.get()) < 0) {
