@@ -15,8 +15,9 @@ using namespace abvm;
 
 namespace {
 
-// An A/A experiment: it stays inconclusive (TCG noise is far larger than the 1 % margin), so
-// only the budget ends it.
+// An A/A experiment: it stays inconclusive (TCG noise is far larger than the 1 % margin, so
+// no_change cannot be shown), and at 99.9 % confidence a false regression, which would stop it
+// early and fail this test, has a chance of at most 0.1 %; so only the budget ends it.
 const char* kConfig = R"(name = "seq"
 description = "sequential stopping: A/A until the budget is spent"
 
@@ -55,6 +56,7 @@ look_every = 1
 
 [analysis]
 margin = 0.01
+confidence = 0.999
 )";
 
 }  // namespace
@@ -89,8 +91,8 @@ TEST(RunSequentialE2E, KeepsAddingBlocksWhileInconclusiveAndStopsAtTheBudget) {
   const auto info = nlohmann::json::parse(read_file(d / "run.json"));
   EXPECT_NE(info.at("stop_reason").get<std::string>().find("budget of 4 boots per side spent"), std::string::npos)
       << info.dump();
-  // Each look spends part of the error rate, so the final interval is wider than 95 %.
-  EXPECT_GT(info.at("final_confidence").get<double>(), 0.95);
+  // Each look spends part of the error rate, so the final interval is wider than the 99.9 % asked.
+  EXPECT_GT(info.at("final_confidence").get<double>(), 0.999);
   const auto analysis = nlohmann::json::parse(read_file(d / "analysis.json"));
   EXPECT_EQ(analysis.at("verdict"), "inconclusive");
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
