@@ -486,7 +486,7 @@ Command add_run(CLI::App& app) {
   sub->footer(
       "Results go to results/<experiment>-<UTC time>/: config, plan and seed, environment, kernel and image "
       "identities, journal.jsonl (one line per run), trials/<id>/ (console, domain XML, raw output), analysis.json "
-      "and summary.txt.\n"
+      ", summary.txt and report.html.\n"
       "Ctrl-C destroys the running guest and keeps everything; continue with 'abvm run --resume DIR'.\n"
       "Exit codes: 0 no_change or improvement, 1 regression, 2 usage or input error, 3 infrastructure error, "
       "4 inconclusive, 130 interrupted.");
