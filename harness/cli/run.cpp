@@ -485,7 +485,7 @@ Command add_run(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("run", "Run an A/B experiment on real guests (QEMU through libvirt) and decide");
   sub->footer(
       "Results go to results/<experiment>-<UTC time>/: config, plan and seed, environment, kernel and image "
-      "identities, journal.jsonl (one line per run), trials/<id>/ (console, domain XML, raw output), analysis.json "
+      "identities, journal.jsonl (one line per run), trials/<id>/ (console, domain XML, raw output), analysis.json"
       ", summary.txt and report.html.\n"
       "Ctrl-C destroys the running guest and keeps everything; continue with 'abvm run --resume DIR'.\n"
       "Exit codes: 0 no_change or improvement, 1 regression, 2 usage or input error, 3 infrastructure error, "
