@@ -105,6 +105,31 @@ TEST(VerdictAnalysis, ClearLossIsARegressionAndGainAnImprovement) {
   EXPECT_EQ(exit_code_for(gain.verdict), 0);
 }
 
+// With 3 runs per side the widest exact Mann-Whitney interval ([min, max] of the 9 differences)
+// covers 1 - 2 / C(6, 3) = 90 %; with 4 it covers 1 - 2 / C(8, 4) = 97.1 %. A 20 % loss in every
+// pair therefore cannot be a regression at 95 % with 3 runs, and is one with 4.
+TEST(VerdictAnalysis, AnIntervalBelowTheAskedConfidenceDecidesNothing) {
+  Analysis three = analyze(one_metric({1000, 1010, 990}, {800, 808, 792}), {.confidence = 0.95});
+  EXPECT_NEAR(three.metrics[0].effect.achieved_confidence, 0.9, 1e-12);
+  EXPECT_LT(three.metrics[0].effect.high, 1.0);  // the 90 % interval lies wholly below 1 ...
+  EXPECT_EQ(three.verdict, Verdict::inconclusive);  // ... yet 90 % is not the 95 % asked
+  ASSERT_TRUE(three.metrics[0].runs_needed.has_value());
+  EXPECT_GE(*three.metrics[0].runs_needed, 4u);
+  EXPECT_TRUE(any_contains(three.metrics[0].warnings, "no interval can reach 95.0 % confidence"));
+
+  Analysis four = analyze(one_metric({1000, 1010, 990, 1005}, {800, 808, 792, 804}), {.confidence = 0.95});
+  EXPECT_NEAR(four.metrics[0].effect.achieved_confidence, 1 - 2.0 / 70, 1e-12);
+  EXPECT_EQ(four.verdict, Verdict::regression);
+
+  // At 99.9 % even 6 per side (1 - 2 / 924 = 99.78 %) is too few; 7 (1 - 2 / 3432) is enough.
+  Analysis six = analyze(one_metric(spread(1000, 0.01, 6), scaled(spread(1000, 0.01, 6, 5), 1.3)), {.confidence = 0.999});
+  EXPECT_EQ(six.verdict, Verdict::inconclusive);
+  ASSERT_TRUE(six.metrics[0].runs_needed.has_value());
+  EXPECT_GE(*six.metrics[0].runs_needed, 7u);
+  Analysis seven = analyze(one_metric(spread(1000, 0.01, 7, 3), scaled(spread(1000, 0.01, 7, 5), 1.3)), {.confidence = 0.999});
+  EXPECT_EQ(seven.verdict, Verdict::improvement);
+}
+
 TEST(VerdictAnalysis, TinyShiftInsideTheMarginIsNoChangeAndNoted) {
   auto a = spread(1000, 0.01, 40);
   Analysis r = analyze(one_metric(a, scaled(spread(1000, 0.01, 40, 3), 0.98)), {});

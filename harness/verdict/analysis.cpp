@@ -173,6 +173,17 @@ std::optional<std::uint64_t> estimate_runs_needed(double est, double lo, double 
   return std::max<std::uint64_t>(static_cast<std::uint64_t>(per_side), now + 1);
 }
 
+// The fewest units per side (equal sides) whose widest Mann-Whitney interval, [min, max] of the
+// pairwise differences, covers `confidence`: it covers 1 - 2 / C(2n, n).
+std::uint64_t min_units_for_confidence(double confidence) {
+  for (std::uint64_t n = 1; n < 64; ++n) {
+    double c = 1;  // C(2n, n)
+    for (std::uint64_t i = 1; i <= n; ++i) c = c * static_cast<double>(n + i) / static_cast<double>(i);
+    if (1 - 2 / c + 1e-12 >= confidence) return n;
+  }
+  return 64;
+}
+
 // Orients a ratio B/A so that > 1 means B is better.
 double oriented(double ratio, Better better) { return better == Better::higher ? ratio : 1.0 / ratio; }
 
@@ -397,7 +408,12 @@ Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
     double lo = oriented(m.better == Better::higher ? r.effect.low : r.effect.high, m.better);
     double hi = oriented(m.better == Better::higher ? r.effect.high : r.effect.low, m.better);
     const double dm = options.margin;
-    if (lo > 1 - dm && hi < 1 + dm) {
+    // Too few units for any interval at the asked confidence: the widest one that exists covers
+    // less, so whatever side of 1 it falls on proves nothing at that level.
+    const bool interval_reaches_confidence = r.effect.achieved_confidence + 1e-9 >= r.effect.confidence;
+    if (!interval_reaches_confidence) {
+      r.verdict = Verdict::inconclusive;
+    } else if (lo > 1 - dm && hi < 1 + dm) {
       r.verdict = Verdict::no_change;
       if (lo > 1 || hi < 1) {
         r.notes.push_back(fmt::format("The shift is statistically significant but inside the ±{} margin.",
@@ -418,6 +434,7 @@ Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
     if (r.verdict == Verdict::inconclusive) {
       r.runs_needed = estimate_runs_needed(std::log(r.effect.estimate), std::log(r.effect.low), std::log(r.effect.high),
                                            la.size(), lb.size(), dm);
+      if (r.runs_needed) *r.runs_needed = std::max(*r.runs_needed, min_units_for_confidence(1 - alpha));
     }
     add_warnings(r, alpha);
     describe_modes(r, m.a, m.b, r.modes.alpha);
