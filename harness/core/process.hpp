@@ -34,6 +34,14 @@ std::string run_checked(const std::vector<std::string>& argv, const ProcessOptio
 // True while run_process is waiting for this child: a reaper elsewhere must leave it alone.
 bool is_run_process_child(long pid);
 
+// A file under /proc of a process that may vanish while it is read (read(2) then fails with
+// ESRCH): what could be read, maybe "".
+std::string read_proc(const std::string& path);
+
+// Whether process `pid` exists and is not a zombie: a killed process its parent has not reaped
+// yet is dead, and whatever it left behind is stale.
+bool process_alive(long pid);
+
 // Full path of an executable found in PATH, if any.
 std::optional<std::filesystem::path> find_program(const std::string& name);
 

@@ -130,25 +130,6 @@ std::string uri_unescape(std::string_view s) {
   return out;
 }
 
-// A file under /proc of a process that may vanish while we read it: read(2) then fails with
-// ESRCH, which std::ifstream turns into an exception. Returns what could be read, maybe "".
-std::string read_proc(const std::string& path) {
-  std::string out;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n > 0) {
-      out.append(buf, static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    break;
-  }
-  ::close(fd);
-  return out;
-}
 
 // The pid of the QEMU running an embedded-driver domain (from the driver's pid file, checked by
 // its command line), or 0.
@@ -456,13 +437,6 @@ long abvm_pid_of(std::string_view name) {
   return std::strtol(std::string(rest.substr(0, rest.find('-'))).c_str(), nullptr, 10);
 }
 
-// A zombie (killed, not yet reaped by its parent) is not alive: its domains are leftovers.
-bool process_alive(long pid) {
-  if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM)) return false;
-  const std::string stat = read_proc("/proc/" + std::to_string(pid) + "/stat");
-  auto close = stat.rfind(')');
-  return !(close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z');
-}
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <set>
@@ -16,11 +17,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A temporary directory that is removed with everything in it, whatever happens.
+constexpr std::string_view kTempPrefix = "abvm-plots-";
+
+// A temporary directory that is removed with everything in it, whatever happens short of
+// SIGKILL; its name carries our pid so that a later abvm can tell it is stale.
 class TempDir {
  public:
   TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "abvm-plots-XXXXXX").string();
+    std::string pattern = (fs::temp_directory_path() / fmt::format("{}{}-XXXXXX", kTempPrefix, ::getpid())).string();
     if (::mkdtemp(pattern.data()) == nullptr) {
       throw InfraError(fmt::format("cannot create a temporary directory like {}; check TMPDIR", pattern));
     }
@@ -52,6 +56,23 @@ PlotSet all_missing(std::string reason) {
 
 }  // namespace
 
+std::vector<fs::path> remove_stale_plot_directories(const fs::path& tmp) {
+  std::vector<fs::path> stale;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(tmp, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with(kTempPrefix) || !e.is_directory(ec)) continue;
+    const std::string rest = name.substr(kTempPrefix.size());
+    const auto dash = rest.find('-');
+    if (dash == 0 || dash == std::string::npos || rest.substr(0, dash).find_first_not_of("0123456789") != std::string::npos) {
+      continue;  // not a name this version of abvm makes: not ours to judge
+    }
+    if (!process_alive(std::strtol(rest.substr(0, dash).c_str(), nullptr, 10))) stale.push_back(e.path());
+  }
+  for (const auto& p : stale) fs::remove_all(p, ec);
+  return stale;
+}
+
 PlotOptions default_plot_options() {
   PlotOptions o;
   o.script = fs::path(ABVM_SOURCE_DIR) / "report" / "plot.py";
@@ -72,6 +93,9 @@ PlotSet make_plots(const nlohmann::json& report, const PlotOptions& options) {
                                    "ABVM_PLOT_SCRIPT",
                                    options.script.string()));
   }
+  // An abvm killed while plotting left its directory behind: clear those of dead processes.
+  std::error_code ec;
+  remove_stale_plot_directories(fs::temp_directory_path(ec));
   TempDir tmp;
   const fs::path json_path = tmp.path() / "analysis.json";
   write_file_atomic(json_path, report.dump());

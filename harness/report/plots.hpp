@@ -53,5 +53,9 @@ PlotOptions default_plot_options();
 // `missing`.
 PlotSet make_plots(const nlohmann::json& report, const PlotOptions& options);
 
+// Removes the plot directories ("abvm-plots-<pid>-XXXXXX") in `tmp` whose abvm process is dead
+// (killed while plotting) and returns them; make_plots calls it first. Others are left alone.
+std::vector<std::filesystem::path> remove_stale_plot_directories(const std::filesystem::path& tmp);
+
 
 }  // namespace abvm

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/process.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -156,7 +157,7 @@ std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesyste
     const std::string digits = name.substr(at + 5);
     if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
     const long pid = std::strtol(digits.c_str(), nullptr, 10);
-    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) removed.push_back(it->path());
+    if (!process_alive(pid)) removed.push_back(it->path());
   }
   for (const auto& p : removed) std::filesystem::remove(p, ec);
   return removed;

@@ -3,6 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <fstream>
 
 #include "core/process.hpp"
@@ -144,4 +149,44 @@ TEST(ReportPlots, AScriptThatCrashesIsReportedWithItsStderr) {
   const PlotSet set = make_plots(seed_report(), o);
   ASSERT_EQ(set.missing.size(), 1u);
   EXPECT_THAT(set.missing[0].reason, HasSubstr("exited with status 3: boom: no such thing"));
+}
+
+// An abvm killed while plotting leaves its temporary directory behind; the next make_plots
+// removes those of dead processes, and only those (the host-fault test that kills abvm at random
+// moments found the leftover).
+TEST(ReportPlots, DirectoriesLeftByADeadAbvmAreRemovedOthersKept) {
+  ReportTempDir tmp;
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // its pid is now dead
+  const auto dead = tmp / fmt::format("abvm-plots-{}-aB3xYz", child);
+  const auto live = tmp / fmt::format("abvm-plots-{}-Qw9rTy", ::getpid());
+  const auto foreign = tmp / "abvm-plots-notapid";
+  const auto other = tmp / "something-else";
+  for (const auto& d : {dead, live, foreign, other}) {
+    std::filesystem::create_directories(d / "png");
+    std::ofstream(d / "analysis.json") << "{}";
+  }
+
+  // Through make_plots, with TMPDIR pointing at our directory.
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", tmp.path().c_str(), 1);
+  PlotOptions o = default_plot_options();
+  o.python = "/usr/bin/python3";
+  o.script = tmp / "crash.py";
+  std::ofstream(o.script) << "import sys\nsys.exit(3)\n";
+  const PlotSet set = make_plots(seed_report(), o);
+  if (old) ::setenv("TMPDIR", saved.c_str(), 1); else ::unsetenv("TMPDIR");
+
+  EXPECT_EQ(set.missing.size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(dead)) << "a dead abvm's plot directory is left";
+  EXPECT_TRUE(std::filesystem::exists(live / "analysis.json"));
+  EXPECT_TRUE(std::filesystem::exists(foreign / "analysis.json"));
+  EXPECT_TRUE(std::filesystem::exists(other / "analysis.json"));
+  // make_plots removed its own directory too: only the three others are left.
+  std::size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp.path())) n += e.is_directory();
+  EXPECT_EQ(n, 3u);
 }
