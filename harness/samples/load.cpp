@@ -251,21 +251,10 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
       builder.add(e.side, m, std::move(s));
     }
   }
-  return builder.finish([&](Side missing, const MetricSamples& m) -> std::string {
-    const std::string& workload = workload_of[m.name];
-    std::map<std::string, int> by_outcome;
-    int failed = 0;
-    for (const auto& e : entries)
-      if (e.side == missing && e.workload == workload && e.outcome != Outcome::ok) {
-        ++by_outcome[to_string(e.outcome)];
-        ++failed;
-      }
-    if (failed == 0) return "";
-    std::vector<std::string> parts;
-    for (const auto& [outcome, n] : by_outcome) parts.push_back(fmt::format("{} {}", outcome, n));
-    return fmt::format(" (its {} run(s) of workload \"{}\" failed: {})", failed, workload,
-                       fmt::join(parts, ", "));
-  }, [&](Side missing, const MetricSamples& m) {
+  // A side with failed runs of the workload is kept (below), so a missing side here never ran
+  // the workload at all: there is no failure to add to the message.
+  return builder.finish([](Side, const MetricSamples&) { return std::string(); },
+                        [&](Side missing, const MetricSamples& m) {
     // Every run of the workload failed on one side (e.g. B panics at each boot): that is a
     // finding to report, not an input to refuse. Refused only when that side never ran it.
     const std::string& workload = workload_of[m.name];
