@@ -28,6 +28,9 @@ namespace {
 // Bumped when the layout of a cache entry or the build procedure changes, so that old
 // entries are never mistaken for new ones.
 constexpr int kCacheFormat = 1;
+// Source builds: 2 since they are built in the kept build tree (trees/<source>/linux), whose
+// path the image records, so a format-1 image differs from a format-2 one of the same recipe.
+constexpr int kSourceBuildFormat = 2;
 
 // Options every abvm guest kernel built from source must have built in: the guest boots an
 // initramfs without modules and finds its disk through virtio-pci.
@@ -256,7 +259,7 @@ nlohmann::json key_material(const KernelRecipe& r, const nlohmann::json& source)
   for (const auto& p : r.patches) patches.push_back(sha256_file(p.path));
   // Names and paths are deliberately left out: renaming a fragment or moving a recipe does
   // not change the kernel.
-  return {{"format", kCacheFormat}, {"source", source},        {"base_config", r.base_config},
+  return {{"format", kSourceBuildFormat}, {"source", source}, {"base_config", r.base_config},
           {"fragments", fragments}, {"patches", patches},      {"make_args", r.make_args},
           {"arch", "x86_64"},       {"compiler", compiler_version()}};
 }
@@ -373,7 +376,112 @@ fs::path unpacked_source(const KernelRecipe& r, const nlohmann::json& source, co
   return top(dir);
 }
 
+// Puts `rel` (a path a patch touched) back as it is in the pristine tree, or removes it when the
+// pristine tree has no such file. The copy gets a new mtime, so make rebuilds what depends on it.
+void restore_from_pristine(const fs::path& pristine, const fs::path& src, const std::string& rel) {
+  const fs::path p(rel);
+  if (p.empty() || p.is_absolute() ||
+      std::any_of(p.begin(), p.end(), [](const fs::path& part) { return part == ".." || part == "."; })) {
+    throw Error(fmt::format("unsafe path {} in the build tree's record", rel));
+  }
+  std::error_code ec;
+  const fs::path from = pristine / p, to = src / p;
+  const auto from_status = fs::symlink_status(from, ec);
+  if (fs::is_directory(from_status)) return;
+  fs::remove(to, ec);  // a file or symlink; a directory a patch made stays (it holds no source)
+  if (fs::is_symlink(from_status)) {
+    fs::create_directories(to.parent_path());
+    fs::copy_symlink(from, to);
+  } else if (fs::is_regular_file(from_status)) {
+    fs::create_directories(to.parent_path());
+    fs::copy_file(from, to);
+  }
+}
+
+// The build tree <dir>/linux for a build of `recipe`: the tree of the previous build in <dir>
+// with the files that build's patches touched restored from the pristine tree, or a fresh copy
+// of the pristine tree. The paths this build's patches will touch are written down before any
+// is applied, so that a build killed halfway still leaves a tree the next one can restore.
+fs::path prepare_build_tree(const KernelRecipe& recipe, const fs::path& pristine, const fs::path& dir,
+                            const KernelBuildOptions& options) {
+  const fs::path src = dir / "linux";
+  const fs::path record = dir / "patched-paths.json";
+  std::error_code ec;
+  bool reused = false;
+  if (fs::is_regular_file(src / "Makefile", ec) && fs::is_regular_file(record, ec)) {
+    try {
+      const auto touched = nlohmann::json::parse(read_file(record));
+      for (const auto& rel : touched) restore_from_pristine(pristine, src, rel.get<std::string>());
+      reused = true;
+      say(options, fmt::format("{}: reusing the build tree {} ({} patched file(s) restored)", recipe.name,
+                               src.string(), touched.size()));
+    } catch (const std::exception& e) {
+      say(options, fmt::format("{}: the build tree {} cannot be restored ({}); copying it afresh", recipe.name,
+                               src.string(), e.what()));
+    }
+  }
+  if (!reused) {
+    fs::remove_all(dir, ec);
+    fs::create_directories(dir);
+    say(options, fmt::format("{}: copying the source tree to {}", recipe.name, src.string()));
+    run_checked({"cp", "-a", "--reflink=auto", pristine.string(), src.string()});
+  }
+  nlohmann::json touched = nlohmann::json::array();
+  for (const auto& patch : recipe.patches) {
+    for (auto& rel : paths_touched_by_patch(read_file(patch.path))) {
+      if (std::find(touched.begin(), touched.end(), rel) == touched.end()) touched.push_back(std::move(rel));
+    }
+  }
+  write_file_atomic(record, touched.dump() + "\n");
+  return src;
+}
+
 }  // namespace
+
+std::vector<std::string> paths_touched_by_patch(std::string_view text) {
+  std::vector<std::string> out;
+  auto add = [&](std::string path, bool strip_one) {
+    if (path.size() >= 2 && path.front() == '"' && path.back() == '"') path = path.substr(1, path.size() - 2);
+    if (path == "/dev/null" || path.empty()) return;
+    if (strip_one) {
+      const auto slash = path.find('/');
+      if (slash == std::string::npos) return;  // patch -p1 would not use it either
+      path = path.substr(slash + 1);
+    }
+    while (path.starts_with("./")) path = path.substr(2);
+    // patch refuses absolute names and names with "..": such a file is never touched.
+    const fs::path p(path);
+    if (p.is_absolute() || std::any_of(p.begin(), p.end(), [](const fs::path& part) { return part == ".."; })) return;
+    if (!path.empty() && std::find(out.begin(), out.end(), path) == out.end()) out.push_back(std::move(path));
+  };
+  std::vector<std::string_view> lines;
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    pos = end + 1;
+  }
+  // A file header is a "--- " line directly followed by a "+++ " line; either may end in a tab
+  // and a timestamp. Requiring the pair keeps a removed line that reads "-- x" out.
+  auto header_path = [](std::string_view line) {
+    line.remove_prefix(4);
+    return std::string(line.substr(0, line.find('\t')));
+  };
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].starts_with("--- ") && i + 1 < lines.size() && lines[i + 1].starts_with("+++ ")) {
+      add(header_path(lines[i]), true);
+      add(header_path(lines[i + 1]), true);
+      ++i;
+      continue;
+    }
+    for (std::string_view head : {"rename from ", "rename to ", "copy from ", "copy to "}) {
+      if (lines[i].starts_with(head)) add(std::string(lines[i].substr(head.size())), false);
+    }
+  }
+  return out;
+}
 
 void check_kernel_config(const std::vector<fs::path>& fragments, const std::string& config_text,
                          const fs::path& recipe_file) {
@@ -508,14 +616,13 @@ KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions
   auto started = std::chrono::steady_clock::now();
   fs::path tree = unpacked_source(recipe, source, root, options);
 
-  // One working tree per cache key, copied from the pristine tree; ccache with
-  // CCACHE_BASEDIR=<working tree> and CCACHE_NOHASHDIR makes objects independent of the
-  // tree's path, so the patched tree finds the unpatched tree's objects.
-  fs::path work = root / "build" / key;
-  TempDir work_dir(work);
-  fs::path src = work / "linux";
-  say(options, fmt::format("{}: copying the source tree to {}", recipe.name, src.string()));
-  run_checked({"cp", "-a", "--reflink=auto", tree.string(), src.string()});
+  // One build tree per kernel source, kept between builds (see prepare_build_tree): kbuild then
+  // recompiles only what changed since the tree's last build. ccache with
+  // CCACHE_BASEDIR=<tree> and CCACHE_NOHASHDIR covers the first build of a fresh tree.
+  const std::string tree_id = sha256_text(source.dump());
+  FileLock tree_lock(root / "locks" / ("tree-" + tree_id + ".lock"));
+  fs::path work = root / "trees" / tree_id;
+  fs::path src = prepare_build_tree(recipe, tree, work, options);
 
   for (std::size_t i = 0; i < recipe.patches.size(); ++i) {
     const KernelPatch& patch = recipe.patches[i];
@@ -585,7 +692,7 @@ KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   nlohmann::json id = {
-      {"format", kCacheFormat},
+      {"format", kSourceBuildFormat},
       {"recipe", recipe.name},
       {"source", source},
       {"release", release},
@@ -605,7 +712,6 @@ KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions
   write_file_atomic(tmp.path() / "identity.json", id.dump(2) + "\n");
   fs::rename(tmp.path(), entry);
   tmp.release();
-  if (options.keep_tree) work_dir.release();
   say(options, fmt::format("{}: built {} in {:.1f} s -> {}", recipe.name, release, seconds, entry.string()));
   auto a = load_cached(entry);
   a->cache_hit = false;

@@ -22,9 +22,13 @@
 //   <hash>/bzImage, <hash>/config            source builds
 //   <hash>/root/boot/vmlinuz-<release>, <hash>/root/lib/modules/<release>/   Debian packages
 //   src/<source-hash>/     unpacked, pristine source trees (shared by every recipe)
-//   ccache/                the compiler cache; builds run in per-hash working trees
-//                          under build/ with CCACHE_BASEDIR + CCACHE_NOHASHDIR, so a
-//                          patched tree reuses the objects of the unpatched one.
+//   trees/<source-hash>/   one build tree per source, kept between builds: the next build
+//                          restores the files the last one's patches touched (listed in
+//                          patched-paths.json before any patch is applied), applies its
+//                          own, and kbuild recompiles only what changed (seconds for a
+//                          one-file patch; a fresh tree takes about 75 s here)
+//   ccache/                the compiler cache (CCACHE_BASEDIR + CCACHE_NOHASHDIR): a fresh
+//                          build tree reuses the objects of earlier builds.
 // <hash> is the sha256 of everything that determines the kernel: the source identity
 // (package and version, tarball sha256 or git commit), base config, each fragment's text,
 // each patch's sha256 in series order, make arguments, and the compiler's version.
@@ -92,7 +96,6 @@ struct KernelArtifact {
 struct KernelBuildOptions {
   std::optional<std::filesystem::path> cache_dir;  // default: abvm_cache_dir()/kernels
   int jobs = 2;
-  bool keep_tree = false;   // keep the working tree after a successful build (debugging)
   // Progress lines ("unpacking ...", "make bzImage ..."); default: "abvm: kernel: " on stderr.
   std::function<void(std::string_view)> progress;
 };
@@ -108,6 +111,11 @@ std::string kernel_cache_key(const KernelRecipe& recipe);
 // the option), then `make bzImage` through ccache. A failing compile is an Error with the
 // tail of the build log (a patch can break the build); a failing tool is an InfraError.
 KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions& options = {});
+
+// The files a unified or git diff touches, relative to the tree it applies to with `patch -p1`
+// ("---"/"+++" headers with their first component stripped, git's rename/copy lines as they
+// are; /dev/null skipped), each once, in order of appearance.
+std::vector<std::string> paths_touched_by_patch(std::string_view patch_text);
 
 // The check build_kernel runs after `make olddefconfig` (exposed for tests): every option
 // the fragments set (the last setting of each wins) must have that value in `config_text`,

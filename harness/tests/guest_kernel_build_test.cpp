@@ -99,6 +99,16 @@ TEST(GuestKernelBuild, UnpatchedThenPatchedWithCacheAndCcache) {
   EXPECT_EQ(b.identity["config_sha256"], a.identity["config_sha256"]);  // same config on both sides
   EXPECT_NE(b.identity["image_sha256"], a.identity["image_sha256"]);
 
+  // Back to the unpatched kernel in the same build tree: the patched file is restored from the
+  // pristine source, and the build is reproducible, so the image is byte for byte the first one.
+  fs::remove_all(abvm_cache_dir() / "kernels" / kernel_cache_key(a_recipe));
+  t = std::chrono::steady_clock::now();
+  KernelArtifact a2 = build_kernel(a_recipe);
+  std::cerr << "[ timing ] linux-6.1-virtio again after linux-6.1-virtio-dma-api: " << seconds_since(t) << " s\n";
+  EXPECT_FALSE(a2.cache_hit);
+  EXPECT_EQ(a2.identity["image_sha256"], a.identity["image_sha256"]);
+  EXPECT_EQ(a2.identity["config_sha256"], a.identity["config_sha256"]);
+
   // Second build of the same recipe: a cache hit, no make at all.
   t = std::chrono::steady_clock::now();
   KernelArtifact again = build_kernel(b_recipe);

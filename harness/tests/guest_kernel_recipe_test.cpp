@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/process.hpp"
 #include "guest/kernel.hpp"
 
@@ -196,12 +197,80 @@ TEST_F(KernelRecipeTest, PatchThatDoesNotApplyNamesThePatchAndLeavesNothing) {
   // The first (real) patch applied to the fake tree before the second failed.
   ASSERT_GE(progress.size(), 2u);
   EXPECT_EQ(progress[progress.size() - 2], "r: applying " + good.string());
-  // No cache entry and no working tree survive a failed build; the pristine source does.
+  // No cache entry survives a failed build; the pristine source and the build tree do.
   for (const auto& e : fs::directory_iterator(cache)) {
     std::string name = e.path().filename().string();
-    EXPECT_TRUE(name == "src" || name == "locks" || name == "build") << name;
+    EXPECT_TRUE(name == "src" || name == "locks" || name == "trees") << name;
   }
-  EXPECT_TRUE(fs::is_empty(cache / "build"));
+}
+
+// The build tree is kept between builds, so kbuild recompiles only what changed; the files the
+// previous build's patches touched are put back from the pristine tree first, also after a
+// build that failed halfway through its series.
+TEST_F(KernelRecipeTest, TheNextBuildRestoresWhatThePreviousBuildsPatchesTouched) {
+  fs::path tar = fake_tarball();
+  fs::path good = kRepoKernels / "patches" / "virtio-dma-api" / "0001-virtio_ring-use-the-DMA-API-for-all-devices.patch";
+  fs::path adds = write("p/0002-add-a-file.patch",
+                        "--- /dev/null\n+++ b/drivers/virtio/abvm_new.c\n@@ -0,0 +1 @@\n+int abvm_new;\n");
+  fs::path bad = kData / "fake-patches" / "0002-does-not-apply.patch";
+  write("p/series", good.string() + "\n" + adds.string() + "\n" + bad.string() + "\n");
+  write("q/series", bad.string() + "\n");
+  write("r.toml", "source = \"tarball\"\npath = \"" + tar.string() + "\"\nseries = \"p/series\"\n");
+  write("s.toml", "source = \"tarball\"\npath = \"" + tar.string() + "\"\nseries = \"q/series\"\n");
+  fs::path cache = dir_ / "cache";
+  std::vector<std::string> progress;
+  KernelBuildOptions options{.cache_dir = cache, .progress = [&](std::string_view l) { progress.emplace_back(l); }};
+  EXPECT_THROW(build_kernel(load_kernel_recipe((dir_ / "r.toml").string()), options), Error);
+
+  ASSERT_TRUE(fs::is_directory(cache / "trees"));
+  const fs::path tree = fs::directory_iterator(cache / "trees")->path() / "linux";
+  const std::string pristine = read_file(kData / "fake-linux" / "drivers" / "virtio" / "virtio_ring.c");
+  EXPECT_NE(read_file(tree / "drivers" / "virtio" / "virtio_ring.c"), pristine);  // the first patch applied
+  EXPECT_TRUE(fs::exists(tree / "drivers" / "virtio" / "abvm_new.c"));          // so did the second
+
+  progress.clear();
+  EXPECT_THROW(build_kernel(load_kernel_recipe((dir_ / "s.toml").string()), options), Error);
+  EXPECT_EQ(read_file(tree / "drivers" / "virtio" / "virtio_ring.c"), pristine);
+  EXPECT_FALSE(fs::exists(tree / "drivers" / "virtio" / "abvm_new.c"));
+  ASSERT_FALSE(progress.empty());
+  EXPECT_NE(progress[0].find("s: reusing the build tree"), std::string::npos) << progress[0];
+  EXPECT_NE(progress[0].find("(2 patched file(s) restored)"), std::string::npos) << progress[0];
+
+  // A tree whose record is unreadable is not trusted: it is copied afresh.
+  write_file_atomic(tree.parent_path() / "patched-paths.json", "not json");
+  progress.clear();
+  EXPECT_THROW(build_kernel(load_kernel_recipe((dir_ / "s.toml").string()), options), Error);
+  ASSERT_GE(progress.size(), 2u);
+  EXPECT_NE(progress[0].find("cannot be restored"), std::string::npos) << progress[0];
+  EXPECT_NE(progress[1].find("copying the source tree"), std::string::npos) << progress[1];
+}
+
+TEST(KernelPatchPaths, HeadersRenamesAndNewFilesButNotRemovedLinesOrUnsafeNames) {
+  const std::string patch =
+      "Subject: [PATCH] x\n"
+      "---\n"
+      " a | 1 +\n"
+      "diff --git a/drivers/virtio/virtio_ring.c b/drivers/virtio/virtio_ring.c\n"
+      "--- a/drivers/virtio/virtio_ring.c\t2024-01-01 00:00:00\n"
+      "+++ b/drivers/virtio/virtio_ring.c\t2024-01-01 00:00:00\n"
+      "@@ -1,2 +1,2 @@\n"
+      "--- a removed line that reads like a header\n"
+      "+a replacement\n"
+      "--- /dev/null\n"
+      "+++ b/include/new.h\n"
+      "diff --git a/old/name.c b/new/name.c\n"
+      "similarity index 100%\n"
+      "rename from old/name.c\n"
+      "rename to new/name.c\n"
+      "--- a/../../etc/passwd\n"
+      "+++ b/../../etc/passwd\n"
+      "--- a/drivers/virtio/virtio_ring.c\r\n"
+      "+++ b/drivers/virtio/virtio_ring.c\r\n";
+  EXPECT_EQ(paths_touched_by_patch(patch),
+            (std::vector<std::string>{"drivers/virtio/virtio_ring.c", "include/new.h", "old/name.c", "new/name.c"}));
+  // The shipped series touches one file.
+  const fs::path p = kRepoKernels / "patches" / "virtio-dma-api" / "0001-virtio_ring-use-the-DMA-API-for-all-devices.patch";
+  EXPECT_EQ(paths_touched_by_patch(read_file(p)), std::vector<std::string>{"drivers/virtio/virtio_ring.c"});
 }
 
 TEST_F(KernelRecipeTest, ConfigCheckNamesDroppedAndDisabledOptions) {
