@@ -3,6 +3,8 @@
 # Idempotent: quiet when everything is present. Needs root only when something is missing.
 set -euo pipefail
 
+# libvirt-daemon: libvirtd, for `--connect qemu:///system` and the tests that kill a daemon
+# mid-run (abvm's default needs no daemon: the embedded driver runs in-process).
 packages=(
   build-essential cmake ninja-build pkg-config ccache
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -10,6 +12,7 @@ packages=(
   libpugixml-dev libboost-math-dev
   python3-scipy python3-matplotlib python3-jsonschema chromium
   qemu-system-x86 libvirt-dev libvirt-daemon-driver-qemu libvirt-clients
+  libvirt-daemon
   fio busybox-static cpio kmod coreutils zstd xz-utils
   dpkg-dev
   linux-source-6.1 bc bison flex libelf-dev libssl-dev patch file

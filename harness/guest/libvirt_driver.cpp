@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -150,11 +151,18 @@ long embedded_qemu_pid(std::string_view uri, const std::string& name) {
 // (see the constructor) and a thread reaps zombie QEMU children as soon as
 // they exit, whoever stopped them (also a QEMU that fails inside virDomainCreateXML); a child
 // that run_process waits for is left alone, so no other exit status is ever taken.
+//
+// A QEMU that cannot start (a missing kernel file, say) fails before exec, in libvirt's
+// daemonized grandchild, which still carries our name: it is recognised by being an orphan of
+// another session (libvirt's intermediate child calls setsid() and exits). Left unreaped, the
+// zombie looks alive to libvirt, which then waits the whole monitor timeout (about 40 s).
 
-// Zombie children of this process that are QEMUs and that run_process is not waiting for.
+// Zombie children of this process that are QEMUs, or orphaned grandchildren from another
+// session, and that run_process is not waiting for.
 std::vector<pid_t> zombie_qemu_children() {
   std::vector<pid_t> out;
   const pid_t self = ::getpid();
+  const pid_t own_session = ::getsid(0);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
@@ -165,9 +173,16 @@ std::vector<pid_t> zombie_qemu_children() {
     if (open == std::string::npos || close == std::string::npos || close + 4 >= stat.size()) continue;
     const std::string comm = stat.substr(open + 1, close - open - 1);
     const char state = stat[close + 2];
-    const long ppid = std::strtol(stat.c_str() + close + 4, nullptr, 10);
+    char* rest = nullptr;
+    const long ppid = std::strtol(stat.c_str() + close + 4, &rest, 10);
+    std::strtol(rest, &rest, 10);  // the process group
+    const long session = std::strtol(rest, nullptr, 10);
     const long pid = std::strtol(name.c_str(), nullptr, 10);
-    if (state == 'Z' && ppid == self && comm.starts_with("qemu-system") && !is_run_process_child(pid)) {
+    // Our own children are in our session or lead their own (setsid); a child in another
+    // session was reparented to us: nobody else will ever wait for it.
+    const bool orphan_of_another_session = session != own_session && session != pid;
+    if (state == 'Z' && ppid == self && (comm.starts_with("qemu-system") || orphan_of_another_session) &&
+        !is_run_process_child(pid)) {
       out.push_back(static_cast<pid_t>(pid));
     }
   }
@@ -316,7 +331,68 @@ struct LibvirtDriver::Impl {
   std::string uri;
   ConnHandle conn;
   HostVersions versions;
+  std::chrono::milliseconds reconnect_window{kDefaultReconnectWindow};
 };
+
+namespace {
+
+// QEMU processes on this machine whose command line names domain `name` ("-name guest=NAME,"):
+// how a guest is found when the daemon that started it has gone.
+std::vector<pid_t> local_qemus_of(const std::string& name) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string args = read_proc(entry.path() / "cmdline");
+    std::replace(args.begin(), args.end(), '\0', ' ');
+    if (args.find("qemu-system") != std::string::npos && args.find("guest=" + name + ",") != std::string::npos) {
+      out.push_back(static_cast<pid_t>(std::strtol(pid.c_str(), nullptr, 10)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void LibvirtDriver::set_reconnect_window(std::chrono::milliseconds window) { impl_->reconnect_window = window; }
+
+void LibvirtDriver::ensure_connection(const std::vector<std::string>& own_domains) {
+  if (impl_->conn && virConnectIsAlive(impl_->conn.get()) == 1) return;
+  impl_->conn.reset();
+  const auto end = Clock::now() + impl_->reconnect_window;
+  for (;;) {
+    impl_->conn.reset(virConnectOpen(impl_->uri.c_str()));
+    if (impl_->conn) break;
+    if (Clock::now() >= end) {
+      const std::string why = last_error();
+      // The guests of this process that the lost daemon ran would run on unwatched: on this
+      // machine (a local URI) they are found by name and killed; elsewhere, say which they are.
+      std::vector<std::string> left;
+      for (const auto& name : own_domains) {
+        const auto pids = impl_->uri.starts_with("qemu:///") ? local_qemus_of(name) : std::vector<pid_t>{};
+        for (pid_t pid : pids) ::kill(pid, SIGKILL);
+        if (pids.empty() && !impl_->uri.starts_with("qemu:///")) left.push_back(name);
+      }
+      throw InfraError(fmt::format(
+          "libvirt: the connection to '{}' was lost and could not be made again within {:.0f} s ({}). Start the "
+          "libvirt daemon again{}",
+          impl_->uri, std::chrono::duration<double>(impl_->reconnect_window).count(), why,
+          left.empty() ? std::string()
+                       : fmt::format("; then destroy the guests it may still run (virsh -c '{}' destroy {})",
+                                     impl_->uri, fmt::join(left, ", "))));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  // A daemon that restarted took over the QEMUs it had started: those of this process belong
+  // to trials that have already ended without them.
+  for (const auto& name : own_domains) {
+    if (virDomainPtr d = virDomainLookupByName(impl_->conn.get(), name.c_str())) {
+      DomainHandle handle(d);
+      virDomainDestroy(d);
+    }
+  }
+}
 
 LibvirtDriver::LibvirtDriver(std::string uri) : impl_(std::make_unique<Impl>()) {
   init_libvirt_once();
@@ -493,6 +569,10 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
 
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  // A connection lost in an earlier trial (a daemon that restarted) is made again first, and
+  // the guest that trial left is destroyed; InfraError when the daemon does not come back.
+  ensure_connection(lost_domains_);
+  lost_domains_.clear();
   StopEvents events(impl_->conn.get(), spec.name);
   virDomainPtr raw = virDomainCreateXML(impl_->conn.get(), xml.c_str(), VIR_DOMAIN_NONE);
   if (!raw) {
@@ -517,8 +597,16 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
     if (active != 1) {
       // A transient domain disappears when its QEMU exits: "no domain" is the normal way to end.
       if (active < 0 && last_error_code() != VIR_ERR_NO_DOMAIN) {
+        const std::string why = last_error();
         outcome.end = GuestOutcome::End::infra_error;
-        outcome.detail = fmt::format("libvirt lost track of domain {}: {}", spec.name, last_error());
+        if (virConnectIsAlive(impl_->conn.get()) != 1) {
+          // Its QEMU may run on under a daemon that comes back: the next trial destroys it.
+          lost_domains_.push_back(spec.name);
+          outcome.detail = fmt::format("the connection to libvirt ('{}') was lost while domain {} ran: {}",
+                                       impl_->uri, spec.name, why);
+        } else {
+          outcome.detail = fmt::format("libvirt lost track of domain {}: {}", spec.name, why);
+        }
         break;
       }
       tail.read_more(outcome.console);  // QEMU has exited: the log is complete now

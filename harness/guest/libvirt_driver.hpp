@@ -12,11 +12,16 @@
 //     libvirt-daemon-system package creates them; abvm does not need that package, so when they are
 //     missing and abvm runs as root it creates them the same way (system accounts, no login, home
 //     /var/lib/libvirt); not as root it stops with the command to run.
-// Any other URI (e.g. qemu:///system with a running libvirtd) is used as given.
+// Any other URI (e.g. qemu:///system with a running libvirtd) is used as given. A daemon can die
+// or restart mid-run: the trial whose guest was running becomes an infra error, and the next
+// run_guest connects again (trying for the reconnect window, 30 s by default) and destroys that
+// guest before booting; if the daemon does not come back it throws InfraError, after killing
+// that guest's QEMU when the URI is local.
 //
 // A libvirt event loop thread runs for the whole process (libvirt needs one to watch its QEMU
 // processes); it starts with the first connection. libvirt's default printing of errors to
 // stderr is silenced: its messages come back inside abvm's exceptions and outcomes instead.
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -59,14 +64,24 @@ class LibvirtDriver final : public GuestDriver {
   // Names of the running domains on this connection.
   std::vector<std::string> active_domains();
 
+  // How long run_guest keeps trying to connect again after the connection was lost (a libvirt
+  // daemon that died or restarted) before it throws InfraError.
+  static constexpr std::chrono::milliseconds kDefaultReconnectWindow{30000};
+  void set_reconnect_window(std::chrono::milliseconds window);
+
   // Destroys running domains left by abvm processes that no longer exist: names starting with
   // domain_name_prefix whose embedded pid (see domain_name()) is not a live process here.
   // Returns the names destroyed.
   std::vector<std::string> destroy_leftovers();
 
  private:
+  // Makes the connection again when it is dead, trying for the reconnect window, then destroys
+  // `own_domains` (guests of trials that lost their connection); InfraError when it cannot.
+  void ensure_connection(const std::vector<std::string>& own_domains);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::vector<std::string> lost_domains_;  // guests whose connection was lost while they ran
 };
 
 }  // namespace abvm

@@ -1,6 +1,7 @@
 // Faults on the host, provoked for real against the real `abvm run` (embedded libvirt driver,
 // Debian cloud kernel, real guest image, TCG here): QEMU killed with SIGKILL mid-trial, a libvirt
-// URI with no daemon behind it, a full filesystem under the scratch disk (before booting and while
+// URI with no daemon behind it, a libvirt daemon (the test's own libvirtd) killed mid-trial and
+// restarted or not, a full filesystem under the scratch disk (before booting and while
 // the guest writes), a results filesystem that the kernel turns read-only mid-run, and the abvm
 // process itself killed at seeded random moments and resumed, many times. After each: what was
 // gathered is kept, no guest, image or temporary file of ours is left behind.
@@ -15,6 +16,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -157,6 +159,75 @@ std::map<pid_t, std::string> qemus_of(pid_t abvm) {
   return out;
 }
 
+// A libvirt daemon of the test's own, for faults of a daemon connection: libvirtd in a mount
+// namespace where /etc/libvirt, /run/libvirt, /var/lib/libvirt, /var/cache/libvirt and
+// /var/log/libvirt are directories under `dir`, so a libvirt of the host is neither used nor
+// touched. Its socket shows at <dir>/run/libvirt-sock, reached with uri(). Configured as abvm's
+// embedded root is (QEMU as root, no security driver, namespaces or cgroups).
+class PrivateLibvirtd {
+ public:
+  explicit PrivateLibvirtd(fs::path dir) : dir_(std::move(dir)) {
+    for (const char* d : {"etc", "run", "lib", "cache", "log"}) fs::create_directories(dir_ / d);
+    write_file_atomic(dir_ / "etc" / "libvirtd.conf",
+                      "unix_sock_dir = \"/run/libvirt\"\nauth_unix_ro = \"none\"\nauth_unix_rw = \"none\"\n");
+    write_file_atomic(dir_ / "etc" / "qemu.conf",
+                      "user = \"root\"\ngroup = \"root\"\nsecurity_driver = \"none\"\nnamespaces = [ ]\n"
+                      "cgroup_controllers = [ ]\nstdio_handler = \"file\"\n");
+  }
+  ~PrivateLibvirtd() { kill(); }
+  PrivateLibvirtd(const PrivateLibvirtd&) = delete;
+  PrivateLibvirtd& operator=(const PrivateLibvirtd&) = delete;
+
+  static bool available() { return fs::exists(kLibvirtd) && ::geteuid() == 0; }
+  std::string uri() const { return "qemu:///system?socket=" + (dir_ / "run" / "libvirt-sock").string(); }
+
+  // Starts the daemon and waits until its socket is there.
+  bool start() {
+    const std::vector<std::pair<std::string, std::string>> binds = {
+        {(dir_ / "etc").string(), "/etc/libvirt"},        {(dir_ / "run").string(), "/run/libvirt"},
+        {(dir_ / "lib").string(), "/var/lib/libvirt"},    {(dir_ / "cache").string(), "/var/cache/libvirt"},
+        {(dir_ / "log").string(), "/var/log/libvirt"}};
+    std::error_code ec;
+    for (const auto& b : binds) fs::create_directories(b.second, ec);  // mount points (empty if new)
+    fs::remove(dir_ / "run" / "libvirt-sock", ec);
+    const std::string log = (dir_ / "daemon.log").string(), pidfile = (dir_ / "libvirtd.pid").string();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      // Only system calls between fork and exec: the test process has threads.
+      if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(120);
+      for (const auto& b : binds) {
+        if (::mount(b.first.c_str(), b.second.c_str(), nullptr, MS_BIND, nullptr) != 0) ::_exit(121);
+      }
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+      }
+      ::execl(kLibvirtd, "libvirtd", "--pid-file", pidfile.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    const auto end = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < end) {
+      if (fs::exists(dir_ / "run" / "libvirt-sock", ec)) return true;
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+  void kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  std::string log() const { return slurp(dir_ / "daemon.log"); }
+
+ private:
+  static constexpr const char* kLibvirtd = "/usr/sbin/libvirtd";
+  fs::path dir_;
+  pid_t pid_ = -1;
+};
+
 class HostFaultsE2ETest : public ::testing::Test {
  protected:
   fs::path dir;
@@ -248,6 +319,18 @@ class HostFaultsE2ETest : public ::testing::Test {
     if (pid <= 0) return {-1, ""};
     const int code = wait_exit(pid, limit);
     return {code, slurp(log)};
+  }
+
+  // Waits until a guest of abvm process `abvm` runs `trial` and its kernel has printed a few
+  // console lines; false if that is not seen within 300 s or abvm ends first.
+  bool wait_for_guest(pid_t abvm, const std::string& trial) {
+    const auto end = std::chrono::steady_clock::now() + 300s;
+    while (std::chrono::steady_clock::now() < end && ::waitpid(abvm, nullptr, WNOHANG) == 0) {
+      const auto d = find_results_dir();
+      if (!qemus_of(abvm).empty() && d && count_lines(*d / "trials" / trial / "console.log") >= 5) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
   }
 
   // SIGKILLs the QEMU of abvm process `abvm` that runs trial t0000 once its kernel has printed a
@@ -433,6 +516,67 @@ TEST_F(HostFaultsE2ETest, UnreachableLibvirtDaemonIsAnInfraErrorBeforeAnyTrial) 
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(count_lines(*d / "trials.jsonl"), 0u);
   EXPECT_FALSE(fs::exists(*d / "trials"));
+  expect_no_leftovers(*d);
+}
+
+// The daemon dies while a guest runs and comes back (an admin restarts it, a package upgrade
+// does): the trial that lost its connection is booted again once the connection is made again,
+// the guest the old daemon ran is destroyed, and nothing is lost or counted twice.
+TEST_F(HostFaultsE2ETest, LibvirtDaemonKilledMidTrialAndRestartedLosesNothing) {
+  if (!PrivateLibvirtd::available()) GTEST_SKIP() << "needs root and libvirtd (harness/setup.sh installs libvirt-daemon)";
+  PrivateLibvirtd daemon(dir / "libvirtd");
+  ASSERT_TRUE(daemon.start()) << daemon.log();
+  Tiny t;
+  write_config(t);
+  const fs::path log = dir / "run.log";
+  const pid_t abvm = spawn({"run", "--connect", daemon.uri(), "--results-dir", results.string(), config.string()}, log);
+  ASSERT_GT(abvm, 0);
+  ASSERT_TRUE(wait_for_guest(abvm, "t0000")) << slurp(log);
+  daemon.kill();
+  std::this_thread::sleep_for(2s);
+  ASSERT_TRUE(daemon.start()) << daemon.log();
+  const int code = wait_exit(abvm, 540s);
+  const std::string out = slurp(log);
+  EXPECT_TRUE(code == 0 || code == 4) << "exit " << code << "\n" << out;
+  const auto d = find_results_dir();
+  ASSERT_TRUE(d.has_value());
+  const json r = trial_result(*d, "t0000");
+  EXPECT_EQ(r.at("outcome"), "ok") << r.dump(2);
+  EXPECT_EQ(r.at("attempts"), 2) << r.dump(2);
+  ASSERT_EQ(r.at("retried").size(), 1u) << r.dump(2);
+  EXPECT_NE(r.at("retried")[0].get<std::string>().find("the connection to libvirt"), std::string::npos) << r.dump(2);
+  for (const auto& e : expect_each_run_once(*d, t)) EXPECT_EQ(e.outcome, "ok") << e.trial << ": " << e.detail;
+  expect_no_leftovers(*d);
+}
+
+// The daemon dies for good: abvm tries to connect again for 30 s, then stops with an infra error
+// (exit 3) that says what to do, kills the guest the dead daemon left running on this machine,
+// and keeps what it gathered; once the daemon is back, --resume completes the run.
+TEST_F(HostFaultsE2ETest, LibvirtDaemonKilledForGoodStopsWithExit3AndResumeCompletes) {
+  if (!PrivateLibvirtd::available()) GTEST_SKIP() << "needs root and libvirtd (harness/setup.sh installs libvirt-daemon)";
+  PrivateLibvirtd daemon(dir / "libvirtd");
+  ASSERT_TRUE(daemon.start()) << daemon.log();
+  Tiny t;
+  write_config(t);
+  const pid_t abvm = spawn({"run", "--connect", daemon.uri(), "--results-dir", results.string(), config.string()},
+                           dir / "run.log");
+  ASSERT_GT(abvm, 0);
+  ASSERT_TRUE(wait_for_guest(abvm, "t0001")) << slurp(dir / "run.log");
+  daemon.kill();
+  const int code = wait_exit(abvm, 120s);
+  const std::string out = slurp(dir / "run.log");
+  EXPECT_EQ(code, 3) << out;
+  EXPECT_NE(out.find("was lost and could not be made again within 30 s"), std::string::npos) << out;
+  EXPECT_NE(out.find("continue with: abvm run --resume"), std::string::npos) << out;
+  EXPECT_TRUE(qemus_of(abvm).empty()) << "the dead daemon's guest still runs";
+  const auto d = find_results_dir();
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(count_lines(*d / "trials.jsonl"), 1u);  // t0000 finished before the daemon died
+
+  ASSERT_TRUE(daemon.start()) << daemon.log();
+  const auto resumed = run_abvm({"run", "--resume", d->string()});
+  EXPECT_TRUE(resumed.exit_code == 0 || resumed.exit_code == 4) << resumed.output;
+  for (const auto& e : expect_each_run_once(*d, t)) EXPECT_EQ(e.outcome, "ok") << e.trial << ": " << e.detail;
   expect_no_leftovers(*d);
 }
 
