@@ -331,7 +331,6 @@ struct LibvirtDriver::Impl {
   std::string uri;
   ConnHandle conn;
   HostVersions versions;
-  std::chrono::milliseconds reconnect_window{kDefaultReconnectWindow};
 };
 
 namespace {
@@ -355,12 +354,10 @@ std::vector<pid_t> local_qemus_of(const std::string& name) {
 
 }  // namespace
 
-void LibvirtDriver::set_reconnect_window(std::chrono::milliseconds window) { impl_->reconnect_window = window; }
-
 void LibvirtDriver::ensure_connection(const std::vector<std::string>& own_domains) {
   if (impl_->conn && virConnectIsAlive(impl_->conn.get()) == 1) return;
   impl_->conn.reset();
-  const auto end = Clock::now() + impl_->reconnect_window;
+  const auto end = Clock::now() + kReconnectWindow;
   for (;;) {
     impl_->conn.reset(virConnectOpen(impl_->uri.c_str()));
     if (impl_->conn) break;
@@ -377,7 +374,7 @@ void LibvirtDriver::ensure_connection(const std::vector<std::string>& own_domain
       throw InfraError(fmt::format(
           "libvirt: the connection to '{}' was lost and could not be made again within {:.0f} s ({}). Start the "
           "libvirt daemon again{}",
-          impl_->uri, std::chrono::duration<double>(impl_->reconnect_window).count(), why,
+          impl_->uri, std::chrono::duration<double>(kReconnectWindow).count(), why,
           left.empty() ? std::string()
                        : fmt::format("; then destroy the guests it may still run (virsh -c '{}' destroy {})",
                                      impl_->uri, fmt::join(left, ", "))));

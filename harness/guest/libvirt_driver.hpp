@@ -14,7 +14,7 @@
 //     /var/lib/libvirt); not as root it stops with the command to run.
 // Any other URI (e.g. qemu:///system with a running libvirtd) is used as given. A daemon can die
 // or restart mid-run: the trial whose guest was running becomes an infra error, and the next
-// run_guest connects again (trying for the reconnect window, 30 s by default) and destroys that
+// run_guest connects again (trying for kReconnectWindow, 30 s) and destroys that
 // guest before booting; if the daemon does not come back it throws InfraError, after killing
 // that guest's QEMU when the URI is local.
 //
@@ -66,8 +66,7 @@ class LibvirtDriver final : public GuestDriver {
 
   // How long run_guest keeps trying to connect again after the connection was lost (a libvirt
   // daemon that died or restarted) before it throws InfraError.
-  static constexpr std::chrono::milliseconds kDefaultReconnectWindow{30000};
-  void set_reconnect_window(std::chrono::milliseconds window);
+  static constexpr std::chrono::milliseconds kReconnectWindow{30000};
 
   // Destroys running domains left by abvm processes that no longer exist: names starting with
   // domain_name_prefix whose embedded pid (see domain_name()) is not a live process here.
