@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "cli/decision_options.hpp"
 #include "cli/report.hpp"
 #include "core/files.hpp"
 #include "report/html.hpp"
@@ -26,10 +27,7 @@ struct AnalyzeArgs {
   std::string format = "auto";
   std::string metric, unit;
   bool higher = false, lower = false;
-  double margin = 0.05, confidence = 0.95;
-  std::uint64_t seed = 1;
-  std::string json_path;
-  std::string html_path, junit_path;
+  DecisionArgs decision;
 };
 
 InputFormat parse_format(const std::string& s) {
@@ -68,21 +66,18 @@ int run_analyze(const AnalyzeArgs& args) {
     source.b = args.b;
     samples = load_side_files(a, b, opts);
   }
-  AnalysisOptions options;
-  options.margin = args.margin;
-  options.confidence = args.confidence;
-  options.seed = args.seed;
-  Analysis analysis = analyze(samples, options);
+  const DecisionArgs& out = args.decision;
+  Analysis analysis = analyze(samples, out.analysis_options());
   // Write the JSON before printing so that a closed terminal cannot lose it.
-  if (!args.json_path.empty()) write_file_atomic(args.json_path, json_report_text(analysis, source));
-  if (!args.junit_path.empty() || !args.html_path.empty()) {
+  if (!out.json_path.empty()) write_file_atomic(out.json_path, json_report_text(analysis, source));
+  if (!out.junit_path.empty() || !out.html_path.empty()) {
     const nlohmann::json report = json_report(analysis, source);
-    if (!args.junit_path.empty()) write_file_atomic(args.junit_path, junit_report(report));
-    if (!args.html_path.empty()) {
+    if (!out.junit_path.empty()) write_file_atomic(out.junit_path, junit_report(report));
+    if (!out.html_path.empty()) {
       const HtmlInputs in = source.kind == "results"
                                 ? results_dir_html_inputs(source.results_dir, report, default_plot_options())
                                 : files_html_inputs(report, default_plot_options());
-      write_file_atomic(args.html_path, html_report(in));
+      write_file_atomic(out.html_path, html_report(in));
     }
   }
   TerminalOptions term;
@@ -98,9 +93,8 @@ Command add_analyze(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("analyze", "Compare side A with side B from saved measurements and decide");
   sub->footer(
       "Inputs: GNU dd output (any text holding dd's summary lines), fio JSON (json or json+), plain numbers (one per "
-      "line; give --unit and a direction), or an abvm results directory (its journal.jsonl).\n"
-      "Exit codes: 0 no_change or improvement, 1 regression, 2 usage or input error, 3 infrastructure error, "
-      "4 inconclusive.");
+      "line; give --unit and a direction), or an abvm results directory (its journal.jsonl).\n" +
+      std::string(kVerdictExitCodes) + ".");
   sub->add_option("results_dir", args->results_dir, "An abvm results directory (instead of --a/--b)");
   sub->add_option("--a", args->a, "Measurement files of side A (baseline)");
   sub->add_option("--b", args->b, "Measurement files of side B (candidate)");
@@ -111,13 +105,7 @@ Command add_analyze(CLI::App& app) {
   sub->add_option("--unit", args->unit, "Unit of plain numbers (e.g. B/s, ns)");
   sub->add_flag("--higher-is-better", args->higher, "Plain numbers: higher values are better (bandwidth, IOPS)");
   sub->add_flag("--lower-is-better", args->lower, "Plain numbers: lower values are better (latency, time)");
-  sub->add_option("--margin", args->margin, "Margin of practical interest, as a fraction (0.05 = 5 %)")
-      ->capture_default_str();
-  sub->add_option("--confidence", args->confidence, "Family-wise confidence level")->capture_default_str();
-  sub->add_option("--seed", args->seed, "Seed of the bootstrap interval")->capture_default_str();
-  sub->add_option("--json", args->json_path, "Write the JSON report to this path");
-  sub->add_option("--html", args->html_path, "Write the HTML report (self-contained, with plots) to this path");
-  sub->add_option("--junit", args->junit_path, "Write JUnit XML (one test case per metric) to this path");
+  add_decision_options(*sub, args->decision);
   return {sub, [args] { return run_analyze(*args); }};
 }
 

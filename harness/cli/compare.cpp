@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/decision_options.hpp"
 #include "cli/report.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -25,9 +26,7 @@ namespace fs = std::filesystem;
 struct CompareArgs {
   std::string fresh, baseline;
   std::string side = "B";
-  double margin = 0.05, confidence = 0.95;
-  std::uint64_t seed = 1;
-  std::string json_path, html_path, junit_path;
+  DecisionArgs decision;
 };
 
 std::vector<Sample> relabel(const std::vector<Sample>& in, const std::string& prefix, std::int64_t offset) {
@@ -62,22 +61,19 @@ int run_compare(const CompareArgs& args) {
   for (const auto& name : dropped) {
     std::fprintf(stderr, "abvm: note: metric %s is not in both directories; left out\n", name.c_str());
   }
-  AnalysisOptions options;
-  options.margin = args.margin;
-  options.confidence = args.confidence;
-  options.seed = args.seed;
-  const Analysis analysis = analyze(samples, options);
+  const DecisionArgs& out = args.decision;
+  const Analysis analysis = analyze(samples, out.analysis_options());
   ReportSource source{.kind = "files",
                       .a = {args.baseline},
                       .b = {args.fresh},
                       .a_label = "baseline " + dir_name(args.baseline),
                       .b_label = "new " + dir_name(args.fresh)};
   const nlohmann::json report = json_report(analysis, source);
-  if (!args.json_path.empty()) write_file_atomic(args.json_path, report.dump(2) + "\n");
-  if (!args.junit_path.empty()) {
-    write_file_atomic(args.junit_path, junit_report(report, {.suite = "compare " + dir_name(args.fresh)}));
+  if (!out.json_path.empty()) write_file_atomic(out.json_path, report.dump(2) + "\n");
+  if (!out.junit_path.empty()) {
+    write_file_atomic(out.junit_path, junit_report(report, {.suite = "compare " + dir_name(args.fresh)}));
   }
-  if (!args.html_path.empty()) {
+  if (!out.html_path.empty()) {
     HtmlInputs in = files_html_inputs(report, default_plot_options());
     in.title = fmt::format("{} against the baseline {} (side {})", dir_name(args.fresh), dir_name(args.baseline),
                            to_string(side));
@@ -85,7 +81,7 @@ int run_compare(const CompareArgs& args) {
     in.sides[1].settings = {{"results directory", args.fresh}, {"side", to_string(side)}};
     in.sides[0].label = source.a_label;
     in.sides[1].label = source.b_label;
-    write_file_atomic(args.html_path, html_report(in));
+    write_file_atomic(out.html_path, html_report(in));
   }
   TerminalOptions term{.a_label = "baseline", .b_label = "new", .color = ::isatty(STDOUT_FILENO) != 0};
   std::cout << terminal_report(analysis, term) << std::flush;
@@ -141,21 +137,14 @@ Command add_compare(CLI::App& app) {
       "compare", "Compare a new results directory against a baseline results directory (same metrics, other day)");
   sub->footer(
       "A = the baseline, B = the new run; the same statistics and verdict as 'abvm analyze', over one side of each "
-      "directory (--side, default B).\n"
-      "Exit codes: 0 no_change or improvement, 1 regression, 2 usage or input error, 3 infrastructure error, "
-      "4 inconclusive.");
+      "directory (--side, default B).\n" +
+      std::string(kVerdictExitCodes) + ".");
   sub->add_option("new_dir", args->fresh, "The new results directory")->required();
   sub->add_option("baseline_dir", args->baseline, "The baseline results directory")->required();
   sub->add_option("--side", args->side, "Which side of each directory to compare")
       ->check(CLI::IsMember({"A", "B", "a", "b"}))
       ->capture_default_str();
-  sub->add_option("--margin", args->margin, "Margin of practical interest, as a fraction (0.05 = 5 %)")
-      ->capture_default_str();
-  sub->add_option("--confidence", args->confidence, "Family-wise confidence level")->capture_default_str();
-  sub->add_option("--seed", args->seed, "Seed of the bootstrap interval")->capture_default_str();
-  sub->add_option("--json", args->json_path, "Write the JSON report to this path");
-  sub->add_option("--html", args->html_path, "Write the HTML report to this path");
-  sub->add_option("--junit", args->junit_path, "Write JUnit XML (one test case per metric) to this path");
+  add_decision_options(*sub, args->decision);
   return {sub, [args] { return run_compare(*args); }};
 }
 

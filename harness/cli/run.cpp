@@ -1,3 +1,4 @@
+#include "cli/decision_options.hpp"
 #include "cli/run.hpp"
 
 #include <fmt/format.h>
@@ -487,9 +488,8 @@ Command add_run(CLI::App& app) {
       "Results go to results/<experiment>-<UTC time>/: config, plan and seed, environment, kernel and image "
       "identities, journal.jsonl (one line per run), trials/<id>/ (console, domain XML, raw output), analysis.json"
       ", summary.txt and report.html.\n"
-      "Ctrl-C destroys the running guest and keeps everything; continue with 'abvm run --resume DIR'.\n"
-      "Exit codes: 0 no_change or improvement, 1 regression, 2 usage or input error, 3 infrastructure error, "
-      "4 inconclusive, 130 interrupted.");
+      "Ctrl-C destroys the running guest and keeps everything; continue with 'abvm run --resume DIR'.\n" +
+      std::string(kVerdictExitCodes) + ", 130 interrupted.");
   sub->add_option("config", args->config, "Experiment file (TOML), see configs/");
   sub->add_option("--resume", args->resume, "Continue the interrupted run in this results directory");
   sub->add_flag("--dry-run", args->dry_run, "Print the plan, each side's domain XML and the guest job; boot nothing");

@@ -34,7 +34,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// qemu.conf for the embedded driver: everything that would need a system daemon turned off.
+// See LibvirtDriver::embedded_qemu_conf_text().
 constexpr std::string_view embedded_qemu_conf =
     "# Written by abvm (guest/libvirt_driver.cpp): settings for libvirt's embedded QEMU driver\n"
     "# running as root without libvirtd, virtlogd, a security driver, namespaces or cgroups.\n"
@@ -419,6 +419,8 @@ LibvirtDriver::LibvirtDriver(std::string uri) : impl_(std::make_unique<Impl>()) 
 }
 
 LibvirtDriver::~LibvirtDriver() = default;
+
+std::string_view LibvirtDriver::embedded_qemu_conf_text() { return embedded_qemu_conf; }
 
 std::filesystem::path LibvirtDriver::embedded_root() { return abvm_cache_dir() / "libvirt"; }
 

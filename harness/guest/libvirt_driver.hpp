@@ -40,6 +40,10 @@ class LibvirtDriver final : public GuestDriver {
   LibvirtDriver(const LibvirtDriver&) = delete;
   LibvirtDriver& operator=(const LibvirtDriver&) = delete;
 
+  // The qemu.conf abvm writes for the embedded driver: QEMU as root, no security driver,
+  // namespaces or cgroups, stdio to files (everything that would need system services off).
+  static std::string_view embedded_qemu_conf_text();
+
   // The embedded driver's root directory (not created).
   static std::filesystem::path embedded_root();
   // Prepares embedded_root() (directories, etc/qemu.conf, the libvirt-qemu accounts) and returns

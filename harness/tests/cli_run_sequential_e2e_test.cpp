@@ -15,9 +15,8 @@ using namespace abvm;
 
 namespace {
 
-// An A/A experiment: it stays inconclusive (TCG noise is far larger than the 1 % margin, so
-// no_change cannot be shown), and at 99.9 % confidence a false regression, which would stop it
-// early and fail this test, has a chance of at most 0.1 %; so only the budget ends it.
+// An A/A experiment that only the budget can end: up to 4 boots per side, no interval can reach
+// the 99.9 % asked (that needs 7 per side), so every look is inconclusive, whatever the noise.
 const char* kConfig = R"(name = "seq"
 description = "sequential stopping: A/A until the budget is spent"
 

@@ -170,9 +170,7 @@ class PrivateLibvirtd {
     for (const char* d : {"etc", "run", "lib", "cache", "log"}) fs::create_directories(dir_ / d);
     write_file_atomic(dir_ / "etc" / "libvirtd.conf",
                       "unix_sock_dir = \"/run/libvirt\"\nauth_unix_ro = \"none\"\nauth_unix_rw = \"none\"\n");
-    write_file_atomic(dir_ / "etc" / "qemu.conf",
-                      "user = \"root\"\ngroup = \"root\"\nsecurity_driver = \"none\"\nnamespaces = [ ]\n"
-                      "cgroup_controllers = [ ]\nstdio_handler = \"file\"\n");
+    write_file_atomic(dir_ / "etc" / "qemu.conf", std::string(LibvirtDriver::embedded_qemu_conf_text()));
   }
   ~PrivateLibvirtd() { kill(); }
   PrivateLibvirtd(const PrivateLibvirtd&) = delete;
