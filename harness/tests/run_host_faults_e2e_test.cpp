@@ -535,7 +535,8 @@ TEST_F(HostFaultsE2ETest, LibvirtDaemonKilledMidTrialAndRestartedLosesNothing) {
   ASSERT_TRUE(daemon.start()) << daemon.log();
   const int code = wait_exit(abvm, 540s);
   const std::string out = slurp(log);
-  EXPECT_TRUE(code == 0 || code == 4) << "exit " << code << "\n" << out;
+  // 2 runs per side can never reach 95 %: a finished run is inconclusive (4), nothing else.
+  EXPECT_EQ(code, 4) << out;
   const auto d = find_results_dir();
   ASSERT_TRUE(d.has_value());
   const json r = trial_result(*d, "t0000");
@@ -573,7 +574,7 @@ TEST_F(HostFaultsE2ETest, LibvirtDaemonKilledForGoodStopsWithExit3AndResumeCompl
 
   ASSERT_TRUE(daemon.start()) << daemon.log();
   const auto resumed = run_abvm({"run", "--resume", d->string()});
-  EXPECT_TRUE(resumed.exit_code == 0 || resumed.exit_code == 4) << resumed.output;
+  EXPECT_EQ(resumed.exit_code, 4) << resumed.output;  // finished, and inconclusive with 2 runs per side
   for (const auto& e : expect_each_run_once(*d, t)) EXPECT_EQ(e.outcome, "ok") << e.trial << ": " << e.detail;
   expect_no_leftovers(*d);
 }
