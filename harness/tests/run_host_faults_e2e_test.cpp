@@ -334,18 +334,12 @@ class HostFaultsE2ETest : public ::testing::Test {
   // SIGKILLs the QEMU of abvm process `abvm` that runs trial t0000 once its kernel has printed a
   // few console lines; the QEMU's pid, or 0 when none was seen.
   pid_t kill_first_qemu(pid_t abvm) {
-    const auto end = std::chrono::steady_clock::now() + 300s;
-    while (std::chrono::steady_clock::now() < end && ::waitpid(abvm, nullptr, WNOHANG) == 0) {
-      const auto q = qemus_of(abvm);
-      const auto d = find_results_dir();
-      if (!q.empty() && d && count_lines(*d / "trials" / "t0000" / "console.log") >= 5) {
-        EXPECT_EQ(::kill(q.begin()->first, SIGKILL), 0);
-        std::cout << "killed QEMU pid " << q.begin()->first << ": " << q.begin()->second.substr(0, 80) << "\n";
-        return q.begin()->first;
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    return 0;
+    if (!wait_for_guest(abvm, "t0000")) return 0;
+    const auto q = qemus_of(abvm);
+    if (q.empty()) return 0;  // it ended meanwhile
+    EXPECT_EQ(::kill(q.begin()->first, SIGKILL), 0);
+    std::cout << "killed QEMU pid " << q.begin()->first << ": " << q.begin()->second.substr(0, 80) << "\n";
+    return q.begin()->first;
   }
 
   std::optional<fs::path> find_results_dir() const {
