@@ -44,8 +44,8 @@ json read_report(const fs::path& p) {
 // Each side's effective settings from the experiment file, as `abvm config show` lists them.
 std::vector<SideInfo> sides_from_config(const Experiment& e, const json& kernels) {
   std::vector<SideInfo> sides;
-  for (SideId id : {SideId::a, SideId::b}) {
-    const std::string letter = side_letter(id);
+  for (Side id : {Side::a, Side::b}) {
+    const std::string letter = to_string(id);
     SideInfo s{.letter = letter, .label = e.side(id).label};
     const std::string prefix = "sides." + letter + ".";
     for (const auto& v : e.effective) {

@@ -15,7 +15,7 @@
 #include <random>
 
 #include "cli/report.hpp"
-#include "cli/run_journal.hpp"
+#include "run/journal_sink.hpp"
 #include "config/experiment.hpp"
 #include "core/cache.hpp"
 #include "core/error.hpp"
@@ -24,7 +24,7 @@
 #include "guest/domain_xml.hpp"
 #include "guest/image.hpp"
 #include "guest/job.hpp"
-#include "guest/kernel.hpp"
+#include "kernels/kernel.hpp"
 #include "guest/libvirt_driver.hpp"
 #include "guest/modules.hpp"
 #include "plan/looks.hpp"
@@ -36,7 +36,7 @@
 #include "run/interrupt.hpp"
 #include "run/orchestrator.hpp"
 #include "run/progress.hpp"
-#include "run/results_dir.hpp"
+#include "results/directory.hpp"
 #include "run/scratch.hpp"
 #include "samples/load.hpp"
 #include "verdict/analysis.hpp"
@@ -98,10 +98,10 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
   }
   // Paths that exist only once the run starts are shown as placeholders in angle brackets.
   const fs::path placeholder_dir = fs::absolute(results_root) / fmt::format("{}-<timestamp>", e.name);
-  for (SideId id : {SideId::a, SideId::b}) {
+  for (Side id : {Side::a, Side::b}) {
     const SideSpec& side = e.side(id);
     DomainSpec d;
-    d.name = domain_name(fmt::format("t0000-{}", side_letter(id)), 0);
+    d.name = domain_name(fmt::format("t0000-{}", to_string(id)), 0);
     d.kernel = abvm_cache_dir() / "kernels" / fmt::format("<build of {}>", side.kernel) / "vmlinuz";
     d.initrd = placeholder_dir / "trials/<trial>/initrd.img";
     d.cmdline = full_cmdline(side);
@@ -109,9 +109,9 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
     d.scratch_disk = e.disk.path.empty() ? placeholder_dir / "scratch.raw" : e.disk.path;
     d.disk = side.device;
     d.console_log = placeholder_dir / "trials/<trial>/console.log";
-    d.accelerator = e.guest.accelerator == "kvm" ? "kvm" : "tcg";
-    out += fmt::format("\n== side {} ({}): kernel recipe '{}' ==\n", side_letter(id), side.label, side.kernel);
-    if (e.guest.accelerator == "auto") out += "(accelerator: auto, decided by a KVM probe boot at run time)\n";
+    d.accelerator = e.guest.accelerator.value_or(Accelerator::tcg);
+    out += fmt::format("\n== side {} ({}): kernel recipe '{}' ==\n", to_string(id), side.label, side.kernel);
+    if (!e.guest.accelerator) out += "(accelerator: auto, decided by a KVM probe boot at run time)\n";
     out += domain_xml(d);
   }
   GuestJob job{.trial_id = plan.trials.empty() ? "t0000" : plan.trials[0].id,
@@ -140,7 +140,7 @@ Decision decide(const Experiment& e, const fs::path& dir, double confidence, boo
       for (const auto& m : samples.metrics) {
         if (m.name != sel.name) continue;
         chosen.push_back(m);
-        if (sel.better) chosen.back().better = *sel.better == MetricDirection::higher ? Better::higher : Better::lower;
+        if (sel.better) chosen.back().better = *sel.better == Better::higher ? Better::higher : Better::lower;
       }
     }
     samples.metrics = std::move(chosen);
@@ -186,10 +186,10 @@ Prepared prepare_guests(const Experiment& e) {
 
 json kernels_json(const Experiment& e, const Prepared& p) {
   json j = json::object();
-  for (SideId id : {SideId::a, SideId::b}) {
+  for (Side id : {Side::a, Side::b}) {
     const SideSpec& side = e.side(id);
     const KernelArtifact& k = p.kernels.at(side.kernel);
-    j[side_letter(id)] = {{"label", side.label},  {"recipe", side.kernel},        {"release", k.release},
+    j[to_string(id)] = {{"label", side.label},  {"recipe", side.kernel},        {"release", k.release},
                           {"image", k.image.string()}, {"cmdline", full_cmdline(side)}, {"identity", k.identity}};
   }
   return j;
@@ -230,7 +230,8 @@ int execute(const Experiment& e, const fs::path& dir, const RunArgs& args, bool 
 
   Prepared prepared;
   std::unique_ptr<LibvirtDriver> driver;
-  std::string accel = "tcg", accel_reason;
+  Accelerator accel = Accelerator::tcg;
+  std::string accel_reason;
   if (!finished_before) {
     prepared = prepare_guests(e);
     write_file_atomic(dir / "kernels.json", kernels_json(e, prepared).dump(2) + "\n");
@@ -261,7 +262,7 @@ int execute(const Experiment& e, const fs::path& dir, const RunArgs& args, bool 
   double confidence = e.analysis.confidence;
   if (!finished_before) {
     // Accelerator: forced by the config, or probed (a KVM boot that must print a record).
-    if (e.guest.accelerator == "auto") {
+    if (!e.guest.accelerator) {
       AccelProbe probe;
       const KernelArtifact& k = prepared.kernels.at(e.a.kernel);
       probe.kernel = k.image;
@@ -274,13 +275,13 @@ int execute(const Experiment& e, const fs::path& dir, const RunArgs& args, bool 
       probe.marker = "ABVM1:" + job.nonce + ":";
       const AccelChoice choice = choose_accelerator(*driver, probe);
       fs::remove(probe.initrd);
-      accel = std::string(to_string(choice.accelerator));
+      accel = choice.accelerator;
       accel_reason = choice.reason;
       if (const auto w = accelerator_warning(choice); !w.empty()) say("warning: " + w);
     } else {
-      accel = e.guest.accelerator;
+      accel = *e.guest.accelerator;
       accel_reason = "set by guest.accelerator in the experiment file";
-      if (accel == "tcg") say("warning: TCG (emulation): the numbers describe the emulator as much as the kernel");
+      if (accel == Accelerator::tcg) say("warning: TCG (emulation): the numbers describe the emulator as much as the kernel");
     }
     write_file_atomic(dir / "environment.json", run_environment(driver->versions(), accel, accel_reason).dump(2) + "\n");
     write_file_atomic(run_json, info.dump(2) + "\n");
@@ -288,9 +289,9 @@ int execute(const Experiment& e, const fs::path& dir, const RunArgs& args, bool 
     ExecutionSpec spec;
     spec.results_dir = dir;
     spec.base_image = prepared.image.path;
-    for (SideId id : {SideId::a, SideId::b}) {
+    for (Side id : {Side::a, Side::b}) {
       const SideSpec& side = e.side(id);
-      SideBoot& boot = id == SideId::a ? spec.a : spec.b;
+      SideBoot& boot = id == Side::a ? spec.a : spec.b;
       boot = {.label = side.label,
               .kernel = prepared.kernels.at(side.kernel).image,
               .cmdline = full_cmdline(side),
@@ -320,7 +321,7 @@ int execute(const Experiment& e, const fs::path& dir, const RunArgs& args, bool 
       return mean_trial * static_cast<double>(total - std::min(total, done_count));
     };
     const auto sides = [&](const TrialToRun& t) {
-      return fmt::format("{} {} ({})", t.id, side_letter(t.side), e.side(t.side).label);
+      return fmt::format("{} {} ({})", t.id, to_string(t.side), e.side(t.side).label);
     };
     int last_look = -1;
     std::string stop_reason;
@@ -357,7 +358,7 @@ int execute(const Experiment& e, const fs::path& dir, const RunArgs& args, bool 
       mean_trial = p.mean_trial_seconds;
       const TrialResult& r = *p.result;
       const std::string last = fmt::format("{} {}", sides(r.trial), to_string(r.outcome));
-      if (r.outcome != TrialOutcome::ok || !r.retried.empty()) {
+      if (r.outcome != Outcome::ok || !r.retried.empty()) {
         progress.message(fmt::format("{}{}{}", last, r.detail.empty() ? "" : ": " + r.detail,
                                      r.retried.empty() ? "" : fmt::format(" (after {} boots)", r.attempts)));
       }

@@ -9,7 +9,7 @@
 #include "config/keys.hpp"
 #include "core/error.hpp"
 #include "guest/image.hpp"
-#include "guest/kernel.hpp"
+#include "kernels/kernel.hpp"
 
 namespace abvm::cli {
 namespace {

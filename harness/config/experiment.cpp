@@ -16,8 +16,6 @@
 
 namespace abvm {
 
-const char* side_letter(SideId side) { return side == SideId::a ? "A" : "B"; }
-
 const char* to_string(ScheduleOrder order) {
   return order == ScheduleOrder::interleaved ? "interleaved" : "sequential";
 }
@@ -130,8 +128,8 @@ class Loader {
     read_guest(e);
     read_disk(e);
     read_device("device", shared_device_, nullptr);
-    read_side(e, SideId::a, e.a);
-    read_side(e, SideId::b, e.b);
+    read_side(e, Side::a, e.a);
+    read_side(e, Side::b, e.b);
     check_sides(e);
     read_workloads(e);
     read_schedule(e);
@@ -424,8 +422,9 @@ class Loader {
     note("guest.vcpu_pins", render_list(shared_machine_.vcpu_pins));
     e.guest.image = get_string("guest.image").value_or(e.guest.image);
     note("guest.image", quote(e.guest.image));
-    e.guest.accelerator = get_string("guest.accelerator").value_or(e.guest.accelerator);
-    note("guest.accelerator", quote(e.guest.accelerator));
+    const std::string accel = get_string("guest.accelerator").value_or("auto");
+    e.guest.accelerator = parse_accelerator(accel);
+    note("guest.accelerator", quote(accel));
     shared_kernel_ = get_string("guest.kernel").value_or("debian-cloud");
     note("guest.kernel", quote(shared_kernel_));
     shared_cmdline_ = get_string("guest.cmdline").value_or("");
@@ -520,14 +519,14 @@ class Loader {
     }
   }
 
-  void read_side(Experiment& e, SideId id, SideSpec& side) {
-    const std::string p = fmt::format("sides.{}", side_letter(id));
-    side_name_ = fmt::format("side {}", side_letter(id));
+  void read_side(Experiment& e, Side id, SideSpec& side) {
+    const std::string p = fmt::format("sides.{}", to_string(id));
+    side_name_ = fmt::format("side {}", to_string(id));
     const auto inherited = [&](const std::string& key, const std::string& shared_key) {
       if (at(p + "." + key) != nullptr) return origin_of(p + "." + key);
       return fmt::format("{} inherits {} ({})", side_name_, shared_key, origin_of(shared_key));
     };
-    side.label = get_string(p + ".label").value_or(side_letter(id));
+    side.label = get_string(p + ".label").value_or(to_string(id));
     note(p + ".label", quote(side.label));
     side.kernel = get_string(p + ".kernel").value_or(shared_kernel_);
     note(p + ".kernel", quote(side.kernel), inherited("kernel", "guest.kernel"));
@@ -823,11 +822,11 @@ class Loader {
           }
         }
         if (auto better = get_string(p + ".better")) {
-          m.better = *better == "higher" ? MetricDirection::higher : MetricDirection::lower;
+          m.better = parse_better(*better).value_or(Better::lower);
         }
         shown.push_back(fmt::format("{{ name = {}{} }}", quote(m.name),
                                     m.better ? fmt::format(", better = \"{}\"",
-                                                           *m.better == MetricDirection::higher ? "higher" : "lower")
+                                                           to_string(*m.better))
                                              : ""));
         a.metrics.push_back(std::move(m));
       }

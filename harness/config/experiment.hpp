@@ -14,14 +14,10 @@
 #include <vector>
 
 #include "config/device.hpp"
+#include "core/vocabulary.hpp"
 #include "config/workload.hpp"
 
 namespace abvm {
-
-// The two sides of an experiment. (samples/ has its own Side for results read from files;
-// config cannot use it since samples comes later in the stage order.)
-enum class SideId { a, b };
-const char* side_letter(SideId side);  // "A" / "B"
 
 // One side, fully resolved: everything the guest driver needs to boot it.
 struct SideSpec {
@@ -35,7 +31,7 @@ struct SideSpec {
 
 struct GuestSettings {
   std::string image = "default";       // guest image recipe
-  std::string accelerator = "auto";    // auto|kvm|tcg
+  std::optional<Accelerator> accelerator;  // unset: "auto", a KVM probe boot decides
 };
 
 struct DiskSettings {
@@ -74,11 +70,9 @@ struct ScheduleSettings {
   SequentialSettings sequential;
 };
 
-enum class MetricDirection { higher, lower };
-
 struct MetricSelection {
   std::string name;                    // "<workload>.<metric>", workload checked to exist
-  std::optional<MetricDirection> better;  // unset: the metric's natural direction
+  std::optional<Better> better;  // unset: the metric's natural direction
 };
 
 struct AnalysisSettings {
@@ -110,7 +104,7 @@ struct Experiment {
   AnalysisSettings analysis;
   std::vector<EffectiveValue> effective;  // every key, in key-table order
 
-  const SideSpec& side(SideId id) const { return id == SideId::a ? a : b; }
+  const SideSpec& side(Side id) const { return id == Side::a ? a : b; }
 };
 
 struct LoadOptions {

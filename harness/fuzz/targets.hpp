@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/run_journal.hpp"
+#include "run/journal_sink.hpp"
 #include "config/experiment.hpp"
 #include "core/error.hpp"
 #include "core/utf8.hpp"
@@ -103,7 +103,7 @@ inline JournalEntry failed_entry(std::string detail) {
   e.workload = "w";
   e.outcome = Outcome::invalid_output;
   e.host = "fuzz";
-  e.accelerator = "tcg";
+  e.accelerator = Accelerator::tcg;
   e.time = "2026-01-01T00:00:00Z";
   e.detail = std::move(detail);
   return e;
@@ -232,12 +232,12 @@ inline void fuzz_records(std::string_view data) {
     outcome.end = end;
     outcome.console = console;
     TrialResult result;
-    result.trial = {.id = "t0000", .side = SideId::a};
-    result.accelerator = "tcg";
+    result.trial = {.id = "t0000", .side = Side::a};
+    result.accelerator = Accelerator::tcg;
     result.time = "2026-01-01T00:00:00Z";
     result.report = report;
     classify_trial(outcome, report, workloads, result);
-    const cli::JournalSink sink("/nonexistent/abvm-fuzz/journal.jsonl", workloads, "fuzz");
+    const JournalSink sink("/nonexistent/abvm-fuzz/journal.jsonl", workloads, "fuzz");
     for (const auto& entry : sink.entries_for(result)) {
       bool finite = true;
       for (const auto& m : entry.metrics) finite = finite && std::isfinite(m.value);

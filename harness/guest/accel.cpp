@@ -17,9 +17,6 @@ std::map<std::string, AccelChoice>& cache() {
 
 }  // namespace
 
-std::string_view to_string(Accelerator accelerator) {
-  return accelerator == Accelerator::kvm ? "kvm" : "tcg";
-}
 
 AccelChoice choose_accelerator(GuestDriver& driver, const AccelProbe& probe) {
   const std::string host = driver.describe();
@@ -39,7 +36,7 @@ AccelChoice choose_accelerator(GuestDriver& driver, const AccelProbe& probe) {
   spec.initrd = probe.initrd;
   spec.cmdline = probe.cmdline;
   spec.console_log = probe.work_dir / (spec.name + ".console.log");
-  spec.accelerator = "kvm";
+  spec.accelerator = Accelerator::kvm;
   const std::string marker = probe.marker;
   auto out = driver.run_guest(spec, probe.timeout, [&](std::string_view console) {
     return console.find(marker) != std::string_view::npos;

@@ -19,11 +19,6 @@
 
 namespace abvm {
 
-enum class Accelerator { kvm, tcg };
-
-// "kvm" or "tcg": the value for DomainSpec::accelerator and for results.
-std::string_view to_string(Accelerator accelerator);
-
 // The probe guest: a kernel and an initramfs whose init prints `marker` on the serial console
 // (the base guest image's agent does), on a command line that sends the console there.
 struct AccelProbe {

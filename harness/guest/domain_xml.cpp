@@ -70,9 +70,6 @@ void check_one_of(std::string_view field, const std::string& value, const std::a
 
 void validate(const DomainSpec& s) {
   validate_domain_name(s.name);
-  if (s.accelerator != "tcg" && s.accelerator != "kvm") {
-    throw Error(fmt::format("accelerator '{}' is neither 'tcg' nor 'kvm'", s.accelerator));
-  }
   if (s.kernel.empty()) throw Error("domain kernel: no kernel image given");
   check_path("kernel", s.kernel);
   if (!s.initrd.empty()) check_path("initrd", s.initrd);
@@ -152,7 +149,7 @@ std::string domain_name(std::string_view label, long serial) {
 
 std::string domain_xml(const DomainSpec& spec) {
   validate(spec);
-  const bool kvm = spec.accelerator == "kvm";
+  const bool kvm = spec.accelerator == Accelerator::kvm;
   const auto& m = spec.machine;
   const auto& d = spec.disk;
 

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "config/device.hpp"
+#include "core/vocabulary.hpp"
 
 namespace abvm {
 
@@ -33,7 +34,7 @@ struct DomainSpec {
   VirtioBlkOptions disk;
   std::string disk_serial = "abvm-scratch";  // the guest finds its disk by this serial
   std::filesystem::path console_log;         // where the serial console is captured (truncated first)
-  std::string accelerator = "tcg";           // "tcg" or "kvm"; see guest/accel.hpp
+  Accelerator accelerator = Accelerator::tcg;  // see guest/accel.hpp
 };
 
 // How a boot ended. `console` is the whole serial console text, whatever the end.

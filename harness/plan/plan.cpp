@@ -23,7 +23,7 @@ bool a_first(std::uint64_t seed, int block) {
 
 std::string trial_id(int position) { return fmt::format("t{:04d}", position); }
 
-void push(Plan& plan, SideId side, int block) {
+void push(Plan& plan, Side side, int block) {
   const int position = static_cast<int>(plan.trials.size());
   plan.trials.push_back({trial_id(position), side, block, position});
 }
@@ -46,14 +46,14 @@ Plan extend_plan(const Plan& plan, int extra_blocks) {
   const int first = plan.blocks;
   out.blocks = plan.blocks + extra_blocks;
   if (plan.order == ScheduleOrder::sequential) {
-    for (int b = first; b < out.blocks; ++b) push(out, SideId::a, b);
-    for (int b = first; b < out.blocks; ++b) push(out, SideId::b, b);
+    for (int b = first; b < out.blocks; ++b) push(out, Side::a, b);
+    for (int b = first; b < out.blocks; ++b) push(out, Side::b, b);
     return out;
   }
   for (int b = first; b < out.blocks; ++b) {
     const bool a = a_first(plan.seed, b);
-    push(out, a ? SideId::a : SideId::b, b);
-    push(out, a ? SideId::b : SideId::a, b);
+    push(out, a ? Side::a : Side::b, b);
+    push(out, a ? Side::b : Side::a, b);
   }
   return out;
 }
@@ -63,8 +63,8 @@ std::string describe_plan(const Plan& plan) {
                                 plan.trials.size(), plan.blocks, to_string(plan.order), plan.seed);
   out += fmt::format("{:<7} {:>5}  {}\n", "trial", "block", "side");
   for (const Trial& t : plan.trials) {
-    out += fmt::format("{:<7} {:>5}  {} ({})\n", t.id, t.block, side_letter(t.side),
-                       t.side == SideId::a ? plan.label_a : plan.label_b);
+    out += fmt::format("{:<7} {:>5}  {} ({})\n", t.id, t.block, to_string(t.side),
+                       t.side == Side::a ? plan.label_a : plan.label_b);
   }
   return out;
 }
@@ -72,7 +72,7 @@ std::string describe_plan(const Plan& plan) {
 nlohmann::json plan_to_json(const Plan& plan) {
   nlohmann::json trials = nlohmann::json::array();
   for (const Trial& t : plan.trials) {
-    trials.push_back({{"id", t.id}, {"side", side_letter(t.side)}, {"block", t.block}, {"position", t.position}});
+    trials.push_back({{"id", t.id}, {"side", to_string(t.side)}, {"block", t.block}, {"position", t.position}});
   }
   return {{"plan_schema_version", kPlanSchemaVersion},
           {"experiment", plan.experiment},
@@ -106,8 +106,9 @@ Plan plan_from_json(const nlohmann::json& json) {
       Trial trial;
       trial.id = t.at("id").get<std::string>();
       const std::string side = t.at("side").get<std::string>();
-      if (side != "A" && side != "B") throw bad(fmt::format("trial {} has side '{}'", trial.id, side));
-      trial.side = side == "A" ? SideId::a : SideId::b;
+      const auto parsed_side = parse_side(side);
+      if (!parsed_side) throw bad(fmt::format("trial {} has side '{}'", trial.id, side));
+      trial.side = *parsed_side;
       trial.block = t.at("block").get<int>();
       trial.position = t.at("position").get<int>();
       const int expected = static_cast<int>(plan.trials.size());

@@ -22,7 +22,7 @@ namespace abvm {
 
 struct Trial {
   std::string id;       // "t0000", "t0001", ... by position
-  SideId side = SideId::a;
+  Side side = Side::a;
   int block = 0;        // 0-based A/B block
   int position = 0;     // 0-based place in the overall order (= the number in the id)
   bool operator==(const Trial&) const = default;

@@ -88,7 +88,11 @@ json metric_json(const MetricAnalysis& m) {
   return out;
 }
 
-json context_json(const SideContext& c) { return {{"hosts", c.hosts}, {"accelerators", c.accelerators}}; }
+json context_json(const SideContext& c) {
+  json accelerators = json::array();
+  for (Accelerator a : c.accelerators) accelerators.push_back(to_string(a));
+  return {{"hosts", c.hosts}, {"accelerators", accelerators}};
+}
 
 }  // namespace
 

@@ -65,13 +65,13 @@ nlohmann::json host_environment() {
   return env;
 }
 
-nlohmann::json run_environment(const HostVersions& versions, const std::string& accelerator,
+nlohmann::json run_environment(const HostVersions& versions, Accelerator accelerator,
                                const std::string& accelerator_reason) {
   nlohmann::json env = host_environment();
   env["libvirt_uri"] = versions.uri;
   env["libvirt_version"] = versions.libvirt;
   env["qemu_version"] = versions.qemu;
-  env["accelerator"] = accelerator;
+  env["accelerator"] = to_string(accelerator);
   env["accelerator_reason"] = accelerator_reason;
   return env;
 }

@@ -14,7 +14,7 @@ namespace abvm {
 nlohmann::json host_environment();
 
 // host_environment() plus the hypervisor's versions and the accelerator in use.
-nlohmann::json run_environment(const HostVersions& versions, const std::string& accelerator,
+nlohmann::json run_environment(const HostVersions& versions, Accelerator accelerator,
                                const std::string& accelerator_reason);
 
 // The first "model name" of a /proc/cpuinfo text ("" when absent); exposed for tests.

@@ -9,7 +9,7 @@
 #include "core/files.hpp"
 #include "guest/domain_xml.hpp"
 #include "guest/job.hpp"
-#include "run/results_dir.hpp"
+#include "results/directory.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -39,7 +39,7 @@ json trial_result_json(const TrialResult& r) {
       {"problems", r.report.problems},
   };
   return {{"trial", r.trial.id},
-          {"side", side_letter(r.trial.side)},
+          {"side", to_string(r.trial.side)},
           {"block", r.trial.block ? json(*r.trial.block) : json(nullptr)},
           {"position", r.trial.position},
           {"outcome", to_string(r.outcome)},
@@ -48,7 +48,7 @@ json trial_result_json(const TrialResult& r) {
           {"retried", r.retried},
           {"seconds", r.seconds},
           {"time", r.time},
-          {"accelerator", r.accelerator},
+          {"accelerator", to_string(r.accelerator)},
           {"runs", runs},
           {"guest", report}};
 }
@@ -139,7 +139,7 @@ std::optional<TrialResult> Orchestrator::run_trial(const TrialToRun& trial,
     result.report = parse_guest_console(outcome.console, nonce);
     result.attempts = attempt;
     classify_trial(outcome, result.report, spec_.workloads, result);
-    if (result.outcome != TrialOutcome::infra_error || attempt == max_attempts) break;
+    if (result.outcome != Outcome::infra_error || attempt == max_attempts) break;
     // Keep what the failed attempt left, then boot again: an infra error says nothing about
     // the kernel, so a new boot is a fair replacement (and it is recorded).
     result.retried.push_back(fmt::format("attempt {}: {}", attempt, result.detail));
@@ -194,7 +194,13 @@ RunSummary Orchestrator::run(std::vector<TrialToRun> trials, const std::set<std:
       break;
     }
     sink_.on_trial_finished(*result);
-    append_line_durable(ledger, to_ledger_line(*result));
+    append_line_durable(ledger, to_ledger_line({.trial = result->trial.id,
+                                                .side = result->trial.side,
+                                                .outcome = result->outcome,
+                                                .attempts = result->attempts,
+                                                .seconds = result->seconds,
+                                                .time = result->time,
+                                                .detail = result->detail}));
     finished.insert(trial.id);
     ++summary.ran;
     trial_seconds_sum += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

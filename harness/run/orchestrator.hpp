@@ -1,7 +1,7 @@
 #pragma once
 // Executes trials through a GuestDriver: per trial, build the job archive and the initrd, boot,
 // wait for the end record or the timeout, classify, save the artifacts, hand the result to the
-// sink, and only then mark the trial done in the ledger (run/results_dir.hpp).
+// sink, and only then mark the trial done in the ledger (results/directory.hpp).
 //
 // The orchestrator knows nothing of kernels builds, dd or fio output, or statistics: cli/
 // prepares what each side boots (SideBoot), turns results into journal lines (TrialSink), and
@@ -38,13 +38,13 @@ struct ExecutionSpec {
   SideBoot a, b;
   std::vector<Workload> workloads;
   std::filesystem::path scratch_disk;   // empty: no disk
-  std::string accelerator = "tcg";
+  Accelerator accelerator = Accelerator::tcg;
   std::chrono::milliseconds boot_timeout{60000};
   std::chrono::milliseconds run_timeout{120000};  // per run, warm-ups included
   int infra_retries = 1;                // extra boots after an infra-error, per trial
   bool keep_initrd = false;             // debugging: keep trials/<id>/initrd.img
 
-  const SideBoot& side(SideId id) const { return id == SideId::a ? a : b; }
+  const SideBoot& side(Side id) const { return id == Side::a ? a : b; }
 };
 
 // The time one trial may take: the boot timeout plus the run timeout for every run it makes.

@@ -7,15 +7,6 @@
 namespace abvm {
 namespace {
 
-constexpr std::array<std::pair<TrialOutcome, const char*>, 6> kNames = {{
-    {TrialOutcome::ok, "ok"},
-    {TrialOutcome::workload_failed, "workload-failed"},
-    {TrialOutcome::panic, "panic"},
-    {TrialOutcome::timeout, "timeout"},
-    {TrialOutcome::infra_error, "infra-error"},
-    {TrialOutcome::invalid_output, "invalid-output"},
-}};
-
 // The line holding `pos`, without its line break, for details.
 std::string line_at(std::string_view text, std::size_t pos) {
   const std::size_t begin = text.rfind('\n', pos) == std::string_view::npos ? 0 : text.rfind('\n', pos) + 1;
@@ -43,7 +34,7 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
 }
 
 // Every expected run carries the trial's outcome: the trial as a whole failed.
-void fail_all(TrialResult& result, const std::vector<Workload>& workloads, TrialOutcome outcome, std::string detail) {
+void fail_all(TrialResult& result, const std::vector<Workload>& workloads, Outcome outcome, std::string detail) {
   result.outcome = outcome;
   result.detail = std::move(detail);
   result.runs.clear();
@@ -56,43 +47,29 @@ void fail_all(TrialResult& result, const std::vector<Workload>& workloads, Trial
 
 }  // namespace
 
-const char* to_string(TrialOutcome outcome) {
-  for (const auto& [o, name] : kNames) {
-    if (o == outcome) return name;
-  }
-  return "?";
-}
-
-std::optional<TrialOutcome> parse_trial_outcome(std::string_view text) {
-  for (const auto& [o, name] : kNames) {
-    if (text == name) return o;
-  }
-  return std::nullopt;
-}
-
 bool console_shows_panic(std::string_view console) { return console.find("Kernel panic") != std::string_view::npos; }
 
 void classify_trial(const GuestOutcome& guest, const GuestReport& report, const std::vector<Workload>& workloads,
                     TrialResult& result) {
   result.seconds = guest.seconds;
   if (guest.end == GuestOutcome::End::infra_error) {
-    fail_all(result, workloads, TrialOutcome::infra_error,
+    fail_all(result, workloads, Outcome::infra_error,
              guest.detail.empty() ? "the hypervisor could not run the guest" : guest.detail);
     return;
   }
   // A panic explains a timeout or a missing end record, so it is checked first.
   if (const auto at = guest.console.find("Kernel panic"); at != std::string::npos) {
-    fail_all(result, workloads, TrialOutcome::panic, line_at(guest.console, at));
+    fail_all(result, workloads, Outcome::panic, line_at(guest.console, at));
     return;
   }
   if (guest.end == GuestOutcome::End::crashed) {
-    fail_all(result, workloads, TrialOutcome::panic,
+    fail_all(result, workloads, Outcome::panic,
              fmt::format("the guest crashed{}", guest.detail.empty() ? "" : ": " + guest.detail));
     return;
   }
   if (guest.end == GuestOutcome::End::timeout) {
     const std::string last = last_line(guest.console);
-    fail_all(result, workloads, TrialOutcome::timeout,
+    fail_all(result, workloads, Outcome::timeout,
              fmt::format("no end record after {:.1f} s; the guest was destroyed{}", guest.seconds,
                          last.empty() ? " (empty console)" : "; last console line: " + last));
     return;
@@ -105,15 +82,15 @@ void classify_trial(const GuestOutcome& guest, const GuestReport& report, const 
     why.push_back(fmt::format("records are of trial '{}', not '{}'", report.trial_id, result.trial.id));
   }
   if (!why.empty()) {
-    fail_all(result, workloads, TrialOutcome::invalid_output, join(why, "; "));
+    fail_all(result, workloads, Outcome::invalid_output, join(why, "; "));
     return;
   }
   if (!report.agent_errors.empty()) {
     // The guest could not set up what the job asked for: its runs are not comparable.
-    fail_all(result, workloads, TrialOutcome::workload_failed, "guest agent: " + join(report.agent_errors, "; "));
+    fail_all(result, workloads, Outcome::workload_failed, "guest agent: " + join(report.agent_errors, "; "));
     return;
   }
-  result.outcome = TrialOutcome::ok;
+  result.outcome = Outcome::ok;
   result.detail.clear();
   result.runs.clear();
   std::vector<std::string> missing;
@@ -129,10 +106,10 @@ void classify_trial(const GuestOutcome& guest, const GuestReport& report, const 
       }
       RunResult run{.workload = w.name, .index = i, .exit_status = found->exit_status, .output = found->output};
       if (found->exit_status != 0) {
-        run.outcome = TrialOutcome::workload_failed;
+        run.outcome = Outcome::workload_failed;
         run.detail = fmt::format("{} run {} exited with status {}", w.name, i, found->exit_status);
-        if (result.outcome == TrialOutcome::ok) {
-          result.outcome = TrialOutcome::workload_failed;
+        if (result.outcome == Outcome::ok) {
+          result.outcome = Outcome::workload_failed;
           result.detail = run.detail;
         }
       }
@@ -140,7 +117,7 @@ void classify_trial(const GuestOutcome& guest, const GuestReport& report, const 
     }
   }
   if (!missing.empty()) {
-    fail_all(result, workloads, TrialOutcome::invalid_output,
+    fail_all(result, workloads, Outcome::invalid_output,
              fmt::format("the guest ended without reporting run{} {}", missing.size() > 1 ? "s" : "",
                          join(missing, ", ")));
   }

@@ -2,16 +2,7 @@
 // One trial (one boot of one side) as the orchestrator sees it: what to run, how it ended, and
 // what came back. A failed trial is data: it has an outcome and a detail, it is handed to the
 // sink like any other, and it never turns into a sample.
-//
-// Outcomes (the same words as the run journal's, samples/journal.hpp):
-//   ok               every measured run came back with exit status 0
-//   workload-failed  the guest reported, but a tool exited non-zero (per run) or the agent
-//                    itself reported an error (no scratch disk, insmod failed)
-//   panic            the console shows "Kernel panic" (or the driver saw the guest crash)
-//   timeout          no end record within the boot + run timeout; the guest was destroyed
-//   infra-error      the hypervisor could not start or watch the guest, after the bounded retries
-//   invalid-output   the records cannot be trusted: no begin/end, bad checksums, a foreign trial,
-//                    runs missing; or (decided later, in the sink) a tool's output that does not parse
+// Its outcome is core/vocabulary.hpp's Outcome.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,16 +16,10 @@
 
 namespace abvm {
 
-enum class TrialOutcome { ok, workload_failed, panic, timeout, infra_error, invalid_output };
-
-// "ok", "workload-failed", "panic", "timeout", "infra-error", "invalid-output".
-const char* to_string(TrialOutcome outcome);
-std::optional<TrialOutcome> parse_trial_outcome(std::string_view text);
-
 // A trial of the plan, reduced to what execution needs (cli/ converts plan/'s trials).
 struct TrialToRun {
   std::string id;                 // "t0007": also the boot id
-  SideId side = SideId::a;
+  Side side = Side::a;
   std::optional<int> block;       // A/B block, when the schedule has blocks
   std::int64_t position = 0;      // trial position in the overall order (0-based)
 };
@@ -43,7 +28,7 @@ struct TrialToRun {
 struct RunResult {
   std::string workload;
   int index = 0;                  // measured-run index within the boot, per workload
-  TrialOutcome outcome = TrialOutcome::ok;  // ok or workload_failed here; the trial's own
+  Outcome outcome = Outcome::ok;  // ok or workload_failed here; the trial's own
                                             // outcome otherwise (the run did not happen)
   int exit_status = -1;
   std::string output;             // the tool's raw stdout+stderr (empty when it did not run)
@@ -52,13 +37,13 @@ struct RunResult {
 
 struct TrialResult {
   TrialToRun trial;
-  TrialOutcome outcome = TrialOutcome::ok;
+  Outcome outcome = Outcome::ok;
   std::string detail;                       // why, for anything but ok
   int attempts = 1;                         // boots tried (infra errors are retried)
   std::vector<std::string> retried;         // detail of each retried infra error
   double seconds = 0;                       // wall time of the last attempt
   std::string time;                         // UTC, ISO 8601, when the trial ended
-  std::string accelerator;
+  Accelerator accelerator = Accelerator::tcg;
   std::vector<RunResult> runs;              // every expected measured run, in job order
   GuestReport report;                       // parsed records of the last attempt
 };

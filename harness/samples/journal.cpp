@@ -16,15 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<Outcome, const char*>, 6> kOutcomes{{
-    {Outcome::ok, "ok"},
-    {Outcome::workload_failed, "workload-failed"},
-    {Outcome::panic, "panic"},
-    {Outcome::timeout, "timeout"},
-    {Outcome::infra_error, "infra-error"},
-    {Outcome::invalid_output, "invalid-output"},
-}};
-
 class LineReader {
  public:
   LineReader(const json& object, std::string_view source, std::size_t line)
@@ -77,18 +68,6 @@ class LineReader {
 
 }  // namespace
 
-const char* to_string(Outcome outcome) {
-  for (const auto& [o, name] : kOutcomes)
-    if (o == outcome) return name;
-  return "?";
-}
-
-std::optional<Outcome> parse_outcome(std::string_view text) {
-  for (const auto& [o, name] : kOutcomes)
-    if (text == name) return o;
-  return std::nullopt;
-}
-
 std::string to_journal_line(const JournalEntry& e) {
   nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
   for (const auto& m : e.metrics) {
@@ -116,7 +95,7 @@ std::string to_journal_line(const JournalEntry& e) {
   j["workload"] = e.workload;
   j["outcome"] = to_string(e.outcome);
   j["host"] = e.host;
-  j["accelerator"] = e.accelerator;
+  j["accelerator"] = to_string(e.accelerator);
   j["time"] = e.time;
   j["metrics"] = std::move(metrics);
   j["detail"] = e.detail;
@@ -151,8 +130,7 @@ JournalEntry parse_journal_line(std::string_view line, std::string_view source,
 
   e.trial = r.string("trial");
   std::string side = r.string("side");
-  if (side == "A") e.side = Side::a;
-  else if (side == "B") e.side = Side::b;
+  if (auto s = parse_side(side)) e.side = *s;
   else r.fail(fmt::format("journal field \"side\" must be \"A\" or \"B\", not \"{}\"", side));
   e.boot = r.string("boot");
   e.run = r.small_integer("run");
@@ -167,12 +145,13 @@ JournalEntry parse_journal_line(std::string_view line, std::string_view source,
   std::string outcome = r.string("outcome");
   auto parsed = parse_outcome(outcome);
   if (!parsed)
-    r.fail(fmt::format("journal field \"outcome\" is \"{}\"; expected one of ok, workload-failed, "
-                       "panic, timeout, infra-error, invalid-output",
-                       outcome));
+    r.fail(fmt::format("journal field \"outcome\" is \"{}\"; expected one of {}", outcome,
+                       outcome_words()));
   e.outcome = *parsed;
   e.host = r.string("host");
-  e.accelerator = r.string("accelerator");
+  const std::string accelerator = r.string("accelerator");
+  if (auto a = parse_accelerator(accelerator)) e.accelerator = *a;
+  else r.fail(fmt::format("journal field \"accelerator\" must be \"kvm\" or \"tcg\", not \"{}\"", accelerator));
   e.time = r.string("time");
   e.detail = r.string("detail");
 
@@ -186,8 +165,7 @@ JournalEntry parse_journal_line(std::string_view line, std::string_view source,
     jm.name = r.string("name", m, prefix);
     jm.unit = r.string("unit", m, prefix);
     std::string better = r.string("better", m, prefix);
-    if (better == "higher") jm.better = Better::higher;
-    else if (better == "lower") jm.better = Better::lower;
+    if (auto b = parse_better(better)) jm.better = *b;
     else
       r.fail(fmt::format("journal field \"{}better\" must be \"higher\" or \"lower\", not \"{}\"",
                          prefix, better));

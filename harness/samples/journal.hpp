@@ -31,12 +31,6 @@ namespace abvm {
 
 inline constexpr int kJournalVersion = 1;
 
-enum class Outcome { ok, workload_failed, panic, timeout, infra_error, invalid_output };
-
-// "ok", "workload-failed", "panic", "timeout", "infra-error", "invalid-output".
-const char* to_string(Outcome outcome);
-std::optional<Outcome> parse_outcome(std::string_view text);
-
 struct JournalMetric {
   std::string name;     // "<workload>.bandwidth", "<workload>.<job>.<dir>.iops", ...
   std::string unit;     // "B/s", "IOPS", "ns"
@@ -55,7 +49,7 @@ struct JournalEntry {
   std::string workload;              // workload name from the experiment
   Outcome outcome = Outcome::ok;
   std::string host;
-  std::string accelerator;           // "kvm" / "tcg"
+  Accelerator accelerator = Accelerator::tcg;
   std::string time;                  // UTC, ISO 8601: "2026-11-29T20:01:02Z"
   std::vector<JournalMetric> metrics;
   std::string detail;                // free text, for failures

@@ -83,9 +83,9 @@ std::string where(const std::filesystem::path& path, std::size_t line) {
   return fmt::format("{}:{}", path.string(), line);
 }
 
-void add_unique(std::vector<std::string>& list, const std::string& value) {
-  if (!value.empty() && std::find(list.begin(), list.end(), value) == list.end())
-    list.push_back(value);
+template <typename T>
+void add_unique(std::vector<T>& list, const T& value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
 }
 
 }  // namespace
@@ -228,7 +228,7 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
   std::map<std::string, std::string> workload_of;  // metric name -> workload
   for (const auto& e : entries) {
     SideContext& context = e.side == Side::a ? builder.set().context_a : builder.set().context_b;
-    add_unique(context.hosts, e.host);
+    if (!e.host.empty()) add_unique(context.hosts, e.host);
     add_unique(context.accelerators, e.accelerator);
     std::string source = fmt::format("trial {} run {}", e.trial, e.run);
     if (e.outcome != Outcome::ok) {

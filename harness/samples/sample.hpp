@@ -9,13 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/vocabulary.hpp"
+
 namespace abvm {
-
-enum class Side { a, b };
-enum class Better { higher, lower };
-
-const char* to_string(Side side);        // "A" / "B"
-const char* to_string(Better better);    // "higher" / "lower"
 
 struct Sample {
   double value = 0;
@@ -50,7 +46,7 @@ struct FailedRun {
 // are compared with a warning.
 struct SideContext {
   std::vector<std::string> hosts;
-  std::vector<std::string> accelerators;  // "kvm" / "tcg"
+  std::vector<Accelerator> accelerators;
 };
 
 struct SampleSet {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/run_journal.hpp"
+#include "run/journal_sink.hpp"
 #include "config/experiment.hpp"
 #include "core/base64.hpp"
 #include "core/error.hpp"
@@ -20,7 +20,7 @@
 #include "guest/domain_xml.hpp"
 #include "guest/records.hpp"
 #include "run/orchestrator.hpp"
-#include "run/results_dir.hpp"
+#include "results/directory.hpp"
 #include "run/scratch.hpp"
 #include "samples/journal.hpp"
 
@@ -146,10 +146,10 @@ class LyingGuest : public TempDir {
 
   // Runs two trials (A, B) through the orchestrator and the journal sink, as `abvm run` does.
   void run_two_trials() {
-    cli::JournalSink sink(results_ / "journal.jsonl", spec_.workloads, "host");
+    JournalSink sink(results_ / "journal.jsonl", spec_.workloads, "host");
     Orchestrator orchestrator(driver_, spec_, sink);
-    const std::vector<TrialToRun> trials = {{.id = "t0000", .side = SideId::a, .position = 0},
-                                            {.id = "t0001", .side = SideId::b, .position = 1}};
+    const std::vector<TrialToRun> trials = {{.id = "t0000", .side = Side::a, .position = 0},
+                                            {.id = "t0001", .side = Side::b, .position = 1}};
     const RunSummary summary = orchestrator.run(trials, {}, {});
     EXPECT_EQ(summary.ran, 2u);
   }

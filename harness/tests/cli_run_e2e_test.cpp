@@ -127,7 +127,7 @@ class RunE2ETest : public ::testing::Test {
       EXPECT_TRUE(keys.insert(e.trial + "/" + e.workload + "/" + std::to_string(e.run)).second)
           << "duplicate run " << e.trial << " " << e.workload << " " << e.run;
       EXPECT_EQ(e.outcome, Outcome::ok) << e.trial << ": " << e.detail;
-      EXPECT_EQ(e.accelerator, "tcg");
+      EXPECT_EQ(e.accelerator, Accelerator::tcg);
       ++per_side[to_string(e.side)];
     }
     EXPECT_EQ(per_side["A"], 2 * kRunsPerTrial);

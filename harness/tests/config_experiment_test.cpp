@@ -40,7 +40,7 @@ TEST(ConfigExperiment, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(e.name, "demo");
   EXPECT_EQ(e.description, "");
   EXPECT_EQ(e.guest.image, "default");
-  EXPECT_EQ(e.guest.accelerator, "auto");
+  EXPECT_FALSE(e.guest.accelerator.has_value());  // "auto"
   EXPECT_TRUE(e.disk.path.empty());
   EXPECT_EQ(e.disk.size_bytes, 1ULL << 30);
   EXPECT_FALSE(e.disk.preallocate);

@@ -18,7 +18,7 @@
 #include "guest/cpio.hpp"
 #include "guest/image.hpp"
 #include "guest/job.hpp"
-#include "guest/kernel.hpp"
+#include "kernels/kernel.hpp"
 #include "guest/modules.hpp"
 #include "guest/records.hpp"
 

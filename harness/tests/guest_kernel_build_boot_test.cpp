@@ -37,7 +37,7 @@
 #include "guest/domain_xml.hpp"
 #include "guest/image.hpp"
 #include "guest/job.hpp"
-#include "guest/kernel.hpp"
+#include "kernels/kernel.hpp"
 #include "guest/libvirt_driver.hpp"
 #include "guest/records.hpp"
 

@@ -58,7 +58,7 @@ TEST_F(GuestLibvirtAccel, KvmWhenTheProbePrintsItsMarkerAndTheProbeRunsOncePerHo
   EXPECT_DOUBLE_EQ(c.probe_seconds, 0.7);
   EXPECT_EQ(accelerator_warning(c), "");
   ASSERT_EQ(d.specs.size(), 1u);
-  EXPECT_EQ(d.specs[0].accelerator, "kvm");
+  EXPECT_EQ(d.specs[0].accelerator, Accelerator::kvm);
   EXPECT_EQ(d.specs[0].kernel, "/k/vmlinuz");
   EXPECT_TRUE(d.specs[0].scratch_disk.empty());
 
@@ -119,7 +119,7 @@ TEST_F(GuestLibvirtAccel, TheRealProbeChoosesAnAcceleratorThatBoots) {
   spec.initrd = s.guest.initrd;
   spec.cmdline = "console=ttyS0 panic=-1 abvm_test=poweroff";
   spec.console_log = s.guest.work / (spec.name + ".console.log");
-  spec.accelerator = std::string(to_string(c.accelerator));
+  spec.accelerator = c.accelerator;
   auto out = s.driver->run_guest(spec, 60s, [](std::string_view con) {
     return con.find("ABVM-TEST-DONE") != std::string_view::npos;
   });

@@ -19,7 +19,7 @@ Experiment experiment(int boots, const char* order = "interleaved") {
 
 std::string sides(const Plan& plan) {
   std::string out;
-  for (const Trial& t : plan.trials) out += side_letter(t.side);
+  for (const Trial& t : plan.trials) out += to_string(t.side);
   return out;
 }
 
@@ -49,7 +49,7 @@ TEST(Plan, OrderInsideBlocksIsRandomisedFromTheSeed) {
   // Over many blocks both orders occur about equally often.
   const Plan big = make_plan(experiment(2000), 7);
   int a_first = 0;
-  for (int b = 0; b < big.blocks; ++b) a_first += big.trials[2 * b].side == SideId::a;
+  for (int b = 0; b < big.blocks; ++b) a_first += big.trials[2 * b].side == Side::a;
   EXPECT_GT(a_first, 900);
   EXPECT_LT(a_first, 1100);
 }

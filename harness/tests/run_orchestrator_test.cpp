@@ -16,7 +16,7 @@
 #include "core/files.hpp"
 #include "guest/records.hpp"
 #include "run/orchestrator.hpp"
-#include "run/results_dir.hpp"
+#include "results/directory.hpp"
 
 namespace abvm {
 namespace {
@@ -183,7 +183,7 @@ class OrchestratorTest : public ::testing::Test {
     int pos = 0;
     for (int b = 0; b < blocks; ++b) {
       // BA in odd blocks, as a seeded plan might draw it.
-      for (SideId s : b % 2 ? std::vector{SideId::b, SideId::a} : std::vector{SideId::a, SideId::b}) {
+      for (Side s : b % 2 ? std::vector{Side::b, Side::a} : std::vector{Side::a, Side::b}) {
         out.push_back({.id = fmt_id(pos), .side = s, .block = b, .position = pos});
         ++pos;
       }
@@ -226,7 +226,7 @@ TEST_F(OrchestratorTest, RunsTrialsInPlanOrderWithEachSidesBootSettings) {
     nonces.insert(driver.boots[i].nonce);
     domains.insert(driver.boots[i].domain);
     EXPECT_EQ(sink.results[i].trial.id, order[i]);
-    EXPECT_EQ(sink.results[i].outcome, TrialOutcome::ok) << sink.results[i].detail;
+    EXPECT_EQ(sink.results[i].outcome, Outcome::ok) << sink.results[i].detail;
   }
   EXPECT_EQ(nonces.size(), 4u) << "every boot needs a fresh nonce";
   EXPECT_EQ(domains.size(), 4u) << "domain names must be unique per trial";
@@ -263,36 +263,36 @@ TEST_F(OrchestratorTest, TrialTimeoutCoversBootAndEveryRun) {
 
 TEST_F(OrchestratorTest, FailingRunIsWorkloadFailedOthersStayOk) {
   const TrialResult r = run_one(Script::run_fails);
-  EXPECT_EQ(r.outcome, TrialOutcome::workload_failed);
+  EXPECT_EQ(r.outcome, Outcome::workload_failed);
   EXPECT_EQ(r.detail, "dd-write run 1 exited with status 1");
   ASSERT_EQ(r.runs.size(), 5u);
-  EXPECT_EQ(r.runs[0].outcome, TrialOutcome::ok);
-  EXPECT_EQ(r.runs[1].outcome, TrialOutcome::workload_failed);
+  EXPECT_EQ(r.runs[0].outcome, Outcome::ok);
+  EXPECT_EQ(r.runs[1].outcome, Outcome::workload_failed);
   EXPECT_EQ(r.runs[1].exit_status, 1);
-  EXPECT_EQ(r.runs[2].outcome, TrialOutcome::ok);
-  EXPECT_EQ(read_ledger(dir / "trials.jsonl").at(0).outcome, TrialOutcome::workload_failed);
+  EXPECT_EQ(r.runs[2].outcome, Outcome::ok);
+  EXPECT_EQ(read_ledger(dir / "trials.jsonl").at(0).outcome, Outcome::workload_failed);
 }
 
 TEST_F(OrchestratorTest, PanicSeenAsCrashIsPanicAndNoRunCounts) {
   const TrialResult r = run_one(Script::panic);
-  EXPECT_EQ(r.outcome, TrialOutcome::panic);
+  EXPECT_EQ(r.outcome, Outcome::panic);
   EXPECT_EQ(r.detail, "[    2.500000] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000100");
   ASSERT_EQ(r.runs.size(), 5u);
   for (const auto& run : r.runs) {
-    EXPECT_EQ(run.outcome, TrialOutcome::panic);
+    EXPECT_EQ(run.outcome, Outcome::panic);
     EXPECT_TRUE(run.output.empty());
   }
 }
 
 TEST_F(OrchestratorTest, PanicThatEndsInTimeoutIsStillPanic) {
-  EXPECT_EQ(run_one(Script::panic_timeout).outcome, TrialOutcome::panic);
+  EXPECT_EQ(run_one(Script::panic_timeout).outcome, Outcome::panic);
 }
 
 TEST_F(OrchestratorTest, HangIsTimeoutNamingTheLastConsoleLine) {
   spec.boot_timeout = std::chrono::seconds(5);
   spec.run_timeout = std::chrono::seconds(1);
   const TrialResult r = run_one(Script::hang);
-  EXPECT_EQ(r.outcome, TrialOutcome::timeout);
+  EXPECT_EQ(r.outcome, Outcome::timeout);
   EXPECT_TRUE(r.detail.starts_with("no end record after 11.0 s; the guest was destroyed; last console line: ABVM1:"))
       << r.detail;
   EXPECT_EQ(r.runs.size(), 5u);
@@ -300,7 +300,7 @@ TEST_F(OrchestratorTest, HangIsTimeoutNamingTheLastConsoleLine) {
 
 TEST_F(OrchestratorTest, InfraErrorIsRetriedOnceAndTheRetryRecorded) {
   const TrialResult r = run_one(Script::infra);  // then the default: ok
-  EXPECT_EQ(r.outcome, TrialOutcome::ok);
+  EXPECT_EQ(r.outcome, Outcome::ok);
   EXPECT_EQ(r.attempts, 2);
   ASSERT_EQ(r.retried.size(), 1u);
   EXPECT_EQ(r.retried[0], "attempt 1: internal error: process exited while connecting to monitor");
@@ -317,41 +317,41 @@ TEST_F(OrchestratorTest, InfraRetryIsBounded) {
   o.run(trials(1), {}, {});
   // Trial t0000 used its 3 boots and failed; t0001 got the fourth boot.
   ASSERT_EQ(sink.results.size(), 2u);
-  EXPECT_EQ(sink.results[0].outcome, TrialOutcome::infra_error);
+  EXPECT_EQ(sink.results[0].outcome, Outcome::infra_error);
   EXPECT_EQ(sink.results[0].attempts, 3);
   EXPECT_EQ(sink.results[0].retried.size(), 2u);
   EXPECT_EQ(sink.results[0].detail, "internal error: process exited while connecting to monitor");
-  EXPECT_EQ(sink.results[1].outcome, TrialOutcome::ok);
+  EXPECT_EQ(sink.results[1].outcome, Outcome::ok);
   EXPECT_EQ(driver.boots.size(), 4u);
 }
 
 TEST_F(OrchestratorTest, ForgedRecordsAreInvalidOutput) {
   const TrialResult r = run_one(Script::foreign_nonce);
-  EXPECT_EQ(r.outcome, TrialOutcome::invalid_output);
+  EXPECT_EQ(r.outcome, Outcome::invalid_output);
   EXPECT_NE(r.detail.find("no begin record"), std::string::npos) << r.detail;
 }
 
 TEST_F(OrchestratorTest, RecordsOfAnotherTrialAreInvalidOutput) {
   const TrialResult r = run_one(Script::wrong_trial);
-  EXPECT_EQ(r.outcome, TrialOutcome::invalid_output);
+  EXPECT_EQ(r.outcome, Outcome::invalid_output);
   EXPECT_EQ(r.detail, "records are of trial 't9999', not 't0000'");
 }
 
 TEST_F(OrchestratorTest, PowerOffWithoutEndRecordIsInvalidOutput) {
   const TrialResult r = run_one(Script::no_end);
-  EXPECT_EQ(r.outcome, TrialOutcome::invalid_output);
+  EXPECT_EQ(r.outcome, Outcome::invalid_output);
   EXPECT_EQ(r.detail, "no end record: the guest output stops early");
 }
 
 TEST_F(OrchestratorTest, MissingRunIsInvalidOutput) {
   const TrialResult r = run_one(Script::missing_run);
-  EXPECT_EQ(r.outcome, TrialOutcome::invalid_output);
+  EXPECT_EQ(r.outcome, Outcome::invalid_output);
   EXPECT_EQ(r.detail, "the guest ended without reporting runs dd-write #2, dd-small #1");
 }
 
 TEST_F(OrchestratorTest, AgentErrorIsWorkloadFailed) {
   const TrialResult r = run_one(Script::agent_error);
-  EXPECT_EQ(r.outcome, TrialOutcome::workload_failed);
+  EXPECT_EQ(r.outcome, Outcome::workload_failed);
   EXPECT_EQ(r.detail, "guest agent: no virtio-blk disk with serial 'abvm-scratch'");
 }
 

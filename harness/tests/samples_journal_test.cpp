@@ -28,7 +28,7 @@ JournalEntry sample_entry() {
   e.workload = "dd-write";
   e.outcome = Outcome::ok;
   e.host = "hostname";
-  e.accelerator = "tcg";
+  e.accelerator = Accelerator::tcg;
   e.time = "2026-11-29T20:01:02Z";
   e.metrics = {{"dd-write.bandwidth", "B/s", Better::higher, 1234567890.125},
                {"dd-write.seconds", "s", Better::lower, 0.1}};

@@ -266,7 +266,7 @@ TEST(Load, ResultsDirectory) {
   EXPECT_EQ(set.failures[0].source, "trial t0004 run 0");
   EXPECT_EQ(set.context_a.hosts, std::vector<std::string>{"hostA"});
   EXPECT_EQ(set.context_b.hosts, (std::vector<std::string>{"hostA", "hostB"}));
-  EXPECT_EQ(set.context_b.accelerators, std::vector<std::string>{"tcg"});
+  EXPECT_EQ(set.context_b.accelerators, std::vector<Accelerator>{Accelerator::tcg});
   EXPECT_TRUE(set.notes.empty());
 }
 

@@ -234,8 +234,8 @@ TEST(VerdictAnalysis, WarnsAboutDriftDifferentAcceleratorsTcgAndFailures) {
     b.push_back(1005 + 10 * i);
   }
   SampleSet s = one_metric(a, b);
-  s.context_a.accelerators = {"kvm"};
-  s.context_b.accelerators = {"tcg"};
+  s.context_a.accelerators = {Accelerator::kvm};
+  s.context_b.accelerators = {Accelerator::tcg};
   s.failures = {{Side::b, "panic", "panic", "t1"}, {Side::b, "panic", "panic", "t3"}, {Side::b, "x", "timeout", "t5"}};
   Analysis r = analyze(s, {});
   EXPECT_TRUE(any_contains(r.metrics[0].warnings, "drifts with run order"));

@@ -366,8 +366,8 @@ Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
       r.verdict = Verdict::inconclusive;
       r.effect = {kNaN, kNaN, kNaN, 1 - alpha, 0, "none"};
       r.warnings.push_back(fmt::format("No valid runs of {} on side {}: nothing to compare. Check the failed trials.",
-                                       m.name, r.a.units.empty() ? "A" : "B"));
-      r.headline = fmt::format("{}: no valid runs on side {}: inconclusive", m.name, r.a.units.empty() ? "A" : "B");
+                                       m.name, to_string(r.a.units.empty() ? Side::a : Side::b)));
+      r.headline = fmt::format("{}: no valid runs on side {}: inconclusive", m.name, to_string(r.a.units.empty() ? Side::a : Side::b));
       pvalues.push_back(1);
       out.metrics.push_back(std::move(r));
       continue;
@@ -445,7 +445,7 @@ Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
   for (std::size_t i = 0; i < out.metrics.size(); ++i) out.metrics[i].mw_p_holm = adjusted[i];
 
   // Experiment-wide warnings.
-  auto as_set = [](const std::vector<std::string>& v) { return std::set<std::string>(v.begin(), v.end()); };
+  auto as_set = [](const auto& v) { return std::set<typename std::decay_t<decltype(v)>::value_type>(v.begin(), v.end()); };
   if (!samples.context_a.hosts.empty() && !samples.context_b.hosts.empty() &&
       as_set(samples.context_a.hosts) != as_set(samples.context_b.hosts)) {
     out.warnings.push_back("A and B were measured on different hosts: host differences are confounded with the "
@@ -457,7 +457,7 @@ Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
                            "Run both sides with the same accelerator.");
   }
   for (const auto* ctx : {&samples.context_a, &samples.context_b}) {
-    if (std::find(ctx->accelerators.begin(), ctx->accelerators.end(), "tcg") != ctx->accelerators.end()) {
+    if (std::find(ctx->accelerators.begin(), ctx->accelerators.end(), Accelerator::tcg) != ctx->accelerators.end()) {
       out.warnings.push_back("Guests ran under TCG (software emulation): the numbers describe the emulator as much as "
                              "the kernel. Use a host with working KVM for conclusions about real hardware.");
       break;

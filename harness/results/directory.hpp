@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "run/trial.hpp"
+#include "core/vocabulary.hpp"
 
 namespace abvm {
 
@@ -59,15 +59,15 @@ class ResultsLock {
 // One ledger line per finished trial (trials.jsonl).
 struct LedgerEntry {
   std::string trial;
-  std::string side;        // "A" / "B"
-  TrialOutcome outcome = TrialOutcome::ok;
+  Side side = Side::a;
+  Outcome outcome = Outcome::ok;
   int attempts = 1;
   double seconds = 0;
   std::string time;
   std::string detail;
 };
 
-std::string to_ledger_line(const TrialResult& result);
+std::string to_ledger_line(const LedgerEntry& entry);
 
 // Reads dir/trials.jsonl (missing file: empty). A last line without '\n' that does not parse
 // (a writer killed mid-line) is ignored and reported to `warn`; any other bad line is an Error

@@ -5,11 +5,11 @@
 
 #include <filesystem>
 
-#include "cli/run_journal.hpp"
+#include "run/journal_sink.hpp"
 #include "core/files.hpp"
 #include "samples/load.hpp"
 
-namespace abvm::cli {
+namespace abvm {
 namespace {
 namespace fs = std::filesystem;
 
@@ -20,12 +20,12 @@ std::vector<Workload> workloads() {
           Workload{.name = "seqwrite", .spec = FioWorkload{}, .repetitions = 1}};
 }
 
-TrialResult trial(const std::string& id, SideId side, int position, const std::string& dd0, const std::string& dd1,
+TrialResult trial(const std::string& id, Side side, int position, const std::string& dd0, const std::string& dd1,
                   const std::string& fio) {
   TrialResult r;
   r.trial = {.id = id, .side = side, .block = position / 2, .position = position};
   r.time = "2026-11-29T20:01:02Z";
-  r.accelerator = "tcg";
+  r.accelerator = Accelerator::tcg;
   r.runs = {{.workload = "dd-write", .index = 0, .exit_status = 0, .output = dd0},
             {.workload = "dd-write", .index = 1, .exit_status = 0, .output = dd1},
             {.workload = "seqwrite", .index = 0, .exit_status = 0, .output = fio}};
@@ -48,7 +48,7 @@ TEST_F(JournalSinkTest, OkRunsBecomeMetricsWithOrderBootAndBlock) {
   JournalSink sink(dir / "journal.jsonl", workloads(), "host1");
   const std::string dd = fixture("dd/gnu-8M-16-direct.txt");
   const std::string fio = fixture("fio/seqwrite.json");
-  const auto entries = sink.entries_for(trial("t0003", SideId::b, 3, dd, dd, fio));
+  const auto entries = sink.entries_for(trial("t0003", Side::b, 3, dd, dd, fio));
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries[0].trial, "t0003");
   EXPECT_EQ(entries[0].boot, "t0003");
@@ -64,7 +64,7 @@ TEST_F(JournalSinkTest, OkRunsBecomeMetricsWithOrderBootAndBlock) {
   // 134217728 bytes in 0.0723784 s (the fixture's own figures).
   EXPECT_DOUBLE_EQ(entries[0].metrics[0].value, 134217728 / 0.0723784);
   EXPECT_EQ(entries[0].host, "host1");
-  EXPECT_EQ(entries[0].accelerator, "tcg");
+  EXPECT_EQ(entries[0].accelerator, Accelerator::tcg);
   EXPECT_EQ(entries[2].workload, "seqwrite");
   EXPECT_FALSE(entries[2].metrics.empty());
   EXPECT_EQ(entries[2].metrics[0].unit, "B/s");
@@ -74,7 +74,7 @@ TEST_F(JournalSinkTest, BadOutputAndFioErrorsAreFailuresNotSamples) {
   JournalSink sink(dir / "journal.jsonl", workloads(), "host1");
   const std::string dd = fixture("dd/gnu-8M-16-direct.txt");
   const auto entries =
-      sink.entries_for(trial("t0000", SideId::a, 0, "dd: invalid number: '8Q'\n", dd, fixture("fio/error-devfull.json")));
+      sink.entries_for(trial("t0000", Side::a, 0, "dd: invalid number: '8Q'\n", dd, fixture("fio/error-devfull.json")));
   EXPECT_EQ(entries[0].outcome, Outcome::invalid_output);
   EXPECT_TRUE(entries[0].metrics.empty());
   EXPECT_NE(entries[0].detail.find("trials/t0000/dd-write-run0.out"), std::string::npos) << entries[0].detail;
@@ -85,9 +85,9 @@ TEST_F(JournalSinkTest, BadOutputAndFioErrorsAreFailuresNotSamples) {
 
 TEST_F(JournalSinkTest, FailedTrialRunsKeepTheTrialOutcome) {
   JournalSink sink(dir / "journal.jsonl", workloads(), "host1");
-  TrialResult r = trial("t0001", SideId::b, 1, "", "", "");
+  TrialResult r = trial("t0001", Side::b, 1, "", "", "");
   for (auto& run : r.runs) {
-    run.outcome = TrialOutcome::panic;
+    run.outcome = Outcome::panic;
     run.detail = "Kernel panic - not syncing";
   }
   const auto entries = sink.entries_for(r);
@@ -104,10 +104,10 @@ TEST_F(JournalSinkTest, JournalIsReadableByTheAnalysisAndGivesTheEffect) {
   const std::string b = fixture("dd/gnu-1G-4.txt");
   const std::string fio = fixture("fio/seqwrite.json");
   EXPECT_EQ(sink.effect_estimate(), "");
-  sink.on_trial_finished(trial("t0000", SideId::a, 0, a, a, fio));
-  sink.on_trial_finished(trial("t0001", SideId::b, 1, b, b, fio));
-  sink.on_trial_finished(trial("t0002", SideId::b, 2, b, b, fio));
-  sink.on_trial_finished(trial("t0003", SideId::a, 3, a, a, fio));
+  sink.on_trial_finished(trial("t0000", Side::a, 0, a, a, fio));
+  sink.on_trial_finished(trial("t0001", Side::b, 1, b, b, fio));
+  sink.on_trial_finished(trial("t0002", Side::b, 2, b, b, fio));
+  sink.on_trial_finished(trial("t0003", Side::a, 3, a, a, fio));
   EXPECT_TRUE(sink.effect_estimate().starts_with("dd-write.bandwidth B/A ")) << sink.effect_estimate();
   const SampleSet s = load_results_dir(dir);
   ASSERT_FALSE(s.metrics.empty());
@@ -123,8 +123,8 @@ TEST_F(JournalSinkTest, PruneRemovesUnfinishedTrialsAndATruncatedLine) {
   JournalSink sink(journal, workloads(), "host1");
   const std::string dd = fixture("dd/gnu-8M-16-direct.txt");
   const std::string fio = fixture("fio/seqwrite.json");
-  sink.on_trial_finished(trial("t0000", SideId::a, 0, dd, dd, fio));
-  sink.on_trial_finished(trial("t0001", SideId::b, 1, dd, dd, fio));
+  sink.on_trial_finished(trial("t0000", Side::a, 0, dd, dd, fio));
+  sink.on_trial_finished(trial("t0001", Side::b, 1, dd, dd, fio));
   // Killed while writing t0001's lines to the ledger: t0001 is not done.
   write_file_atomic(journal, read_file(journal) + "{\"journal_version\":1,\"trial\":\"t00");
   std::vector<std::string> notes;
@@ -142,4 +142,4 @@ TEST_F(JournalSinkTest, PruneRemovesUnfinishedTrialsAndATruncatedLine) {
 }
 
 }  // namespace
-}  // namespace abvm::cli
+}  // namespace abvm

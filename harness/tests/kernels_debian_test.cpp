@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/process.hpp"
-#include "guest/kernel.hpp"
+#include "kernels/kernel.hpp"
 
 namespace fs = std::filesystem;
 using namespace abvm;

@@ -1,4 +1,4 @@
-#include "guest/kernel.hpp"
+#include "kernels/kernel.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,4 +1,4 @@
-#include "run/results_dir.hpp"
+#include "results/directory.hpp"
 
 
 #include <fcntl.h>
@@ -88,15 +88,15 @@ ResultsLock::~ResultsLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string to_ledger_line(const TrialResult& result) {
+std::string to_ledger_line(const LedgerEntry& e) {
   nlohmann::json j = {
-      {"trial", result.trial.id},
-      {"side", side_letter(result.trial.side)},
-      {"outcome", to_string(result.outcome)},
-      {"attempts", result.attempts},
-      {"seconds", result.seconds},
-      {"time", result.time},
-      {"detail", result.detail},
+      {"trial", e.trial},
+      {"side", to_string(e.side)},
+      {"outcome", to_string(e.outcome)},
+      {"attempts", e.attempts},
+      {"seconds", e.seconds},
+      {"time", e.time},
+      {"detail", e.detail},
   };
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -118,8 +118,10 @@ std::vector<LedgerEntry> read_ledger(const fs::path& path, const std::function<v
       const auto j = nlohmann::json::parse(line);
       LedgerEntry e;
       e.trial = j.at("trial").get<std::string>();
-      e.side = j.at("side").get<std::string>();
-      const auto outcome = parse_trial_outcome(j.at("outcome").get<std::string>());
+      const auto side = parse_side(j.at("side").get<std::string>());
+      if (!side) throw Error(fmt::format("unknown side '{}'", j.at("side").get<std::string>()));
+      e.side = *side;
+      const auto outcome = parse_outcome(j.at("outcome").get<std::string>());
       if (!outcome) throw Error(fmt::format("unknown outcome '{}'", j.at("outcome").get<std::string>()));
       e.outcome = *outcome;
       e.attempts = j.at("attempts").get<int>();

@@ -1,7 +1,7 @@
 #pragma once
-// The glue between run/ and samples/: a TrialSink that turns each finished trial's raw tool
-// output into journal lines (samples/journal.hpp), appended durably as the trial ends. It
-// lives in cli/ because run/ comes before samples/ in the data flow.
+// The run's journal: a TrialSink that turns each finished trial's raw tool output into journal
+// lines (samples/ parses the tools' output and owns the line format), appended durably as the
+// trial ends.
 #include <filesystem>
 #include <map>
 #include <set>
@@ -11,7 +11,7 @@
 #include "run/trial.hpp"
 #include "samples/journal.hpp"
 
-namespace abvm::cli {
+namespace abvm {
 
 class JournalSink final : public TrialSink {
  public:
@@ -46,4 +46,4 @@ class JournalSink final : public TrialSink {
 std::vector<JournalEntry> prune_journal(const std::filesystem::path& journal, const std::set<std::string>& done,
                                         std::vector<std::string>& notes);
 
-}  // namespace abvm::cli
+}  // namespace abvm

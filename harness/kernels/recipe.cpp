@@ -1,4 +1,4 @@
-// Kernel recipes: kernels/<name>.toml -> KernelRecipe, strictly (see guest/kernel.hpp).
+// Kernel recipes: kernels/<name>.toml -> KernelRecipe, strictly (see kernels/kernel.hpp).
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
-#include "guest/kernel.hpp"
+#include "kernels/kernel.hpp"
 
 namespace fs = std::filesystem;
 

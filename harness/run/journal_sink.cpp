@@ -1,4 +1,4 @@
-#include "cli/run_journal.hpp"
+#include "run/journal_sink.hpp"
 
 #include <fmt/format.h>
 
@@ -11,12 +11,12 @@
 #include "samples/dd.hpp"
 #include "samples/fio.hpp"
 
-namespace abvm::cli {
+namespace abvm {
 namespace fs = std::filesystem;
 
 namespace {
 
-Outcome journal_outcome(TrialOutcome o) {
+Outcome journal_outcome(Outcome o) {
   // The two enums use the same words (run/trial.hpp, samples/journal.hpp).
   return parse_outcome(to_string(o)).value_or(Outcome::invalid_output);
 }
@@ -40,7 +40,7 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
   for (const auto& run : result.runs) {
     JournalEntry e;
     e.trial = result.trial.id;
-    e.side = result.trial.side == SideId::a ? Side::a : Side::b;
+    e.side = result.trial.side == Side::a ? Side::a : Side::b;
     e.boot = result.trial.id;
     e.run = run.index;
     // Runs of a trial follow each other; trials keep their plan positions, so the order is the
@@ -53,7 +53,7 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
     e.time = result.time;
     e.outcome = journal_outcome(run.outcome);
     e.detail = run.detail;
-    if (run.outcome == TrialOutcome::ok) {
+    if (run.outcome == Outcome::ok) {
       const auto w = std::find_if(workloads_.begin(), workloads_.end(),
                                   [&](const Workload& x) { return x.name == run.workload; });
       const std::string source = fmt::format("trials/{}/{}-run{}.out", result.trial.id, run.workload, run.index);
@@ -143,4 +143,4 @@ std::vector<JournalEntry> prune_journal(const fs::path& journal, const std::set<
   return kept;
 }
 
-}  // namespace abvm::cli
+}  // namespace abvm

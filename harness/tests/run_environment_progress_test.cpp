@@ -1,0 +1,73 @@
+// The host environment recorded with a run, and the progress line.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "run/environment.hpp"
+#include "run/progress.hpp"
+
+namespace abvm {
+namespace {
+
+TEST(RunEnvironment, RecordsHostAndHypervisor) {
+  const auto env = run_environment({"qemu:///embed?root=/x", "9.0.0", "7.2.0"}, Accelerator::tcg, "kvm probe failed");
+  EXPECT_FALSE(env.at("hostname").get<std::string>().empty());
+  EXPECT_FALSE(env.at("host_kernel").at("release").get<std::string>().empty());
+  EXPECT_EQ(env.at("load_average").size(), 3u);
+  EXPECT_TRUE(env.contains("cpufreq_governor"));
+  EXPECT_EQ(env.at("qemu_version"), "7.2.0");
+  EXPECT_EQ(env.at("accelerator"), "tcg");
+  EXPECT_EQ(cpu_model_from_cpuinfo("processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t: fpu\n"), "AMD EPYC 7B13");
+  EXPECT_EQ(cpu_model_from_cpuinfo("processor : 0\n"), "");
+}
+
+TEST(Progress, LineShowsCountsSideTimesAndEffect) {
+  EXPECT_EQ(format_clock(59.6), "1:00");
+  EXPECT_EQ(format_clock(3725), "1:02:05");
+  ProgressState st{.done = 7, .total = 20, .current = "t0007 B (dma-api)", .elapsed_seconds = 52,
+                   .remaining_seconds = 96, .effect = "dd-write.bandwidth B/A 0.953"};
+  EXPECT_EQ(format_progress(st),
+            "[7/20] running t0007 B (dma-api) | 0:52 elapsed, ~1:36 left | dd-write.bandwidth B/A 0.953");
+  st.remaining_seconds.reset();
+  st.effect.clear();
+  st.current.clear();
+  st.last = "t0006 A panic";
+  EXPECT_EQ(format_progress(st), "[7/20] | last t0006 A panic | 0:52 elapsed");
+}
+
+TEST(Progress, PlainLinesWhenNotATerminalAndInPlaceOnOne) {
+  char* buf = nullptr;
+  std::size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  {
+    ProgressPrinter plain(f, false);
+    plain.update({.done = 1, .total = 2});
+    plain.message("t0001 B panic");
+  }
+  std::fflush(f);
+  EXPECT_EQ(std::string(buf, len), "abvm: [1/2] | 0:00 elapsed\nabvm: t0001 B panic\n");
+  std::fclose(f);
+  std::free(buf);
+  buf = nullptr;
+  f = open_memstream(&buf, &len);
+  {
+    ProgressPrinter tty(f, true);
+    tty.update({.done = 10, .total = 20});
+    tty.update({.done = 2, .total = 2});
+    tty.finish();
+  }
+  std::fflush(f);
+  EXPECT_EQ(std::string(buf, len), "\r[10/20] | 0:00 elapsed\r[2/2] | 0:00 elapsed  \n");
+  std::fclose(f);
+  std::free(buf);
+}
+
+}  // namespace
+}  // namespace abvm
