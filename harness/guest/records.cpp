@@ -67,15 +67,38 @@ std::string md5_hex(std::string_view data) {
   return out;
 }
 
+namespace {
+
+// The only spelling of the record format's marker (and its version).
+constexpr std::string_view kMarker = "ABVM1:";
+
+}  // namespace
+
 std::string format_guest_record(std::string_view nonce, std::uint64_t seq, std::string_view type,
                                 std::string_view payload) {
   const std::string body = fmt::format("{}:{}:{}:{}", nonce, seq, type, payload);
-  return fmt::format("ABVM1:{}:{}", body, md5_hex(body));
+  return fmt::format("{}{}:{}", kMarker, body, md5_hex(body));
+}
+
+std::string record_prefix(std::string_view nonce) { return fmt::format("{}{}:", kMarker, nonce); }
+
+bool console_has_end_record(std::string_view console, std::string_view nonce) {
+  const std::string head = record_prefix(nonce);
+  std::size_t pos = 0;
+  while ((pos = console.find(head, pos)) != std::string_view::npos) {
+    const std::size_t eol = console.find('\n', pos);
+    // Only a complete line: the checksum after END must have arrived.
+    if (eol == std::string_view::npos) return false;
+    const std::string_view line = console.substr(pos, eol - pos);
+    // ABVM1:<nonce>:<seq>:END:<count>:<md5>
+    const std::size_t seq_end = line.find(':', head.size());
+    if (seq_end != std::string_view::npos && line.substr(seq_end + 1).starts_with("END:")) return true;
+    pos = eol;
+  }
+  return false;
 }
 
 namespace {
-
-constexpr std::string_view kMarker = "ABVM1:";
 
 bool is_record_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' || c == '/' ||

@@ -55,6 +55,15 @@ struct GuestReport {
 
 GuestReport parse_guest_console(std::string_view console, std::string_view nonce);
 
+// "ABVM1:<nonce>:": how every record of this nonce starts. The record format is spelled here
+// only; callers that look for records (the accel probe, scripts via `abvm`) ask for it.
+std::string record_prefix(std::string_view nonce);
+
+// True once the console holds this nonce's END record line: the guest is done reporting.
+// Cheap and unchecked (no checksum): it only says when to stop waiting; parse_guest_console
+// decides what the records mean.
+bool console_has_end_record(std::string_view console, std::string_view nonce);
+
 // Lowercase hex MD5 of `data` (RFC 1321), as busybox md5sum prints it.
 std::string md5_hex(std::string_view data);
 

@@ -9,6 +9,7 @@
 #include "core/files.hpp"
 #include "guest/domain_xml.hpp"
 #include "guest/job.hpp"
+#include "guest/records.hpp"
 #include "results/directory.hpp"
 
 namespace abvm {
@@ -68,22 +69,6 @@ std::chrono::milliseconds trial_timeout(const ExecutionSpec& spec) {
   std::int64_t runs = 0;
   for (const auto& w : spec.workloads) runs += w.repetitions + w.warmup;
   return spec.boot_timeout + spec.run_timeout * runs;
-}
-
-bool console_has_end_record(std::string_view console, std::string_view nonce) {
-  const std::string head = fmt::format("ABVM1:{}:", nonce);
-  std::size_t pos = 0;
-  while ((pos = console.find(head, pos)) != std::string_view::npos) {
-    const std::size_t eol = console.find('\n', pos);
-    // Only a complete line: the checksum after END must have arrived.
-    if (eol == std::string_view::npos) return false;
-    const std::string_view line = console.substr(pos, eol - pos);
-    // ABVM1:<nonce>:<seq>:END:<count>:<md5>
-    const std::size_t seq_end = line.find(':', head.size());
-    if (seq_end != std::string_view::npos && line.substr(seq_end + 1).starts_with("END:")) return true;
-    pos = eol;
-  }
-  return false;
 }
 
 Orchestrator::Orchestrator(GuestDriver& driver, ExecutionSpec spec, TrialSink& sink)

@@ -18,6 +18,7 @@
 #include "config/experiment.hpp"
 #include "guest/driver.hpp"
 #include "guest/image.hpp"
+#include "guest/records.hpp"
 #include "run/trial.hpp"
 
 namespace abvm {
@@ -105,8 +106,5 @@ class Orchestrator {
   ExecutionSpec spec_;
   TrialSink& sink_;
 };
-
-// True once the console holds this nonce's END record line: the guest is done reporting.
-bool console_has_end_record(std::string_view console, std::string_view nonce);
 
 }  // namespace abvm
