@@ -25,7 +25,9 @@ ABVM_BOOT_KEEP=$work "${prepare[@]}" >"$work/prepare.log" 2>&1 || {
 }
 kernel=${3:-source}
 if [ "$kernel" = source ]; then kernel=$(cat "$work/kernel"); fi  # the kernel the test booted
-nonce=$(cat "$work/nonce")
+# "ABVM1:<nonce>:" as guest/records.hpp (record_prefix) spells it, written by the test above;
+# the fields after it (<seq>:<type>:<payload>:<md5>) are described there too.
+record_prefix=$(cat "$work/record_prefix")
 truncate -s 64M "$work/scratch.raw"
 echo "kernel: $kernel"
 echo "initrd: $(stat -c %s "$work/initrd") bytes"
@@ -38,8 +40,8 @@ for i in $(seq 1 "$n"); do
     -device virtio-blk-pci,drive=d0,serial=abvm-scratch -serial "file:$work/console.log" >/dev/null 2>&1
   t1=$(date +%s.%N)
   # The first RUN record's payload is workload,index,warmup,t_start (guest uptime).
-  first=$(grep -a -o "ABVM1:$nonce:[0-9]*:RUN:[^:]*" "$work/console.log" | head -1 | awk -F, '{print $4}')
-  begin=$(grep -a -o "ABVM1:$nonce:0:BEGIN:[^:]*" "$work/console.log" | head -1 | awk -F, '{print $2}')
+  first=$(grep -a -o "$record_prefix[0-9]*:RUN:[^:]*" "$work/console.log" | head -1 | awk -F, '{print $4}')
+  begin=$(grep -a -o "${record_prefix}0:BEGIN:[^:]*" "$work/console.log" | head -1 | awk -F, '{print $2}')
   printf 'boot %d: agent start %s s, first workload at %s s guest uptime, host wall %.2f s\n' \
     "$i" "${begin:-?}" "${first:-?}" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b - a}')"
 done

@@ -28,6 +28,7 @@
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "guest/domain_xml.hpp"
+#include "guest/records.hpp"
 
 namespace abvm {
 namespace {
@@ -274,10 +275,6 @@ class LogTail {
   std::filesystem::path path_;
   int fd_ = -1;
 };
-
-bool looks_like_panic(std::string_view console) {
-  return console.find("Kernel panic - not syncing") != std::string_view::npos;
-}
 
 // How libvirt says a domain stopped. A QEMU that exits without the guest asking (kill -9, a QEMU
 // crash) looks, from the console alone, like a guest that powered off early; libvirt tells them
@@ -611,7 +608,7 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
       tail.read_more(outcome.console);  // QEMU has exited: the log is complete now
       if (done(outcome.console)) {
         outcome.end = GuestOutcome::End::finished;
-      } else if (looks_like_panic(outcome.console)) {
+      } else if (find_kernel_panic(outcome.console) != std::string_view::npos) {
         outcome.end = GuestOutcome::End::crashed;
         outcome.detail = "kernel panic (see the console log)";
       } else if (events.stop_detail(std::chrono::milliseconds(1000)) == VIR_DOMAIN_EVENT_STOPPED_FAILED) {

@@ -98,6 +98,8 @@ bool console_has_end_record(std::string_view console, std::string_view nonce) {
   return false;
 }
 
+std::size_t find_kernel_panic(std::string_view console) { return console.find("Kernel panic - not syncing"); }
+
 namespace {
 
 bool is_record_char(char c) {

@@ -15,6 +15,7 @@
 // keeping the one whose checksum matches. What cannot be trusted (bad checksum, foreign nonce,
 // truncated record, missing sequence numbers, a run without its end) is left out and described
 // in `problems`; parsing itself never throws.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -63,6 +64,11 @@ std::string record_prefix(std::string_view nonce);
 // Cheap and unchecked (no checksum): it only says when to stop waiting; parse_guest_console
 // decides what the records mean.
 bool console_has_end_record(std::string_view console, std::string_view nonce);
+
+// Where the first kernel panic message ("Kernel panic - not syncing", as panic() prints it)
+// starts in the console, or npos. The one panic check: the driver and the trial's
+// classification both ask here.
+std::size_t find_kernel_panic(std::string_view console);
 
 // Lowercase hex MD5 of `data` (RFC 1321), as busybox md5sum prints it.
 std::string md5_hex(std::string_view data);

@@ -21,6 +21,5 @@ void install_interrupt_handlers() {
 
 bool interrupt_requested() { return g_signal != 0; }
 int interrupt_signal() { return g_signal; }
-void reset_interrupt() { g_signal = 0; }
 
 }  // namespace abvm

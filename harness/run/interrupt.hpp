@@ -7,13 +7,10 @@ namespace abvm {
 // Installs handlers for SIGINT and SIGTERM that set the flag (idempotent).
 void install_interrupt_handlers();
 
-// True once SIGINT or SIGTERM arrived since install (or since reset).
+// True once SIGINT or SIGTERM arrived since install.
 bool interrupt_requested();
 
 // Which signal (0 if none).
 int interrupt_signal();
-
-// For tests.
-void reset_interrupt();
 
 }  // namespace abvm

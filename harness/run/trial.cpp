@@ -47,8 +47,6 @@ void fail_all(TrialResult& result, const std::vector<Workload>& workloads, Outco
 
 }  // namespace
 
-bool console_shows_panic(std::string_view console) { return console.find("Kernel panic") != std::string_view::npos; }
-
 void classify_trial(const GuestOutcome& guest, const GuestReport& report, const std::vector<Workload>& workloads,
                     TrialResult& result) {
   result.seconds = guest.seconds;
@@ -58,7 +56,7 @@ void classify_trial(const GuestOutcome& guest, const GuestReport& report, const 
     return;
   }
   // A panic explains a timeout or a missing end record, so it is checked first.
-  if (const auto at = guest.console.find("Kernel panic"); at != std::string::npos) {
+  if (const auto at = find_kernel_panic(guest.console); at != std::string::npos) {
     fail_all(result, workloads, Outcome::panic, line_at(guest.console, at));
     return;
   }

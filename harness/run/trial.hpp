@@ -62,7 +62,4 @@ class TrialSink {
 void classify_trial(const GuestOutcome& guest, const GuestReport& report, const std::vector<Workload>& workloads,
                     TrialResult& result);
 
-// True when the console shows a kernel panic.
-bool console_shows_panic(std::string_view console);
-
 }  // namespace abvm

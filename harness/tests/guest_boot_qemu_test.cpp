@@ -2,8 +2,8 @@
 // modules, so the modules archive is exercised), a per-trial job archive, QEMU under TCG, and
 // the records parsed from the serial console. Label "guest" (its own binary, see CMakeLists).
 //
-// ABVM_BOOT_KEEP=<dir> keeps the kernel path, initrd, nonce and console log of the dd+fio boot in
-// <dir>, for harness/bench/boot_time.sh and for refreshing tests/data/guest/.
+// ABVM_BOOT_KEEP=<dir> keeps the kernel path, initrd, nonce, record prefix and console log of the
+// dd+fio boot in <dir>, for harness/bench/boot_time.sh and for refreshing tests/data/guest/.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -126,6 +126,7 @@ TEST_F(GuestBoot, DebianKernelRunsDdAndFioOnTheScratchDisk) {
     fs::copy_file(initrd, fs::path(keep) / "initrd", fs::copy_options::overwrite_existing);
     write_file_atomic(fs::path(keep) / "kernel", kernel_->image.string() + "\n");
     write_file_atomic(fs::path(keep) / "nonce", job.nonce + "\n");
+    write_file_atomic(fs::path(keep) / "record_prefix", record_prefix(job.nonce) + "\n");
   }
   const Boot b = boot(dir_, kernel_->image, initrd, job.nonce);
   if (const char* keep = std::getenv("ABVM_BOOT_KEEP")) write_file_atomic(fs::path(keep) / "console.log", b.console);

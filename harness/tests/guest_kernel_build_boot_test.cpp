@@ -1,5 +1,6 @@
-// ABVM_BOOT_KEEP=<dir> keeps a copy of the unpatched kernel, the initrd, the nonce and the
-// console log of the dd+fio boot in <dir>, for `harness/bench/boot_time.sh <build> N source`.
+// ABVM_BOOT_KEEP=<dir> keeps a copy of the unpatched kernel, the initrd, the nonce, the record
+// prefix and the console log of the dd+fio boot in <dir>, for
+// `harness/bench/boot_time.sh <build> N source`.
 //
 // Real boots of the kernels abvm builds from source: kernels/linux-6.1-virtio (side A of the
 // DMA-API experiment) and kernels/linux-6.1-virtio-dma-api (side B, the patch series), booting
@@ -243,6 +244,7 @@ TEST_F(SourceKernelBoot, UnpatchedKernelRunsDdAndFioOnTheScratchDisk) {
     fs::copy_file(*plain_image_, fs::path(keep) / "bzImage", fs::copy_options::overwrite_existing);
     write_file_atomic(fs::path(keep) / "kernel", (fs::path(keep) / "bzImage").string() + "\n");
     write_file_atomic(fs::path(keep) / "nonce", job.nonce + "\n");
+    write_file_atomic(fs::path(keep) / "record_prefix", record_prefix(job.nonce) + "\n");
   }
   const Boot b = boot(dir_, {.kernel = *plain_image_, .initrd = initrd, .nonce = job.nonce});
   if (keep != nullptr) write_file_atomic(fs::path(keep) / "console.log", b.console);
