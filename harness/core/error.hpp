@@ -22,6 +22,7 @@ enum class ExitCode : int {
   usage = 2,           // usage or input error
   infrastructure = 3,
   inconclusive = 4,
+  interrupted = 130,   // abvm run stopped by Ctrl-C or SIGTERM; continue with --resume
 };
 
 class Error : public std::runtime_error {
