@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
+#include "core/resources.hpp"
 #include "guest/cpio.hpp"
 
 namespace fs = std::filesystem;
@@ -142,9 +143,8 @@ fs::path ensure_static_fio(const Recipe& recipe, const fs::path& cache) {
   if (src.exit_code != 0) {
     fs::remove_all(work);
     throw InfraError(fmt::format(
-        "apt-get source {} failed:\n{}\nEnable Debian source packages with guests/enable-deb-src.sh (as root), "
-        "then retry",
-        recipe.fio_source, tail(src.err, 10)));
+        "apt-get source {} failed:\n{}\nEnable Debian source packages with {} (as root), then retry",
+        recipe.fio_source, tail(src.err, 10), (recipe.file.parent_path() / "enable-deb-src.sh").string()));
   }
   fs::path tree;
   for (const auto& e : fs::directory_iterator(work)) {
@@ -182,7 +182,7 @@ std::string human_size(std::uint64_t bytes) {
 
 GuestImage build_guest_image(const GuestImageOptions& options) {
   const fs::path recipe_file =
-      options.recipe.empty() ? fs::path(ABVM_SOURCE_DIR) / "guests" / "base.toml" : options.recipe;
+      options.recipe.empty() ? resource("guests/base.toml") : options.recipe;
   const fs::path cache = options.cache_dir.empty() ? abvm_cache_dir() : options.cache_dir;
   const Recipe recipe = load_recipe(recipe_file);
   require_file(recipe.busybox, recipe.busybox_package);

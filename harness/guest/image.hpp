@@ -25,7 +25,7 @@ inline constexpr std::string_view kGuestKernelCmdline = "console=ttyS0 panic=-1 
 inline const std::vector<std::string> kGuestModules = {"virtio_pci", "virtio_blk"};
 
 struct GuestImageOptions {
-  std::filesystem::path recipe;      // empty: <source dir>/guests/base.toml
+  std::filesystem::path recipe;      // empty: guests/base.toml of abvm's data (core/resources.hpp)
   std::filesystem::path cache_dir;   // empty: abvm_cache_dir()
   bool rebuild = false;              // ignore a cached image (the static fio stays cached)
 };

@@ -71,7 +71,7 @@ struct KernelRecipe {
   std::vector<std::string> make_args;
 };
 
-// The repository's kernels/ directory (ABVM_SOURCE_DIR/kernels).
+// kernels/ of abvm's data (core/resources.hpp): the source tree's, or <prefix>/share/abvm/kernels.
 std::filesystem::path default_kernels_dir();
 
 // Loads a recipe by name (kernels_dir/<name>.toml) or by path (anything containing '/' or

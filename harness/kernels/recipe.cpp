@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/resources.hpp"
 #include "kernels/kernel.hpp"
 
 namespace fs = std::filesystem;
@@ -100,7 +101,7 @@ std::vector<KernelPatch> read_series(const fs::path& series) {
 
 }  // namespace
 
-fs::path default_kernels_dir() { return fs::path(ABVM_SOURCE_DIR) / "kernels"; }
+fs::path default_kernels_dir() { return resource("kernels"); }
 
 KernelRecipe load_kernel_recipe(const std::string& name_or_path, const fs::path& kernels_dir) {
   bool by_path = name_or_path.find('/') != std::string::npos ||

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/resources.hpp"
 #include "report/format.hpp"
 
 namespace abvm {
@@ -335,11 +336,11 @@ std::string html_escape(std::string_view text) {
 }
 
 std::string load_html_template() {
-  const std::filesystem::path p = std::filesystem::path(ABVM_SOURCE_DIR) / "report" / "template.html";
+  const std::filesystem::path p = resource("report/template.html");
   try {
     return read_file(p);
   } catch (const Error& ex) {
-    throw InfraError(fmt::format("{} (the HTML report's template; run abvm from its source tree)", ex.what()));
+    throw InfraError(fmt::format("{} (the HTML report's template)", ex.what()));
   }
 }
 

@@ -45,7 +45,7 @@ struct HtmlInputs {
 // & < > " ' as entities: safe in text and in quoted attribute values.
 std::string html_escape(std::string_view text);
 
-// report/template.html of the source tree. Throws InfraError when it cannot be read.
+// report/template.html of abvm's data (core/resources.hpp). Throws InfraError when it cannot be read.
 std::string load_html_template();
 
 // The failures listed in report["failures"]; trial ids are taken from their source

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
+#include "core/resources.hpp"
 
 namespace abvm {
 namespace {
@@ -75,7 +76,8 @@ std::vector<fs::path> remove_stale_plot_directories(const fs::path& tmp) {
 
 PlotOptions default_plot_options() {
   PlotOptions o;
-  o.script = fs::path(ABVM_SOURCE_DIR) / "report" / "plot.py";
+  // Not resource(): without the script the report still comes out, with every plot listed as missing.
+  o.script = data_dir() / "report" / "plot.py";
   if (const char* p = std::getenv("ABVM_PYTHON"); p != nullptr && *p != '\0') o.python = p;
   if (const char* s = std::getenv("ABVM_PLOT_SCRIPT"); s != nullptr && *s != '\0') o.script = s;
   return o;
@@ -89,7 +91,7 @@ PlotSet make_plots(const nlohmann::json& report, const PlotOptions& options) {
                                    options.python.string()));
   }
   if (!fs::exists(options.script)) {
-    return all_missing(fmt::format("the plot script {} does not exist; run abvm from its source tree or set "
+    return all_missing(fmt::format("the plot script {} does not exist; reinstall abvm or set "
                                    "ABVM_PLOT_SCRIPT",
                                    options.script.string()));
   }

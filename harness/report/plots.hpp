@@ -40,7 +40,7 @@ struct PlotSet {
 
 struct PlotOptions {
   std::filesystem::path python = "/usr/bin/python3";
-  std::filesystem::path script;        // report/plot.py of the source tree
+  std::filesystem::path script;        // report/plot.py of abvm's data (core/resources.hpp)
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
 };
 
