@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/decision_defaults.hpp"
 #include "verdict/analysis.hpp"
 
 namespace abvm::cli {
@@ -15,10 +16,11 @@ inline constexpr const char* kVerdictExitCodes =
     "Exit codes: 0 no_change or improvement, 1 regression, 2 usage or input error, 3 infrastructure error, "
     "4 inconclusive";
 
+// Defaults from core/decision_defaults.hpp, the same as an experiment file's [analysis].
 struct DecisionArgs {
-  double margin = 0.05;
-  double confidence = 0.95;
-  std::uint64_t seed = 1;
+  double margin = kDefaultMargin;
+  double confidence = kDefaultConfidence;
+  std::uint64_t seed = kDefaultAnalysisSeed;
   std::string json_path, html_path, junit_path;
 
   AnalysisOptions analysis_options() const;

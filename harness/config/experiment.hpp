@@ -14,8 +14,9 @@
 #include <vector>
 
 #include "config/device.hpp"
-#include "core/vocabulary.hpp"
 #include "config/workload.hpp"
+#include "core/decision_defaults.hpp"
+#include "core/vocabulary.hpp"
 
 namespace abvm {
 
@@ -76,9 +77,9 @@ struct MetricSelection {
 };
 
 struct AnalysisSettings {
-  double margin = 0.05;
-  double confidence = 0.95;
-  std::uint64_t seed = 1;
+  double margin = kDefaultMargin;
+  double confidence = kDefaultConfidence;
+  std::uint64_t seed = kDefaultAnalysisSeed;
   std::vector<MetricSelection> metrics;   // empty: every metric
 };
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/decision_defaults.hpp"
 #include "samples/sample.hpp"
 #include "stats/bootstrap.hpp"
 #include "stats/descriptive.hpp"
@@ -38,10 +39,12 @@ const char* to_string(Verdict v);
 // Severity order used for the overall verdict: regression > inconclusive > improvement > no_change.
 Verdict worst(Verdict x, Verdict y);
 
+// Defaults and allowed ranges: core/decision_defaults.hpp (shared with the experiment keys and the
+// CLI flags). analyze() throws Error for values outside the ranges.
 struct AnalysisOptions {
-  double margin = 0.05;          // margin of practical interest d
-  double confidence = 0.95;      // family-wise confidence level
-  std::uint64_t seed = 1;        // bootstrap seed
+  double margin = kDefaultMargin;            // margin of practical interest d
+  double confidence = kDefaultConfidence;    // family-wise confidence level
+  std::uint64_t seed = kDefaultAnalysisSeed; // bootstrap seed
   std::size_t bootstrap_resamples = 2000;
 };
 
