@@ -1,6 +1,7 @@
 #pragma once
 // Guest hardware settings that an experiment may set per side, as values. config/ fills them from
-// the experiment file; guest/ turns them into libvirt domain XML.
+// the experiment file; guest/ turns them into libvirt domain XML. The defaults here are the only
+// ones (the key table shows them); the allowed values are in config/rules.hpp.
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,8 +13,8 @@ struct VirtioBlkOptions {
   bool iommu_platform = false;            // <driver iommu='on'>: VIRTIO_F_ACCESS_PLATFORM, guest uses the DMA API
   std::optional<int> queues;              // <driver queues='N'>: number of virtqueues
   std::optional<int> queue_size;          // <driver queue_size='N'>: ring size (power of two)
-  std::string cache = "none";             // <driver cache=...>: none|writethrough|writeback|directsync|unsafe
-  std::string io = "native";              // <driver io=...>: native|threads|io_uring
+  std::string cache = "none";             // <driver cache=...>: one of rules::cache_modes
+  std::string io = "native";              // <driver io=...>: one of rules::io_modes
   bool iothread = false;                  // run the disk in its own QEMU iothread
   bool operator==(const VirtioBlkOptions&) const = default;
 };

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "config/keys.hpp"
+#include "config/rules.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/units.hpp"
@@ -444,9 +445,10 @@ class Loader {
     if (auto q = get_int(prefix + ".queues")) device.queues = q;
     note(prefix + ".queues", render_optional(device.queues), origin("queues"));
     if (auto q = get_int(prefix + ".queue_size")) {
-      if ((*q & (*q - 1)) != 0) {
+      if (!rules::is_power_of_two(*q)) {
         fail(line_of(prefix + ".queue_size"),
-             fmt::format("key '{}.queue_size' = {} is not a power of two: use 2, 4, ... 1024", prefix, *q));
+             fmt::format("key '{}.queue_size' = {} is not a power of two: use {}, {}, ... {}", prefix, *q,
+                         rules::queue_size.min, 2 * rules::queue_size.min, rules::queue_size.max));
       }
       device.queue_size = q;
     }
@@ -563,7 +565,7 @@ class Loader {
     }
 
     read_device(p + ".device", side.device, &shared_device_);
-    if (side.device.io == "native" && side.device.cache != "none" && side.device.cache != "directsync") {
+    if (!rules::io_allowed_with_cache(side.device.io, side.device.cache)) {
       const std::string key = at(p + ".device.io") != nullptr     ? p + ".device.io"
                               : at(p + ".device.cache") != nullptr ? p + ".device.cache"
                               : at("device.cache") != nullptr      ? "device.cache"

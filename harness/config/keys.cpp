@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstdint>
 
+#include "config/device.hpp"
+#include "config/rules.hpp"
+#include "core/decision_defaults.hpp"
 #include "core/units.hpp"
 
 namespace abvm {
@@ -14,9 +17,19 @@ namespace {
 constexpr double kMaxInt63 = 9223372036854775807.0;
 
 KeyRange closed(double min, double max) { return KeyRange{min, max, false, false}; }
+KeyRange closed(rules::IntBounds b) { return closed(static_cast<double>(b.min), static_cast<double>(b.max)); }
+KeyRange open_range(OpenRange r) { return KeyRange{r.low, r.high, true, true}; }
+
+template <std::size_t N>
+std::vector<std::string> choices(const std::array<std::string_view, N>& list) {
+  return {list.begin(), list.end()};
+}
+
+std::string bool_text(bool value) { return value ? "true" : "false"; }
+std::string quoted(std::string_view text) { return fmt::format("\"{}\"", text); }
 
 // Device keys are shared ([device]) and per side ([sides.A.device]); listing them once keeps
-// the two in step.
+// the two in step. Defaults are VirtioBlkOptions' own, bounds and choices config/rules.hpp's.
 struct DeviceKey {
   std::string name;
   KeyType type;
@@ -27,18 +40,19 @@ struct DeviceKey {
 };
 
 const std::vector<DeviceKey>& device_keys() {
+  static const VirtioBlkOptions d;
   static const std::vector<DeviceKey> keys = {
-      {"iommu_platform", KeyType::boolean, "false",
+      {"iommu_platform", KeyType::boolean, bool_text(d.iommu_platform),
        "VIRTIO_F_ACCESS_PLATFORM (<driver iommu='on'>): the guest's virtio goes through the DMA API", {}, {}},
       {"queues", KeyType::integer, "unset",
-       "number of virtqueues (unset: QEMU's default)", {}, closed(1, 64)},
+       "number of virtqueues (unset: QEMU's default)", {}, closed(rules::virtqueues)},
       {"queue_size", KeyType::integer, "unset",
-       "virtqueue ring size, a power of two (unset: QEMU's default)", {}, closed(2, 1024)},
-      {"cache", KeyType::string, "\"none\"", "host page cache mode of the scratch disk",
-       {"none", "writethrough", "writeback", "directsync", "unsafe"}, {}},
-      {"io", KeyType::string, "\"native\"", "QEMU's I/O mode; native needs cache none or directsync",
-       {"native", "threads", "io_uring"}, {}},
-      {"iothread", KeyType::boolean, "false", "run the disk in its own QEMU iothread", {}, {}},
+       "virtqueue ring size, a power of two (unset: QEMU's default)", {}, closed(rules::queue_size)},
+      {"cache", KeyType::string, quoted(d.cache), "host page cache mode of the scratch disk",
+       choices(rules::cache_modes), {}},
+      {"io", KeyType::string, quoted(d.io), "QEMU's I/O mode; native needs cache none or directsync",
+       choices(rules::io_modes), {}},
+      {"iothread", KeyType::boolean, bool_text(d.iothread), "run the disk in its own QEMU iothread", {}, {}},
   };
   return keys;
 }
@@ -54,12 +68,13 @@ std::vector<KeySpec> build_table() {
        .doc = "free text, copied into the results"});
 
   add({.path = "guest", .type = KeyType::table, .doc = "the guest machine, shared by both sides"});
-  add({.path = "guest.vcpus", .type = KeyType::integer, .default_text = "1", .doc = "virtual CPUs",
-       .range = closed(1, 64)});
-  add({.path = "guest.memory_mib", .type = KeyType::integer, .default_text = "512",
-       .doc = "guest memory in MiB", .range = closed(128, 262144)});
+  const MachineOptions machine;
+  add({.path = "guest.vcpus", .type = KeyType::integer, .default_text = std::to_string(machine.vcpus),
+       .doc = "virtual CPUs", .range = closed(rules::vcpus)});
+  add({.path = "guest.memory_mib", .type = KeyType::integer, .default_text = std::to_string(machine.memory_mib),
+       .doc = "guest memory in MiB", .range = closed(rules::memory_mib)});
   add({.path = "guest.vcpu_pins", .type = KeyType::integer_list, .default_text = "[]",
-       .doc = "host CPU for each vCPU, one per vCPU (empty: no pinning)", .range = closed(0, 4095)});
+       .doc = "host CPU for each vCPU, one per vCPU (empty: no pinning)", .range = closed(rules::host_cpu)});
   add({.path = "guest.image", .type = KeyType::string, .default_text = "\"default\"",
        .doc = "guest image recipe (guests/<image>)"});
   add({.path = "guest.accelerator", .type = KeyType::string, .default_text = "\"auto\"",
@@ -99,11 +114,11 @@ std::vector<KeySpec> build_table() {
        .doc = "appended to this side's command line (e.g. \"swiotlb=force\")"});
   add({.path = "sides.*.guest", .type = KeyType::table, .doc = "this side's machine options"});
   add({.path = "sides.*.guest.vcpus", .type = KeyType::integer, .default_text = "guest.vcpus",
-       .doc = "virtual CPUs", .range = closed(1, 64)});
+       .doc = "virtual CPUs", .range = closed(rules::vcpus)});
   add({.path = "sides.*.guest.memory_mib", .type = KeyType::integer, .default_text = "guest.memory_mib",
-       .doc = "guest memory in MiB", .range = closed(128, 262144)});
+       .doc = "guest memory in MiB", .range = closed(rules::memory_mib)});
   add({.path = "sides.*.guest.vcpu_pins", .type = KeyType::integer_list, .default_text = "guest.vcpu_pins",
-       .doc = "host CPU for each vCPU", .range = closed(0, 4095)});
+       .doc = "host CPU for each vCPU", .range = closed(rules::host_cpu)});
   add({.path = "sides.*.device", .type = KeyType::table, .doc = "this side's virtio-blk device options"});
   for (const DeviceKey& k : device_keys()) {
     add({.path = "sides.*.device." + k.name, .type = k.type, .default_text = "device." + k.name,
@@ -193,11 +208,12 @@ std::vector<KeySpec> build_table() {
        .choices = {"pocock-spending", "bonferroni"}});
 
   add({.path = "analysis", .type = KeyType::table, .doc = "how the verdict is reached"});
-  add({.path = "analysis.margin", .type = KeyType::number, .default_text = "0.05",
-       .doc = "smallest relative change that matters (0.05: 5 %)", .range = KeyRange{0, 1, true, true}});
-  add({.path = "analysis.confidence", .type = KeyType::number, .default_text = "0.95",
-       .doc = "confidence level of the intervals", .range = KeyRange{0.5, 1, false, true}});
-  add({.path = "analysis.seed", .type = KeyType::integer, .default_text = "1",
+  add({.path = "analysis.margin", .type = KeyType::number, .default_text = fmt::format("{}", kDefaultMargin),
+       .doc = "smallest relative change that matters (0.05: 5 %)", .range = open_range(kMarginRange)});
+  add({.path = "analysis.confidence", .type = KeyType::number,
+       .default_text = fmt::format("{}", kDefaultConfidence), .doc = "confidence level of the intervals",
+       .range = open_range(kConfidenceRange)});
+  add({.path = "analysis.seed", .type = KeyType::integer, .default_text = std::to_string(kDefaultAnalysisSeed),
        .doc = "seed of the bootstrap", .range = closed(0, kMaxInt63)});
   add({.path = "analysis.metrics", .type = KeyType::table_list, .default_text = "[]",
        .doc = "metrics to judge, [{ name = \"<workload>.<metric>\", better = ... }] (empty: all)"});

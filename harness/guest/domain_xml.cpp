@@ -9,6 +9,7 @@
 #include <pugixml.hpp>
 #include <sstream>
 
+#include "config/rules.hpp"
 #include "core/error.hpp"
 #include "core/utf8.hpp"
 
@@ -63,9 +64,47 @@ void check_path(std::string_view field, const std::filesystem::path& p) {
 template <std::size_t N>
 void check_one_of(std::string_view field, const std::string& value, const std::array<std::string_view, N>& allowed) {
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
-  std::string list;
-  for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-  throw Error(fmt::format("virtio-blk {} '{}' is not one of: {}", field, value, list));
+  throw Error(fmt::format("virtio-blk {} '{}' is not one of: {}", field, value, fmt::join(allowed, ", ")));
+}
+
+// "vcpus = 300: must be 1..255": the same bounds the experiment loader enforces (config/rules.hpp).
+void check_bounds(std::string_view field, std::int64_t value, rules::IntBounds bounds, std::string_view unit = "") {
+  if (bounds.contains(value)) return;
+  throw Error(fmt::format("{} = {}{}: must be {}..{}{}", field, value, unit, bounds.min, bounds.max, unit));
+}
+
+void validate_machine(const MachineOptions& m) {
+  check_bounds("vcpus", m.vcpus, rules::vcpus);
+  check_bounds("memory", m.memory_mib, rules::memory_mib, " MiB");
+  if (m.vcpu_pins.empty()) return;
+  if (static_cast<int>(m.vcpu_pins.size()) != m.vcpus) {
+    throw Error(fmt::format("vcpu pinning lists {} host CPUs for {} vCPUs: give exactly one per vCPU",
+                            m.vcpu_pins.size(), m.vcpus));
+  }
+  for (int cpu : m.vcpu_pins) {
+    if (!rules::host_cpu.contains(cpu)) {
+      throw Error(fmt::format("vcpu pinning: host CPU {} is out of range: must be {}..{}", cpu, rules::host_cpu.min,
+                              rules::host_cpu.max));
+    }
+  }
+}
+
+void validate_disk(const VirtioBlkOptions& d) {
+  check_one_of("cache", d.cache, rules::cache_modes);
+  check_one_of("io", d.io, rules::io_modes);
+  if (!rules::io_allowed_with_cache(d.io, d.cache)) {
+    throw Error(fmt::format("virtio-blk io 'native' needs cache 'none' or 'directsync' (QEMU refuses "
+                            "it with cache '{}'); use io 'threads' or 'io_uring' instead",
+                            d.cache));
+  }
+  if (d.queues) check_bounds("virtio-blk queues", *d.queues, rules::virtqueues);
+  if (d.queue_size) {
+    const int q = *d.queue_size;
+    if (!rules::queue_size.contains(q) || !rules::is_power_of_two(q)) {
+      throw Error(fmt::format("virtio-blk queue_size = {}: must be a power of two in {}..{}", q,
+                              rules::queue_size.min, rules::queue_size.max));
+    }
+  }
 }
 
 void validate(const DomainSpec& s) {
@@ -83,38 +122,8 @@ void validate(const DomainSpec& s) {
     throw Error(fmt::format("disk serial '{}' must be 1-20 characters (QEMU's limit)", s.disk_serial));
   }
 
-  const auto& m = s.machine;
-  if (m.vcpus < 1 || m.vcpus > 255) throw Error(fmt::format("vcpus = {}: must be 1..255", m.vcpus));
-  if (m.memory_mib < 64) throw Error(fmt::format("memory = {} MiB: a guest needs at least 64 MiB", m.memory_mib));
-  if (!m.vcpu_pins.empty()) {
-    if (static_cast<int>(m.vcpu_pins.size()) != m.vcpus) {
-      throw Error(fmt::format("vcpu pinning lists {} host CPUs for {} vCPUs: give exactly one per vCPU",
-                              m.vcpu_pins.size(), m.vcpus));
-    }
-    for (int cpu : m.vcpu_pins) {
-      if (cpu < 0) throw Error(fmt::format("vcpu pinning: host CPU {} is negative", cpu));
-    }
-  }
-
-  const auto& d = s.disk;
-  check_one_of("cache", d.cache,
-               std::array<std::string_view, 5>{"none", "writethrough", "writeback", "directsync", "unsafe"});
-  check_one_of("io", d.io, std::array<std::string_view, 3>{"native", "threads", "io_uring"});
-  // QEMU refuses aio=native on a file opened through the page cache.
-  if (d.io == "native" && d.cache != "none" && d.cache != "directsync") {
-    throw Error(fmt::format("virtio-blk io 'native' needs cache 'none' or 'directsync' (QEMU refuses "
-                            "it with cache '{}'); use io 'threads' or 'io_uring' instead",
-                            d.cache));
-  }
-  if (d.queues && (*d.queues < 1 || *d.queues > 1024)) {
-    throw Error(fmt::format("virtio-blk queues = {}: must be 1..1024", *d.queues));
-  }
-  if (d.queue_size) {
-    int q = *d.queue_size;
-    if (q < 2 || q > 1024 || (q & (q - 1)) != 0) {
-      throw Error(fmt::format("virtio-blk queue_size = {}: must be a power of two in 2..1024", q));
-    }
-  }
+  validate_machine(s.machine);
+  validate_disk(s.disk);
 }
 
 void text_child(pugi::xml_node parent, const char* name, const std::string& text) {

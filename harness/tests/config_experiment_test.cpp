@@ -145,7 +145,7 @@ TEST(ConfigExperiment, ErrorsNameFileLineAndKey) {
       {"[foo]\nbar = 1\n", "demo.toml:7: unknown key 'foo': remove it, or check its spelling and its [section]"},
       {"[sides.C]\nlabel = \"c\"\n", "demo.toml:7: unknown side 'sides.C': the sides are named A and B"},
       {"[guest]\nvcpus = \"2\"\n", "demo.toml:8: key 'guest.vcpus' must be an integer, not a string"},
-      {"[guest]\nvcpus = 0\n", "demo.toml:8: key 'guest.vcpus' = 0 is out of range: use 1..64"},
+      {"[guest]\nvcpus = 0\n", "demo.toml:8: key 'guest.vcpus' = 0 is out of range: use 1..255"},
       {"[analysis]\nmargin = 2\n", "demo.toml:8: key 'analysis.margin' = 2 is out of range: use 0 < x < 1"},
       {"[disk]\nsize = \"1Q\"\n",
        "demo.toml:8: key 'disk.size': invalid size '1Q': write a whole number of bytes with an optional K, M, G "
@@ -157,7 +157,7 @@ TEST(ConfigExperiment, ErrorsNameFileLineAndKey) {
        "demo.toml:8: side A: device.io = \"native\" needs device.cache = \"none\" or \"directsync\" (QEMU's native "
        "AIO opens the disk with O_DIRECT): change one of them"},
       {"[device]\nqueue_size = 100\n",
-       "demo.toml:8: key 'device.queue_size' = 100 is not a power of two: use 2, 4, ... 1024"},
+       "demo.toml:8: key 'device.queue_size' = 100 is not a power of two: use 4, 8, ... 1024"},
       {"[schedule]\nboot_timeout = \"60\"\n",
        "demo.toml:8: key 'schedule.boot_timeout': invalid duration '60': write a whole number with a unit ms, s, "
        "m or h, e.g. \"500ms\", \"60s\", \"2m\", \"1h\""},

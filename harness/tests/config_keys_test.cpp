@@ -85,9 +85,9 @@ TEST(ConfigKeys, EveryKeyIsDocumented) {
       EXPECT_FALSE(k.default_text.empty()) << k.path;
     }
   }
-  EXPECT_EQ(describe_allowed(*find_key("guest.vcpus")), "1..64");
+  EXPECT_EQ(describe_allowed(*find_key("guest.vcpus")), "1..255");
   EXPECT_EQ(describe_allowed(*find_key("disk.size")), "1M..1T");
-  EXPECT_EQ(describe_allowed(*find_key("analysis.confidence")), "0.5 <= x < 1");
+  EXPECT_EQ(describe_allowed(*find_key("analysis.confidence")), "0.5 < x < 1");
   EXPECT_EQ(describe_allowed(*find_key("schedule.order")), "interleaved|sequential");
 }
 

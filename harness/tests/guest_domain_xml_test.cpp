@@ -155,7 +155,7 @@ TEST(GuestDomainXml, ImpossibleSettingsAreClearErrors) {
   EXPECT_NE(error_of(s).find("io 'native' needs cache 'none' or 'directsync'"), std::string::npos);
   s = basic();
   s.disk.queue_size = 100;
-  EXPECT_EQ(error_of(s), "virtio-blk queue_size = 100: must be a power of two in 2..1024");
+  EXPECT_EQ(error_of(s), "virtio-blk queue_size = 100: must be a power of two in 4..1024");
   s = basic();
   s.disk.queues = 0;
   EXPECT_EQ(error_of(s), "virtio-blk queues = 0: must be 1..1024");
