@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "cli/decision_options.hpp"
@@ -30,11 +32,15 @@ struct AnalyzeArgs {
   DecisionArgs decision;
 };
 
+// samples/ names its formats; --format accepts exactly those names.
+std::vector<std::string> format_names() {
+  std::vector<std::string> names;
+  for (auto f : kInputFormats) names.emplace_back(to_string(f));
+  return names;
+}
+
 InputFormat parse_format(const std::string& s) {
-  if (s == "auto") return InputFormat::auto_detect;
-  if (s == "dd") return InputFormat::dd;
-  if (s == "fio") return InputFormat::fio;
-  if (s == "numbers") return InputFormat::numbers;
+  if (const auto format = parse_input_format(s)) return *format;
   throw Error(fmt::format("--format {}: unknown format; use auto, dd, fio or numbers", s));
 }
 
@@ -99,7 +105,7 @@ Command add_analyze(CLI::App& app) {
   sub->add_option("--a", args->a, "Measurement files of side A (baseline)");
   sub->add_option("--b", args->b, "Measurement files of side B (candidate)");
   sub->add_option("--format", args->format, "Input format: auto, dd, fio or numbers")
-      ->check(CLI::IsMember({"auto", "dd", "fio", "numbers"}))
+      ->check(CLI::IsMember(format_names()))
       ->capture_default_str();
   sub->add_option("--metric", args->metric, "Metric name: selects one metric of dd/fio input, names plain numbers");
   sub->add_option("--unit", args->unit, "Unit of plain numbers (e.g. B/s, ns)");

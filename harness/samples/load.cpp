@@ -101,7 +101,7 @@ const char* to_string(InputFormat format) {
 }
 
 std::optional<InputFormat> parse_input_format(std::string_view text) {
-  for (auto f : {InputFormat::auto_detect, InputFormat::dd, InputFormat::fio, InputFormat::numbers})
+  for (auto f : kInputFormats)
     if (text == to_string(f)) return f;
   return std::nullopt;
 }

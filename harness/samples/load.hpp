@@ -20,6 +20,7 @@
 //
 // Every metric must have samples on both sides: otherwise Error naming the metric and the
 // side missing it. Metrics keep their first-seen order.
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -31,6 +32,8 @@
 namespace abvm {
 
 enum class InputFormat { auto_detect, dd, fio, numbers };
+inline constexpr std::array<InputFormat, 4> kInputFormats = {InputFormat::auto_detect, InputFormat::dd,
+                                                             InputFormat::fio, InputFormat::numbers};
 
 // "auto", "dd", "fio", "numbers" (the --format values).
 const char* to_string(InputFormat format);
