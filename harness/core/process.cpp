@@ -78,21 +78,26 @@ std::string describe_command(const std::vector<std::string>& argv) {
   return out;
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
-  if (argv.empty()) throw InfraError("run_process: empty command");
-  auto exe = find_program(argv[0]);
-  if (!exe) throw InfraError(fmt::format("cannot run '{}': program not found in PATH", argv[0]));
+namespace {
 
+// The child's three pipes, parent ends as run_process uses them.
+struct ChildPipes {
   Pipe out, err, in;
+};
+
+// Starts argv in its own process group with stdin from the pipe (or /dev/null), stdout and
+// stderr into the pipes, and records it as a run_process child.
+pid_t spawn_child(const std::filesystem::path& exe, const std::vector<std::string>& argv,
+                  const ProcessOptions& options, ChildPipes& pipes) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (options.stdin_data) {
-    posix_spawn_file_actions_adddup2(&actions, in.fd[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, pipes.in.fd[0], 0);
   } else {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   }
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
+  posix_spawn_file_actions_adddup2(&actions, pipes.out.fd[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipes.err.fd[1], 2);
   if (options.cwd) posix_spawn_file_actions_addchdir_np(&actions, options.cwd->c_str());
 
   // The child gets its own process group so that a timeout kills everything it started.
@@ -113,7 +118,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   args.push_back(nullptr);
 
   pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, exe->c_str(), &actions, &attr, args.data(), envp.data());
+  int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) throw InfraError(fmt::format("cannot run '{}': {}", argv[0], std::strerror(rc)));
@@ -121,7 +126,15 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     std::lock_guard lock(g_children_mutex);
     g_children.insert(pid);
   }
+  return pid;
+}
 
+// Feeds stdin_data and collects stdout and stderr until both close, or kills the child's
+// process group at the timeout.
+void exchange_with_child(pid_t pid, ChildPipes& pipes, const ProcessOptions& options, ProcessResult& result) {
+  Pipe& in = pipes.in;
+  Pipe& out = pipes.out;
+  Pipe& err = pipes.err;
   out.close_end(1);
   err.close_end(1);
   in.close_end(0);
@@ -136,7 +149,6 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     if (input.empty()) in.close_end(1);
   }
 
-  ProcessResult result;
   auto deadline = options.timeout ? std::optional(std::chrono::steady_clock::now() + *options.timeout)
                                   : std::nullopt;
   char buf[65536];
@@ -176,6 +188,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     }
   }
   in.close_end(1);
+}
+
+// Waits for the child and records how it ended.
+void reap_child(pid_t pid, ProcessResult& result) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -188,6 +204,20 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   } else if (WIFSIGNALED(status)) {
     result.signal = WTERMSIG(status);
   }
+}
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  if (argv.empty()) throw InfraError("run_process: empty command");
+  auto exe = find_program(argv[0]);
+  if (!exe) throw InfraError(fmt::format("cannot run '{}': program not found in PATH", argv[0]));
+
+  ChildPipes pipes;
+  const pid_t pid = spawn_child(*exe, argv, options, pipes);
+  ProcessResult result;
+  exchange_with_child(pid, pipes, options, result);
+  reap_child(pid, result);
   return result;
 }
 

@@ -553,6 +553,105 @@ std::vector<std::string> LibvirtDriver::remove_stale_embedded_state(const std::f
   return removed;
 }
 
+namespace {
+
+// One running guest as run_guest watches it.
+struct WatchedGuest {
+  virConnectPtr conn;
+  const std::string& uri;
+  const DomainSpec& spec;
+  virDomainPtr dom;
+  LogTail& tail;
+  const StopEvents& events;
+  const std::function<bool(std::string_view console)>& done;
+  std::vector<std::string>& lost_domains;  // guests a lost connection left running
+};
+
+// The domain is no longer active (`active` from virDomainIsActive, just now): says why in
+// outcome.end and outcome.detail.
+void record_stop(WatchedGuest& g, int active, GuestOutcome& outcome) {
+  // A transient domain disappears when its QEMU exits: "no domain" is the normal way to end.
+  if (active < 0 && last_error_code() != VIR_ERR_NO_DOMAIN) {
+    const std::string why = last_error();
+    outcome.end = GuestOutcome::End::infra_error;
+    if (virConnectIsAlive(g.conn) != 1) {
+      // Its QEMU may run on under a daemon that comes back: the next trial destroys it.
+      g.lost_domains.push_back(g.spec.name);
+      outcome.detail = fmt::format("the connection to libvirt ('{}') was lost while domain {} ran: {}",
+                                   g.uri, g.spec.name, why);
+    } else {
+      outcome.detail = fmt::format("libvirt lost track of domain {}: {}", g.spec.name, why);
+    }
+    return;
+  }
+  g.tail.read_more(outcome.console);  // QEMU has exited: the log is complete now
+  if (g.done(outcome.console)) {
+    outcome.end = GuestOutcome::End::finished;
+  } else if (find_kernel_panic(outcome.console) != std::string_view::npos) {
+    outcome.end = GuestOutcome::End::crashed;
+    outcome.detail = "kernel panic (see the console log)";
+  } else if (g.events.stop_detail(std::chrono::milliseconds(1000)) == VIR_DOMAIN_EVENT_STOPPED_FAILED) {
+    // Not the kernel's doing: a fresh boot is a fair replacement (bounded by infra_retries).
+    outcome.end = GuestOutcome::End::infra_error;
+    outcome.detail = fmt::format(
+        "QEMU of domain {} ended unexpectedly (killed, or it crashed) while the guest ran; see {}", g.spec.name,
+        g.uri.starts_with("qemu:///embed")
+            ? (LibvirtDriver::embedded_root() / "log" / "qemu" / (g.spec.name + ".log")).native()
+            : std::string("libvirt's QEMU log of the domain"));
+  } else {
+    outcome.end = GuestOutcome::End::powered_off;
+    outcome.detail = "the guest ended before its work was seen complete";
+  }
+}
+
+// Follows the console until `done` says so, the domain stops, or the deadline passes.
+void watch_guest(WatchedGuest& g, Clock::time_point deadline, std::chrono::milliseconds timeout,
+                 GuestOutcome& outcome) {
+  for (;;) {
+    if (g.tail.read_more(outcome.console) && g.done(outcome.console)) {
+      outcome.end = GuestOutcome::End::finished;
+      return;
+    }
+    int active = virDomainIsActive(g.dom);
+    if (active != 1) {
+      record_stop(g, active, outcome);
+      return;
+    }
+    if (Clock::now() >= deadline) {
+      outcome.end = GuestOutcome::End::timeout;
+      outcome.detail = fmt::format("no end within {:.1f} s", std::chrono::duration<double>(timeout).count());
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+}
+
+// Ends a guest that still runs. InfraError when it cannot be destroyed.
+void destroy_guest(virDomainPtr dom, long qemu_pid, const DomainSpec& spec, const std::string& uri) {
+  // A guest we destroy has nothing to save: SIGKILL its QEMU and reap it, rather than libvirt's
+  // SIGTERM and 200 ms polling.
+  if (qemu_pid > 0 && virDomainIsActive(dom) == 1) {
+    ::kill(static_cast<pid_t>(qemu_pid), SIGKILL);
+    // Reap it the moment it is a zombie (or let the reaper thread have it: then waitpid says
+    // ECHILD): libvirt, seeing the monitor close, checks whether the process is gone and, if it
+    // still exists even as a zombie, sleeps a fixed 200 ms before looking again.
+    // Blocking: SIGKILL cannot be ignored, and waitpid wakes the moment the process exits.
+    while (::waitpid(static_cast<pid_t>(qemu_pid), nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (virDomainIsActive(dom) == 1 && virDomainDestroy(dom) < 0) {
+    int code = last_error_code();
+    // Racing the guest's own power-off is fine; anything else leaves a guest behind.
+    if (code != VIR_ERR_NO_DOMAIN && code != VIR_ERR_OPERATION_INVALID) {
+      throw InfraError(fmt::format("libvirt: cannot destroy domain {}: {}; destroy it by hand (virsh -c '{}' "
+                                   "destroy {})",
+                                   spec.name, last_error(), uri, spec.name));
+    }
+  }
+}
+
+}  // namespace
+
 GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
                                       const std::function<bool(std::string_view console)>& done) {
   const std::string xml = domain_xml(spec);  // throws Error for a bad spec, before anything starts
@@ -583,78 +682,11 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
   outcome.start_seconds = elapsed();
   const long qemu_pid = embedded_qemu_pid(impl_->uri, spec.name);
   LogTail tail(spec.console_log);
-  const auto deadline = start + timeout;
-  for (;;) {
-    if (tail.read_more(outcome.console) && done(outcome.console)) {
-      outcome.end = GuestOutcome::End::finished;
-      break;
-    }
-    int active = virDomainIsActive(dom.get());
-    if (active != 1) {
-      // A transient domain disappears when its QEMU exits: "no domain" is the normal way to end.
-      if (active < 0 && last_error_code() != VIR_ERR_NO_DOMAIN) {
-        const std::string why = last_error();
-        outcome.end = GuestOutcome::End::infra_error;
-        if (virConnectIsAlive(impl_->conn.get()) != 1) {
-          // Its QEMU may run on under a daemon that comes back: the next trial destroys it.
-          lost_domains_.push_back(spec.name);
-          outcome.detail = fmt::format("the connection to libvirt ('{}') was lost while domain {} ran: {}",
-                                       impl_->uri, spec.name, why);
-        } else {
-          outcome.detail = fmt::format("libvirt lost track of domain {}: {}", spec.name, why);
-        }
-        break;
-      }
-      tail.read_more(outcome.console);  // QEMU has exited: the log is complete now
-      if (done(outcome.console)) {
-        outcome.end = GuestOutcome::End::finished;
-      } else if (find_kernel_panic(outcome.console) != std::string_view::npos) {
-        outcome.end = GuestOutcome::End::crashed;
-        outcome.detail = "kernel panic (see the console log)";
-      } else if (events.stop_detail(std::chrono::milliseconds(1000)) == VIR_DOMAIN_EVENT_STOPPED_FAILED) {
-        // Not the kernel's doing: a fresh boot is a fair replacement (bounded by infra_retries).
-        outcome.end = GuestOutcome::End::infra_error;
-        outcome.detail = fmt::format(
-            "QEMU of domain {} ended unexpectedly (killed, or it crashed) while the guest ran; see {}", spec.name,
-            impl_->uri.starts_with("qemu:///embed")
-                ? (embedded_root() / "log" / "qemu" / (spec.name + ".log")).native()
-                : std::string("libvirt's QEMU log of the domain"));
-      } else {
-        outcome.end = GuestOutcome::End::powered_off;
-        outcome.detail = "the guest ended before its work was seen complete";
-      }
-      break;
-    }
-    if (Clock::now() >= deadline) {
-      outcome.end = GuestOutcome::End::timeout;
-      outcome.detail = fmt::format("no end within {:.1f} s", std::chrono::duration<double>(timeout).count());
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
+  WatchedGuest guest{impl_->conn.get(), impl_->uri, spec, dom.get(), tail, events, done, lost_domains_};
+  watch_guest(guest, start + timeout, timeout, outcome);
   outcome.seconds = elapsed();
   const auto stop = Clock::now();
-
-  // A guest we destroy has nothing to save: SIGKILL its QEMU and reap it, rather than libvirt's
-  // SIGTERM and 200 ms polling.
-  if (qemu_pid > 0 && virDomainIsActive(dom.get()) == 1) {
-    ::kill(static_cast<pid_t>(qemu_pid), SIGKILL);
-    // Reap it the moment it is a zombie (or let the reaper thread have it: then waitpid says
-    // ECHILD): libvirt, seeing the monitor close, checks whether the process is gone and, if it
-    // still exists even as a zombie, sleeps a fixed 200 ms before looking again.
-    // Blocking: SIGKILL cannot be ignored, and waitpid wakes the moment the process exits.
-    while (::waitpid(static_cast<pid_t>(qemu_pid), nullptr, 0) < 0 && errno == EINTR) {
-    }
-  }
-  if (virDomainIsActive(dom.get()) == 1 && virDomainDestroy(dom.get()) < 0) {
-    int code = last_error_code();
-    // Racing the guest's own power-off is fine; anything else leaves a guest behind.
-    if (code != VIR_ERR_NO_DOMAIN && code != VIR_ERR_OPERATION_INVALID) {
-      throw InfraError(fmt::format("libvirt: cannot destroy domain {}: {}; destroy it by hand (virsh -c '{}' "
-                                   "destroy {})",
-                                   spec.name, last_error(), impl_->uri, spec.name));
-    }
-  }
+  destroy_guest(dom.get(), qemu_pid, spec, impl_->uri);
   tail.read_more(outcome.console);
   outcome.stop_seconds = std::chrono::duration<double>(Clock::now() - stop).count();
   return outcome;

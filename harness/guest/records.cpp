@@ -187,10 +187,10 @@ bool parse_number(const std::string& text, T& out) {
   return ec == std::errc() && ptr == text.data() + text.size() && !text.empty();
 }
 
-}  // namespace
-
-GuestReport parse_guest_console(std::string_view console, std::string_view nonce) {
-  GuestReport report;
+// Every record of this nonce by sequence number: checked, rebuilt where kernel text split it.
+// What cannot be trusted goes to `problems`.
+std::map<std::uint64_t, Record> collect_records(std::string_view console, std::string_view nonce,
+                                                std::vector<std::string>& problems) {
   std::map<std::uint64_t, Record> records;
   for (std::size_t pos = console.find(kMarker); pos != std::string_view::npos;
        pos = console.find(kMarker, pos + 1)) {
@@ -198,136 +198,171 @@ GuestReport parse_guest_console(std::string_view console, std::string_view nonce
     Record r;
     const Check check = check_record(console.substr(pos, end - pos), nonce, r);
     if (check == Check::foreign) {
-      report.problems.push_back(fmt::format("console byte {}: record with a foreign nonce ignored", pos));
+      problems.push_back(fmt::format("console byte {}: record with a foreign nonce ignored", pos));
       continue;
     }
     if (check != Check::ok) {
       if (auto fixed = recover(console, pos, end, nonce)) {
         r = std::move(*fixed);
       } else {
-        report.problems.push_back(fmt::format("console byte {}: {}; record ignored", pos,
-                                              check == Check::bad_checksum ? "bad checksum" : "truncated or malformed record"));
+        problems.push_back(fmt::format("console byte {}: {}; record ignored", pos,
+                                       check == Check::bad_checksum ? "bad checksum" : "truncated or malformed record"));
         continue;
       }
     }
     const auto seq = r.seq;
     if (auto [it, inserted] = records.emplace(seq, std::move(r)); !inserted) {
-      report.problems.push_back(fmt::format("record {} appears twice; the first one is kept", seq));
+      problems.push_back(fmt::format("record {} appears twice; the first one is kept", seq));
     }
   }
+  return records;
+}
 
-  std::optional<GuestRun> open_run;
-  std::string open_b64;
-  std::uint64_t expected = 0;
-  auto bad = [&](const Record& rec, std::string_view why) {
-    report.problems.push_back(fmt::format("record {} ({}): {}", rec.seq, rec.type, why));
-  };
-  auto text = [&](const Record& rec) -> std::optional<std::string> {
-    auto decoded = base64_decode(rec.payload);
-    if (!decoded) bad(rec, "payload is not base64");
-    return decoded;
-  };
-  for (const auto& [seq, rec] : records) {
-    if (report.ended) {
+// Reads the checked records, in sequence order, into a GuestReport.
+class ReportReader {
+ public:
+  explicit ReportReader(GuestReport& report) : report_(report) {}
+
+  void take(std::uint64_t seq, const Record& rec) {
+    if (report_.ended) {
       bad(rec, "after the end record");
-      continue;
+      return;
     }
-    if (seq != expected) {
-      report.problems.push_back(
-          seq == expected + 1 ? fmt::format("record {} is missing", expected)
-                              : fmt::format("records {} to {} are missing", expected, seq - 1));
+    if (seq != expected_) {
+      report_.problems.push_back(
+          seq == expected_ + 1 ? fmt::format("record {} is missing", expected_)
+                               : fmt::format("records {} to {} are missing", expected_, seq - 1));
     }
-    expected = seq + 1;
+    expected_ = seq + 1;
     const auto fields = split(rec.payload, ',');
     if (rec.type == "BEGIN") {
-      report.begun = true;
+      report_.begun = true;
       if (fields.size() == 2) {
-        report.trial_id = base64_decode(fields[0]).value_or("");
-        parse_number(fields[1], report.boot_uptime);
+        report_.trial_id = base64_decode(fields[0]).value_or("");
+        parse_number(fields[1], report_.boot_uptime);
       }
     } else if (rec.type == "UNAME") {
-      if (auto t = text(rec)) report.kernel_release = *t;
+      if (auto t = text(rec)) report_.kernel_release = *t;
     } else if (rec.type == "CMDLINE") {
-      if (auto t = text(rec)) report.cmdline = *t;
+      if (auto t = text(rec)) report_.cmdline = *t;
     } else if (rec.type == "FEATURES") {
-      if (rec.payload == "none") continue;
-      // sysfs prints one '0'/'1' per feature bit, bit 0 first (virtio's features_show).
-      std::uint64_t bits = 0;
-      bool good = !rec.payload.empty();
-      for (std::size_t i = 0; i < rec.payload.size() && good; ++i) {
-        if (rec.payload[i] != '0' && rec.payload[i] != '1') good = false;
-        else if (rec.payload[i] == '1' && i < 64) bits |= std::uint64_t{1} << i;
-      }
-      if (!good) {
-        bad(rec, "feature bits are not 0/1");
-        continue;
-      }
-      report.blk_features = bits;
-      report.access_platform = (bits >> kVirtioFAccessPlatform) & 1;
+      features(rec);
     } else if (rec.type == "RUN") {
-      if (open_run) bad(rec, fmt::format("run {} #{} has no end", open_run->workload, open_run->index));
-      open_run.reset();
-      open_b64.clear();
-      GuestRun run;
-      if (fields.size() != 4 || !parse_number(fields[1], run.index) || (fields[2] != "0" && fields[2] != "1") ||
-          !parse_number(fields[3], run.t_start)) {
-        bad(rec, "malformed run start");
-        continue;
-      }
-      // The name becomes a file name on the host (trials/<id>/<workload>-run<i>.out): only the
-      // job's own name characters, so a guest cannot name a run "../../x".
-      if (fields[0].empty() || fields[0] == "." || fields[0] == ".." ||
-          !std::all_of(fields[0].begin(), fields[0].end(), [](char c) {
-            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
-          })) {
-        bad(rec, fmt::format("workload name '{}' is not a plain name", fields[0]));
-        continue;
-      }
-      run.workload = fields[0];
-      run.warmup = fields[2] == "1";
-      open_run = std::move(run);
+      start_run(rec, fields);
     } else if (rec.type == "OUT") {
-      if (!open_run) {
-        bad(rec, "output outside a run");
-        continue;
-      }
-      open_b64 += rec.payload;
+      if (!open_run_) bad(rec, "output outside a run");
+      else open_b64_ += rec.payload;
     } else if (rec.type == "RUNEND") {
-      if (!open_run) {
-        bad(rec, "run end without a run start");
-        continue;
-      }
-      GuestRun run = std::move(*open_run);
-      open_run.reset();
-      int index = -1;
-      if (fields.size() != 4 || fields[0] != run.workload || !parse_number(fields[1], index) || index != run.index ||
-          !parse_number(fields[2], run.exit_status) || !parse_number(fields[3], run.t_end)) {
-        bad(rec, "run end does not match its start");
-        continue;
-      }
-      auto out = base64_decode(open_b64);
-      if (!out) {
-        bad(rec, "run output is not base64 (a chunk is missing?)");
-        continue;
-      }
-      run.output = std::move(*out);
-      report.runs.push_back(std::move(run));
+      end_run(rec, fields);
     } else if (rec.type == "DMESG") {
-      if (auto t = text(rec)) report.dmesg.push_back(*t);
+      if (auto t = text(rec)) report_.dmesg.push_back(*t);
     } else if (rec.type == "ERROR") {
-      if (auto t = text(rec)) report.agent_errors.push_back(*t);
+      if (auto t = text(rec)) report_.agent_errors.push_back(*t);
     } else if (rec.type == "END") {
-      report.ended = true;
+      report_.ended = true;
     } else {
       bad(rec, "unknown record type");
     }
   }
-  if (open_run) {
-    report.problems.push_back(
-        fmt::format("run {} #{} started but never ended (guest stopped mid-run?)", open_run->workload, open_run->index));
+
+  // What the whole sequence lacks: a run left open, the begin or the end record.
+  void finish() {
+    if (open_run_) {
+      report_.problems.push_back(fmt::format("run {} #{} started but never ended (guest stopped mid-run?)",
+                                             open_run_->workload, open_run_->index));
+    }
+    if (!report_.begun) report_.problems.push_back("no begin record: the agent never reported");
+    if (report_.begun && !report_.ended) report_.problems.push_back("no end record: the guest output stops early");
   }
-  if (!report.begun) report.problems.push_back("no begin record: the agent never reported");
-  if (report.begun && !report.ended) report.problems.push_back("no end record: the guest output stops early");
+
+ private:
+  void bad(const Record& rec, std::string_view why) {
+    report_.problems.push_back(fmt::format("record {} ({}): {}", rec.seq, rec.type, why));
+  }
+
+  std::optional<std::string> text(const Record& rec) {
+    auto decoded = base64_decode(rec.payload);
+    if (!decoded) bad(rec, "payload is not base64");
+    return decoded;
+  }
+
+  void features(const Record& rec) {
+    if (rec.payload == "none") return;
+    // sysfs prints one '0'/'1' per feature bit, bit 0 first (virtio's features_show).
+    std::uint64_t bits = 0;
+    bool good = !rec.payload.empty();
+    for (std::size_t i = 0; i < rec.payload.size() && good; ++i) {
+      if (rec.payload[i] != '0' && rec.payload[i] != '1') good = false;
+      else if (rec.payload[i] == '1' && i < 64) bits |= std::uint64_t{1} << i;
+    }
+    if (!good) {
+      bad(rec, "feature bits are not 0/1");
+      return;
+    }
+    report_.blk_features = bits;
+    report_.access_platform = (bits >> kVirtioFAccessPlatform) & 1;
+  }
+
+  void start_run(const Record& rec, const std::vector<std::string>& fields) {
+    if (open_run_) bad(rec, fmt::format("run {} #{} has no end", open_run_->workload, open_run_->index));
+    open_run_.reset();
+    open_b64_.clear();
+    GuestRun run;
+    if (fields.size() != 4 || !parse_number(fields[1], run.index) || (fields[2] != "0" && fields[2] != "1") ||
+        !parse_number(fields[3], run.t_start)) {
+      bad(rec, "malformed run start");
+      return;
+    }
+    // The name becomes a file name on the host (trials/<id>/<workload>-run<i>.out): only the
+    // job's own name characters, so a guest cannot name a run "../../x".
+    if (fields[0].empty() || fields[0] == "." || fields[0] == ".." ||
+        !std::all_of(fields[0].begin(), fields[0].end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+        })) {
+      bad(rec, fmt::format("workload name '{}' is not a plain name", fields[0]));
+      return;
+    }
+    run.workload = fields[0];
+    run.warmup = fields[2] == "1";
+    open_run_ = std::move(run);
+  }
+
+  void end_run(const Record& rec, const std::vector<std::string>& fields) {
+    if (!open_run_) {
+      bad(rec, "run end without a run start");
+      return;
+    }
+    GuestRun run = std::move(*open_run_);
+    open_run_.reset();
+    int index = -1;
+    if (fields.size() != 4 || fields[0] != run.workload || !parse_number(fields[1], index) || index != run.index ||
+        !parse_number(fields[2], run.exit_status) || !parse_number(fields[3], run.t_end)) {
+      bad(rec, "run end does not match its start");
+      return;
+    }
+    auto out = base64_decode(open_b64_);
+    if (!out) {
+      bad(rec, "run output is not base64 (a chunk is missing?)");
+      return;
+    }
+    run.output = std::move(*out);
+    report_.runs.push_back(std::move(run));
+  }
+
+  GuestReport& report_;
+  std::optional<GuestRun> open_run_;
+  std::string open_b64_;    // the open run's OUT payloads so far
+  std::uint64_t expected_ = 0;
+};
+
+}  // namespace
+
+GuestReport parse_guest_console(std::string_view console, std::string_view nonce) {
+  GuestReport report;
+  const std::map<std::uint64_t, Record> records = collect_records(console, nonce, report.problems);
+  ReportReader reader(report);
+  for (const auto& [seq, rec] : records) reader.take(seq, rec);
+  reader.finish();
   return report;
 }
 

@@ -594,36 +594,11 @@ std::string kernel_cache_key(const KernelRecipe& recipe) {
   return sha256_text(key_material(recipe, source_identity(recipe)).dump());
 }
 
-KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions& options) {
-  if (recipe.source == KernelSource::debian_package) {
-    KernelArtifact a = fetch_debian_kernel(recipe.package, options);
-    a.recipe = recipe.name;
-    a.identity["recipe"] = recipe.name;
-    return a;
-  }
-  nlohmann::json source = source_identity(recipe);
-  nlohmann::json material = key_material(recipe, source);
-  std::string key = sha256_text(material.dump());
-  fs::path root = cache_root(options);
-  fs::path entry = root / key;
-  if (auto hit = load_cached(entry)) {
-    say(options, fmt::format("{}: cached in {}", recipe.name, entry.string()));
-    return *hit;
-  }
-  FileLock lock(root / "locks" / (key + ".lock"));
-  if (auto hit = load_cached(entry)) return *hit;
+namespace {
 
-  auto started = std::chrono::steady_clock::now();
-  fs::path tree = unpacked_source(recipe, source, root, options);
-
-  // One build tree per kernel source, kept between builds (see prepare_build_tree): kbuild then
-  // recompiles only what changed since the tree's last build. ccache with
-  // CCACHE_BASEDIR=<tree> and CCACHE_NOHASHDIR covers the first build of a fresh tree.
-  const std::string tree_id = sha256_text(source.dump());
-  FileLock tree_lock(root / "locks" / ("tree-" + tree_id + ".lock"));
-  fs::path work = root / "trees" / tree_id;
-  fs::path src = prepare_build_tree(recipe, tree, work, options);
-
+// Applies the recipe's patch series to the build tree, in order.
+void apply_patches(const KernelRecipe& recipe, const fs::path& src, const nlohmann::json& source,
+                   const KernelBuildOptions& options) {
   for (std::size_t i = 0; i < recipe.patches.size(); ++i) {
     const KernelPatch& patch = recipe.patches[i];
     say(options, fmt::format("{}: applying {}", recipe.name, patch.name));
@@ -638,7 +613,19 @@ KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions
                                       r.out, r.err)));
     }
   }
+}
 
+// What make leaves in a patched tree: the final .config, the release, the build log.
+struct MadeKernel {
+  std::string final_config;
+  std::string release;
+  fs::path log_file;
+};
+
+// Configures (base config, the fragments, olddefconfig; checked against the fragments) and
+// builds bzImage in src, logging every make to work/build.log.
+MadeKernel make_kernel(const KernelRecipe& recipe, const fs::path& src, const fs::path& work, const fs::path& root,
+                       const std::string& key, const KernelBuildOptions& options) {
   fs::path log_file = work / "build.log";
   std::string log;
   std::vector<std::string> make = {"make", "ARCH=x86_64", "CC=ccache gcc", "KBUILD_BUILD_USER=abvm",
@@ -677,11 +664,19 @@ KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions
   run_make({fmt::format("-j{}", std::max(1, options.jobs)), "bzImage"}, "make bzImage");
   std::string release = read_file(src / "include" / "config" / "kernel.release");
   release.erase(release.find_last_not_of(" \n") + 1);
+  return {std::move(final_config), std::move(release), log_file};
+}
 
+// Copies the image, config and log of a finished build into the cache entry with its
+// identity.json (through a temporary directory renamed into place) and loads it back.
+KernelArtifact store_source_build(const KernelRecipe& recipe, const fs::path& src, const MadeKernel& made,
+                                  const nlohmann::json& source, const nlohmann::json& material,
+                                  const std::string& key, const fs::path& root, const fs::path& entry,
+                                  std::chrono::steady_clock::time_point started, const KernelBuildOptions& options) {
   TempDir tmp(root / ("tmp-" + key));
   fs::copy_file(src / "arch" / "x86" / "boot" / "bzImage", tmp.path() / "bzImage");
-  write_file_atomic(tmp.path() / "config", final_config);
-  fs::copy_file(log_file, tmp.path() / "build.log");
+  write_file_atomic(tmp.path() / "config", made.final_config);
+  fs::copy_file(made.log_file, tmp.path() / "build.log");
   nlohmann::json patches = nlohmann::json::array();
   for (std::size_t i = 0; i < recipe.patches.size(); ++i) {
     patches.push_back({{"name", recipe.patches[i].name}, {"sha256", material["patches"][i]}});
@@ -695,11 +690,11 @@ KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions
       {"format", kSourceBuildFormat},
       {"recipe", recipe.name},
       {"source", source},
-      {"release", release},
+      {"release", made.release},
       {"version", bzimage_version(tmp.path() / "bzImage")},
       {"image", "bzImage"},
       {"image_sha256", sha256_file(tmp.path() / "bzImage")},
-      {"config_sha256", sha256_text(final_config)},
+      {"config_sha256", sha256_text(made.final_config)},
       {"base_config", recipe.base_config},
       {"fragments", fragments},
       {"patches", patches},
@@ -712,10 +707,47 @@ KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions
   write_file_atomic(tmp.path() / "identity.json", id.dump(2) + "\n");
   fs::rename(tmp.path(), entry);
   tmp.release();
-  say(options, fmt::format("{}: built {} in {:.1f} s -> {}", recipe.name, release, seconds, entry.string()));
+  say(options, fmt::format("{}: built {} in {:.1f} s -> {}", recipe.name, made.release, seconds, entry.string()));
   auto a = load_cached(entry);
   a->cache_hit = false;
   return *a;
+}
+
+}  // namespace
+
+KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions& options) {
+  if (recipe.source == KernelSource::debian_package) {
+    KernelArtifact a = fetch_debian_kernel(recipe.package, options);
+    a.recipe = recipe.name;
+    a.identity["recipe"] = recipe.name;
+    return a;
+  }
+  nlohmann::json source = source_identity(recipe);
+  nlohmann::json material = key_material(recipe, source);
+  std::string key = sha256_text(material.dump());
+  fs::path root = cache_root(options);
+  fs::path entry = root / key;
+  if (auto hit = load_cached(entry)) {
+    say(options, fmt::format("{}: cached in {}", recipe.name, entry.string()));
+    return *hit;
+  }
+  FileLock lock(root / "locks" / (key + ".lock"));
+  if (auto hit = load_cached(entry)) return *hit;
+
+  auto started = std::chrono::steady_clock::now();
+  fs::path tree = unpacked_source(recipe, source, root, options);
+
+  // One build tree per kernel source, kept between builds (see prepare_build_tree): kbuild then
+  // recompiles only what changed since the tree's last build. ccache with
+  // CCACHE_BASEDIR=<tree> and CCACHE_NOHASHDIR covers the first build of a fresh tree.
+  const std::string tree_id = sha256_text(source.dump());
+  FileLock tree_lock(root / "locks" / ("tree-" + tree_id + ".lock"));
+  fs::path work = root / "trees" / tree_id;
+  fs::path src = prepare_build_tree(recipe, tree, work, options);
+
+  apply_patches(recipe, src, source, options);
+  const MadeKernel made = make_kernel(recipe, src, work, root, key, options);
+  return store_source_build(recipe, src, made, source, material, key, root, entry, started, options);
 }
 
 }  // namespace abvm

@@ -118,20 +118,20 @@ InputFormat detect_format(std::string_view text, std::string_view source) {
                       "not a number; pass --format dd, --format fio or --format numbers"));
 }
 
-SampleSet load_side_files(const std::vector<std::filesystem::path>& a_files,
-                          const std::vector<std::filesystem::path>& b_files,
-                          const InputOptions& options) {
-  if (a_files.empty()) throw Error("no input files for side A: pass --a FILE...");
-  if (b_files.empty()) throw Error("no input files for side B: pass --b FILE...");
+namespace {
 
-  // Read everything and settle the one format first, so that a mix is reported as such.
-  struct Input {
-    Side side;
-    std::filesystem::path path;
-    std::string text;
-    InputFormat format;
-  };
-  std::vector<Input> inputs;
+// One input file, read, with the format it is in.
+struct InputFile {
+  Side side;
+  std::filesystem::path path;
+  std::string text;
+  InputFormat format;
+};
+
+// Reads every file and settles the one format first, so that a mix is reported as such.
+std::vector<InputFile> read_inputs(const std::vector<std::filesystem::path>& a_files,
+                                   const std::vector<std::filesystem::path>& b_files, const InputOptions& options) {
+  std::vector<InputFile> inputs;
   for (Side side : {Side::a, Side::b}) {
     for (const auto& path : side == Side::a ? a_files : b_files) {
       std::string content = read_file(path);
@@ -145,8 +145,11 @@ SampleSet load_side_files(const std::vector<std::filesystem::path>& a_files,
       inputs.push_back({side, path, std::move(content), format});
     }
   }
-  InputFormat format = inputs.front().format;
+  return inputs;
+}
 
+// --unit and a direction are for plain numbers, which need a direction.
+void check_number_options(InputFormat format, const InputOptions& options) {
   if (format == InputFormat::numbers) {
     if (!options.better)
       throw Error("plain numbers carry no direction: pass --higher-is-better or "
@@ -156,61 +159,77 @@ SampleSet load_side_files(const std::vector<std::filesystem::path>& a_files,
                             "numbers only: {} input carries its own units",
                             to_string(format)));
   }
+}
+
+Sample file_sample(double value, const std::filesystem::path& path, std::size_t line, std::int64_t order) {
+  Sample s;
+  s.value = value;
+  s.order = order;
+  s.source = where(path, line);
+  return s;
+}
+
+// Adds one file's runs to the builder; next_order counts runs per side across files.
+void add_file_samples(Builder& builder, const InputFile& in, InputFormat format, const InputOptions& options,
+                      std::map<Side, std::int64_t>& next_order) {
+  std::string source = in.path.string();
+  switch (format) {
+    case InputFormat::dd:
+      for (const auto& run : parse_dd(in.text, source)) {
+        std::int64_t order = next_order[in.side]++;
+        builder.add(in.side, {kDdBandwidth, "B/s", Better::higher, run.bandwidth},
+                    file_sample(run.bandwidth, in.path, run.line, order));
+        builder.add(in.side, {"dd.seconds", "s", Better::lower, run.seconds},
+                    file_sample(run.seconds, in.path, run.line, order));
+        if (!run.partial_records.empty())
+          builder.note(located(source, run.line,
+                               fmt::format("dd counted partial records (\"{}\"): a short read "
+                                           "or a block size that does not divide the data; "
+                                           "bandwidth uses the bytes actually copied",
+                                           run.partial_records)));
+      }
+      break;
+    case InputFormat::fio:
+      for (const auto& doc : parse_fio(in.text, source)) {
+        std::int64_t order = next_order[in.side]++;
+        for (const auto& job : doc.jobs)
+          if (job.error != 0)
+            builder.fail({in.side, describe_fio_error(job), to_string(Outcome::workload_failed),
+                          where(in.path, doc.line)});
+        for (const auto& m : fio_metrics("fio", doc))
+          builder.add(in.side, m, file_sample(m.value, in.path, doc.line, order));
+      }
+      break;
+    case InputFormat::numbers: {
+      JournalMetric m{options.metric.value_or("value"), options.unit.value_or(""),
+                      *options.better, 0};
+      for (const auto& v : parse_numbers(in.text, source)) {
+        m.value = v.value;
+        builder.add(in.side, m,
+                    file_sample(v.value, in.path, v.line, next_order[in.side]++));
+      }
+      break;
+    }
+    case InputFormat::auto_detect:
+      break;  // settled by read_inputs
+  }
+}
+
+}  // namespace
+
+SampleSet load_side_files(const std::vector<std::filesystem::path>& a_files,
+                          const std::vector<std::filesystem::path>& b_files,
+                          const InputOptions& options) {
+  if (a_files.empty()) throw Error("no input files for side A: pass --a FILE...");
+  if (b_files.empty()) throw Error("no input files for side B: pass --b FILE...");
+
+  const std::vector<InputFile> inputs = read_inputs(a_files, b_files, options);
+  InputFormat format = inputs.front().format;
+  check_number_options(format, options);
 
   Builder builder;
   std::map<Side, std::int64_t> next_order{{Side::a, 0}, {Side::b, 0}};
-  auto sample = [](double value, const std::filesystem::path& path, std::size_t line,
-                   std::int64_t order) {
-    Sample s;
-    s.value = value;
-    s.order = order;
-    s.source = where(path, line);
-    return s;
-  };
-
-  for (const auto& in : inputs) {
-    std::string source = in.path.string();
-    switch (format) {
-      case InputFormat::dd:
-        for (const auto& run : parse_dd(in.text, source)) {
-          std::int64_t order = next_order[in.side]++;
-          builder.add(in.side, {kDdBandwidth, "B/s", Better::higher, run.bandwidth},
-                      sample(run.bandwidth, in.path, run.line, order));
-          builder.add(in.side, {"dd.seconds", "s", Better::lower, run.seconds},
-                      sample(run.seconds, in.path, run.line, order));
-          if (!run.partial_records.empty())
-            builder.note(located(source, run.line,
-                                 fmt::format("dd counted partial records (\"{}\"): a short read "
-                                             "or a block size that does not divide the data; "
-                                             "bandwidth uses the bytes actually copied",
-                                             run.partial_records)));
-        }
-        break;
-      case InputFormat::fio:
-        for (const auto& doc : parse_fio(in.text, source)) {
-          std::int64_t order = next_order[in.side]++;
-          for (const auto& job : doc.jobs)
-            if (job.error != 0)
-              builder.fail({in.side, describe_fio_error(job), to_string(Outcome::workload_failed),
-                            where(in.path, doc.line)});
-          for (const auto& m : fio_metrics("fio", doc))
-            builder.add(in.side, m, sample(m.value, in.path, doc.line, order));
-        }
-        break;
-      case InputFormat::numbers: {
-        JournalMetric m{options.metric.value_or("value"), options.unit.value_or(""),
-                        *options.better, 0};
-        for (const auto& v : parse_numbers(in.text, source)) {
-          m.value = v.value;
-          builder.add(in.side, m,
-                      sample(v.value, in.path, v.line, next_order[in.side]++));
-        }
-        break;
-      }
-      case InputFormat::auto_detect:
-        break;  // settled above
-    }
-  }
+  for (const auto& in : inputs) add_file_samples(builder, in, format, options, next_order);
 
   if (format == InputFormat::dd) builder.select(options.metric.value_or(kDdBandwidth));
   else if (format == InputFormat::fio && options.metric) builder.select(*options.metric);

@@ -329,7 +329,9 @@ int exit_code_for(Verdict v) {
   }
 }
 
-Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
+namespace {
+
+void check_analysis_inputs(const SampleSet& samples, const AnalysisOptions& options) {
   if (!(options.margin > 0 && options.margin < 1)) {
     throw Error(fmt::format("margin {} is out of range: give a fraction between 0 and 1 (0.05 = 5 %)", options.margin));
   }
@@ -341,110 +343,111 @@ Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
   if (samples.metrics.empty() && samples.failures.empty()) {
     throw Error("no metrics to compare: the inputs hold no measurements");
   }
+}
 
-  Analysis out;
-  out.options = options;
-  out.failures = samples.failures;
-  out.notes = samples.notes;
-  out.context_a = samples.context_a;
-  out.context_b = samples.context_b;
-  for (const auto& f : samples.failures) (f.side == Side::a ? out.failed_a : out.failed_b)++;
+// A metric with no valid unit on one side: nothing to compute, inconclusive.
+void mark_one_side_empty(MetricAnalysis& r, double alpha) {
+  const Side empty = r.a.units.empty() ? Side::a : Side::b;
+  r.verdict = Verdict::inconclusive;
+  r.effect = {kNaN, kNaN, kNaN, 1 - alpha, 0, "none"};
+  r.warnings.push_back(fmt::format("No valid runs of {} on side {}: nothing to compare. Check the failed trials.",
+                                   r.name, to_string(empty)));
+  r.headline = fmt::format("{}: no valid runs on side {}: inconclusive", r.name, to_string(empty));
+}
 
-  const double k = static_cast<double>(samples.metrics.size());
-  const double alpha = (1 - options.confidence) / k;  // Bonferroni level per metric
-  out.interval_confidence = 1 - alpha;
+// Modes on the pooled units with one set of cut points for both sides (la, lb: log units).
+void analyze_modes(MetricAnalysis& r, const std::vector<double>& la, const std::vector<double>& lb, double alpha) {
+  r.modes.split = stats::find_modes(r.a.units, r.b.units);
+  r.modes.alpha = alpha / 2;
+  if (r.modes.split.modes.size() < 2) return;
+  auto worse = [&](double v) {
+    std::size_t md = stats::mode_of(r.modes.split, v);
+    return r.better == Better::higher ? md < r.modes.split.dominant : md > r.modes.split.dominant;
+  };
+  std::uint64_t bw = 0, aw = 0;
+  for (double v : r.b.units) bw += worse(v);
+  for (double v : r.a.units) aw += worse(v);
+  r.modes.fisher = stats::fisher_exact(bw, r.b.units.size() - bw, aw, r.a.units.size() - aw);
+  r.modes.b_more_in_worse = r.modes.fisher->p_greater < r.modes.alpha;
+  r.modes.a_more_in_worse = r.modes.fisher->p_less < r.modes.alpha;
+  std::vector<double> da, db;
+  for (double v : la) if (stats::mode_of(r.modes.split, std::exp(v)) == r.modes.split.dominant) da.push_back(v);
+  for (double v : lb) if (stats::mode_of(r.modes.split, std::exp(v)) == r.modes.split.dominant) db.push_back(v);
+  if (!da.empty() && !db.empty()) r.modes.dominant_shift = effect_from_shift(stats::hodges_lehmann_shift(da, db, 1 - alpha));
+}
 
-  std::vector<double> pvalues;
-  for (const MetricSamples& m : samples.metrics) {
-    MetricAnalysis r;
-    r.name = m.name;
-    r.unit = m.unit;
-    r.better = m.better;
-    r.a = side_analysis(m.a, m.name, Side::a);
-    r.b = side_analysis(m.b, m.name, Side::b);
-    if (r.a.units.empty() || r.b.units.empty()) {
-      r.verdict = Verdict::inconclusive;
-      r.effect = {kNaN, kNaN, kNaN, 1 - alpha, 0, "none"};
-      r.warnings.push_back(fmt::format("No valid runs of {} on side {}: nothing to compare. Check the failed trials.",
-                                       m.name, to_string(r.a.units.empty() ? Side::a : Side::b)));
-      r.headline = fmt::format("{}: no valid runs on side {}: inconclusive", m.name, to_string(r.a.units.empty() ? Side::a : Side::b));
-      pvalues.push_back(1);
-      out.metrics.push_back(std::move(r));
-      continue;
+// The verdict from the oriented interval against the margin; a worse mode more often on B is a
+// regression too.
+void decide(MetricAnalysis& r, double margin) {
+  double lo = oriented(r.better == Better::higher ? r.effect.low : r.effect.high, r.better);
+  double hi = oriented(r.better == Better::higher ? r.effect.high : r.effect.low, r.better);
+  const double dm = margin;
+  // Too few units for any interval at the asked confidence: the widest one that exists covers
+  // less, so whatever side of 1 it falls on proves nothing at that level.
+  const bool interval_reaches_confidence = r.effect.achieved_confidence + 1e-9 >= r.effect.confidence;
+  if (!interval_reaches_confidence) {
+    r.verdict = Verdict::inconclusive;
+  } else if (lo > 1 - dm && hi < 1 + dm) {
+    r.verdict = Verdict::no_change;
+    if (lo > 1 || hi < 1) {
+      r.notes.push_back(fmt::format("The shift is statistically significant but inside the ±{} margin.",
+                                    percent(dm)));
     }
-    auto la = logs(r.a.units), lb = logs(r.b.units);
-    r.effect = effect_from_shift(stats::hodges_lehmann_shift(la, lb, 1 - alpha));
-    auto d = block_log_ratios(m);
-    if (d.size() >= 2) r.paired = effect_from_shift(stats::hodges_lehmann_paired(d, 1 - alpha));
-    auto mw = stats::mann_whitney(r.a.units, r.b.units);
-    r.mw_u = mw.u;
-    r.mw_p = mw.p;
-    r.mw_exact = mw.exact;
-    pvalues.push_back(mw.p);
-    r.bootstrap = stats::bootstrap_median_ratio(r.a.units, r.b.units, 1 - alpha, options.seed,
-                                                options.bootstrap_resamples);
-
-    // Modes on the pooled units with one set of cut points for both sides.
-    r.modes.split = stats::find_modes(r.a.units, r.b.units);
-    r.modes.alpha = alpha / 2;
-    if (r.modes.split.modes.size() >= 2) {
-      auto worse = [&](double v) {
-        std::size_t md = stats::mode_of(r.modes.split, v);
-        return m.better == Better::higher ? md < r.modes.split.dominant : md > r.modes.split.dominant;
-      };
-      std::uint64_t bw = 0, aw = 0;
-      for (double v : r.b.units) bw += worse(v);
-      for (double v : r.a.units) aw += worse(v);
-      r.modes.fisher = stats::fisher_exact(bw, r.b.units.size() - bw, aw, r.a.units.size() - aw);
-      r.modes.b_more_in_worse = r.modes.fisher->p_greater < r.modes.alpha;
-      r.modes.a_more_in_worse = r.modes.fisher->p_less < r.modes.alpha;
-      std::vector<double> da, db;
-      for (double v : la) if (stats::mode_of(r.modes.split, std::exp(v)) == r.modes.split.dominant) da.push_back(v);
-      for (double v : lb) if (stats::mode_of(r.modes.split, std::exp(v)) == r.modes.split.dominant) db.push_back(v);
-      if (!da.empty() && !db.empty()) r.modes.dominant_shift = effect_from_shift(stats::hodges_lehmann_shift(da, db, 1 - alpha));
-    }
-
-    // The verdict from the oriented interval.
-    double lo = oriented(m.better == Better::higher ? r.effect.low : r.effect.high, m.better);
-    double hi = oriented(m.better == Better::higher ? r.effect.high : r.effect.low, m.better);
-    const double dm = options.margin;
-    // Too few units for any interval at the asked confidence: the widest one that exists covers
-    // less, so whatever side of 1 it falls on proves nothing at that level.
-    const bool interval_reaches_confidence = r.effect.achieved_confidence + 1e-9 >= r.effect.confidence;
-    if (!interval_reaches_confidence) {
-      r.verdict = Verdict::inconclusive;
-    } else if (lo > 1 - dm && hi < 1 + dm) {
-      r.verdict = Verdict::no_change;
-      if (lo > 1 || hi < 1) {
-        r.notes.push_back(fmt::format("The shift is statistically significant but inside the ±{} margin.",
-                                      percent(dm)));
-      }
-    } else if (hi < 1) {
-      r.verdict = Verdict::regression;
-    } else if (lo > 1) {
-      r.verdict = Verdict::improvement;
-    } else {
-      r.verdict = Verdict::inconclusive;
-    }
-    if (r.modes.b_more_in_worse && r.verdict != Verdict::regression) {
-      r.notes.push_back("Regression by modes: B falls into a worse mode significantly more often than A, even though "
-                        "the overall shift alone does not show it.");
-      r.verdict = Verdict::regression;
-    }
-    if (r.verdict == Verdict::inconclusive) {
-      r.runs_needed = estimate_runs_needed(std::log(r.effect.estimate), std::log(r.effect.low), std::log(r.effect.high),
-                                           la.size(), lb.size(), dm);
-      if (r.runs_needed) *r.runs_needed = std::max(*r.runs_needed, min_units_for_confidence(1 - alpha));
-    }
-    add_warnings(r, alpha);
-    describe_modes(r, m.a, m.b, r.modes.alpha);
-    r.headline = headline(r);
-    out.metrics.push_back(std::move(r));
+  } else if (hi < 1) {
+    r.verdict = Verdict::regression;
+  } else if (lo > 1) {
+    r.verdict = Verdict::improvement;
+  } else {
+    r.verdict = Verdict::inconclusive;
   }
-  auto adjusted = stats::holm_adjust(pvalues);
-  for (std::size_t i = 0; i < out.metrics.size(); ++i) out.metrics[i].mw_p_holm = adjusted[i];
+  if (r.modes.b_more_in_worse && r.verdict != Verdict::regression) {
+    r.notes.push_back("Regression by modes: B falls into a worse mode significantly more often than A, even though "
+                      "the overall shift alone does not show it.");
+    r.verdict = Verdict::regression;
+  }
+}
 
-  // Experiment-wide warnings.
+// One metric, tested at level alpha; its Mann-Whitney p-value (1 when a side has no valid
+// unit) goes to pvalues for the Holm adjustment across metrics.
+MetricAnalysis analyze_metric(const MetricSamples& m, const AnalysisOptions& options, double alpha,
+                              std::vector<double>& pvalues) {
+  MetricAnalysis r;
+  r.name = m.name;
+  r.unit = m.unit;
+  r.better = m.better;
+  r.a = side_analysis(m.a, m.name, Side::a);
+  r.b = side_analysis(m.b, m.name, Side::b);
+  if (r.a.units.empty() || r.b.units.empty()) {
+    mark_one_side_empty(r, alpha);
+    pvalues.push_back(1);
+    return r;
+  }
+  auto la = logs(r.a.units), lb = logs(r.b.units);
+  r.effect = effect_from_shift(stats::hodges_lehmann_shift(la, lb, 1 - alpha));
+  auto d = block_log_ratios(m);
+  if (d.size() >= 2) r.paired = effect_from_shift(stats::hodges_lehmann_paired(d, 1 - alpha));
+  auto mw = stats::mann_whitney(r.a.units, r.b.units);
+  r.mw_u = mw.u;
+  r.mw_p = mw.p;
+  r.mw_exact = mw.exact;
+  pvalues.push_back(mw.p);
+  r.bootstrap = stats::bootstrap_median_ratio(r.a.units, r.b.units, 1 - alpha, options.seed,
+                                              options.bootstrap_resamples);
+  analyze_modes(r, la, lb, alpha);
+  decide(r, options.margin);
+  if (r.verdict == Verdict::inconclusive) {
+    r.runs_needed = estimate_runs_needed(std::log(r.effect.estimate), std::log(r.effect.low), std::log(r.effect.high),
+                                         la.size(), lb.size(), options.margin);
+    if (r.runs_needed) *r.runs_needed = std::max(*r.runs_needed, min_units_for_confidence(1 - alpha));
+  }
+  add_warnings(r, alpha);
+  describe_modes(r, m.a, m.b, r.modes.alpha);
+  r.headline = headline(r);
+  return r;
+}
+
+// Experiment-wide warnings: hosts, accelerators, failed runs.
+void add_experiment_warnings(Analysis& out, const SampleSet& samples) {
   auto as_set = [](const auto& v) { return std::set<typename std::decay_t<decltype(v)>::value_type>(v.begin(), v.end()); };
   if (!samples.context_a.hosts.empty() && !samples.context_b.hosts.empty() &&
       as_set(samples.context_a.hosts) != as_set(samples.context_b.hosts)) {
@@ -477,6 +480,30 @@ Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
   if (out.metrics.empty()) {
     out.warnings.push_back("No valid run on either side: nothing to compare. Look at the failed trials' console logs.");
   }
+}
+
+}  // namespace
+
+Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
+  check_analysis_inputs(samples, options);
+  Analysis out;
+  out.options = options;
+  out.failures = samples.failures;
+  out.notes = samples.notes;
+  out.context_a = samples.context_a;
+  out.context_b = samples.context_b;
+  for (const auto& f : samples.failures) (f.side == Side::a ? out.failed_a : out.failed_b)++;
+
+  const double k = static_cast<double>(samples.metrics.size());
+  const double alpha = (1 - options.confidence) / k;  // Bonferroni level per metric
+  out.interval_confidence = 1 - alpha;
+
+  std::vector<double> pvalues;
+  for (const MetricSamples& m : samples.metrics) out.metrics.push_back(analyze_metric(m, options, alpha, pvalues));
+  auto adjusted = stats::holm_adjust(pvalues);
+  for (std::size_t i = 0; i < out.metrics.size(); ++i) out.metrics[i].mw_p_holm = adjusted[i];
+
+  add_experiment_warnings(out, samples);
   out.verdict = out.metrics.empty() ? Verdict::inconclusive : Verdict::no_change;
   for (const auto& r : out.metrics) out.verdict = worst(out.verdict, r.verdict);
   return out;
