@@ -29,6 +29,98 @@ std::tm utc_tm(std::chrono::system_clock::time_point t) {
 }
 }  // namespace
 
+fs::path TrialFiles::attempt_console_log(int attempt) const {
+  return dir / fmt::format("console.attempt{}.log", attempt);
+}
+
+fs::path TrialFiles::run_output(std::string_view workload, bool warmup, int index) const {
+  return dir / fmt::format("{}-{}{}.out", workload, warmup ? "warmup" : "run", index);
+}
+
+fs::path ResultsDir::trial_relative(std::string_view id) { return fs::path("trials") / std::string(id); }
+
+ResultsDir ResultsDir::open_run(const fs::path& dir) {
+  const ResultsDir d(dir);
+  if (!fs::exists(d.manifest()) || !fs::exists(d.plan())) {
+    throw Error(fmt::format("{}: not an abvm results directory (no run.json/plan.json); give the directory "
+                            "'abvm run' printed",
+                            dir.string()));
+  }
+  return d;
+}
+
+bool ResultsDir::holds_journal(const fs::path& dir) { return fs::exists(ResultsDir(dir).journal()); }
+
+const char* to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::running: return "running";
+    case RunStatus::complete: return "complete";
+    case RunStatus::stopped: return "stopped";
+  }
+  return "?";
+}
+
+RunManifest read_manifest(const ResultsDir& dir) {
+  const fs::path path = dir.manifest();
+  const auto damaged = [&](const std::string& what) {
+    return Error(fmt::format("{}: {}; the results directory is damaged (start a new run)", path.string(), what));
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& ex) {
+    throw damaged(fmt::format("not valid JSON ({})", ex.what()));
+  }
+  const auto text = [&](const char* field) {
+    if (!j.is_object() || !j.contains(field) || !j[field].is_string()) throw damaged(fmt::format("field \"{}\" is missing or not a string", field));
+    return j[field].get<std::string>();
+  };
+  RunManifest m;
+  m.abvm_version = text("abvm_version");
+  m.config = text("config");
+  m.config_dir = text("config_dir");
+  m.uri = text("uri");
+  m.started = text("started");
+  const std::string status = text("status");
+  if (status == "running") m.status = RunStatus::running;
+  else if (status == "complete") m.status = RunStatus::complete;
+  else if (status == "stopped") m.status = RunStatus::stopped;
+  else throw damaged(fmt::format("field \"status\" is \"{}\", not running, complete or stopped", status));
+  if (j.contains("stop_reason")) m.stop_reason = text("stop_reason");
+  if (j.contains("final_confidence")) {
+    if (!j["final_confidence"].is_number()) throw damaged("field \"final_confidence\" is not a number");
+    m.final_confidence = j["final_confidence"].get<double>();
+  }
+  return m;
+}
+
+void write_manifest(const ResultsDir& dir, const RunManifest& m) {
+  nlohmann::json j = {{"abvm_version", m.abvm_version}, {"config", m.config.string()},
+                      {"config_dir", m.config_dir.string()}, {"uri", m.uri},
+                      {"started", m.started}, {"status", to_string(m.status)}};
+  if (!m.stop_reason.empty()) j["stop_reason"] = m.stop_reason;
+  if (m.final_confidence) j["final_confidence"] = *m.final_confidence;
+  write_file_atomic(dir.manifest(), j.dump(2) + "\n");
+}
+
+Experiment load_saved_experiment(const ResultsDir& dir, const RunManifest& manifest) {
+  return load_experiment_text(read_file(dir.config()), manifest.config.string(), manifest.config_dir);
+}
+
+Plan read_plan(const ResultsDir& dir) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(dir.plan()));
+  } catch (const nlohmann::json::exception& ex) {
+    throw Error(fmt::format("{}: not valid JSON ({}); the results directory is damaged", dir.plan().string(), ex.what()));
+  }
+  return plan_from_json(j);
+}
+
+void write_plan(const ResultsDir& dir, const Plan& plan) {
+  write_file_atomic(dir.plan(), plan_to_json(plan).dump(2) + "\n");
+}
+
 std::string utc_compact(std::chrono::system_clock::time_point t) {
   const std::tm tm = utc_tm(t);
   char buf[32];
@@ -60,7 +152,7 @@ fs::path create_results_dir(const fs::path& results_root, std::string_view exper
 }
 
 ResultsLock::ResultsLock(const fs::path& dir) {
-  const fs::path path = dir / ".lock";
+  const fs::path path = ResultsDir(dir).lock_file();
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw InfraError(fmt::format("cannot open lock file {}: {}", path.string(), std::strerror(errno)));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -101,19 +193,9 @@ std::string to_ledger_line(const LedgerEntry& e) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::vector<LedgerEntry> read_ledger(const fs::path& path, const std::function<void(const std::string&)>& warn) {
+std::vector<LedgerEntry> read_ledger(const fs::path& path, const JsonlWarning& warn) {
   std::vector<LedgerEntry> out;
-  if (!fs::exists(path)) return out;
-  const std::string text = read_file(path);
-  std::size_t pos = 0;
-  std::size_t line_no = 0;
-  while (pos < text.size()) {
-    ++line_no;
-    const std::size_t nl = text.find('\n', pos);
-    const bool terminated = nl != std::string::npos;
-    const std::string line = text.substr(pos, terminated ? nl - pos : std::string::npos);
-    pos = terminated ? nl + 1 : text.size();
-    if (line.empty()) continue;
+  const auto parse = [&](std::string_view line, std::size_t line_no) {
     try {
       const auto j = nlohmann::json::parse(line);
       LedgerEntry e;
@@ -130,14 +212,11 @@ std::vector<LedgerEntry> read_ledger(const fs::path& path, const std::function<v
       e.detail = j.at("detail").get<std::string>();
       out.push_back(std::move(e));
     } catch (const std::exception& ex) {
-      if (!terminated) {
-        if (warn) warn(located(path.string(), line_no, "unfinished last line ignored (the writer was stopped)"));
-        break;
-      }
       throw Error(located(path.string(), line_no,
                           fmt::format("not a trial ledger line ({}); the results directory is damaged", ex.what())));
     }
-  }
+  };
+  read_jsonl(path, parse, warn, true);
   return out;
 }
 

@@ -186,22 +186,14 @@ JournalEntry parse_journal_line(std::string_view line, std::string_view source,
 
 std::vector<JournalEntry> read_journal(const std::filesystem::path& path,
                                        const JournalWarning& warn) {
-  std::string content = read_file(path);
-  std::string source = path.string();
-  auto lines = text::split_lines(content);
-  bool unterminated = !content.empty() && content.back() != '\n';
+  const std::string source = path.string();
   std::vector<JournalEntry> entries;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    bool last = i + 1 == lines.size();
-    try {
-      entries.push_back(parse_journal_line(lines[i].text, source, lines[i].number));
-    } catch (const Error& e) {
-      if (!(last && unterminated)) throw;
-      if (warn)
-        warn(located(source, lines[i].number,
-                     "ignoring the unfinished last line (a writer was killed while writing it)"));
-    }
-  }
+  read_jsonl(
+      path,
+      [&](std::string_view line, std::size_t line_no) {
+        entries.push_back(parse_journal_line(line, source, line_no));
+      },
+      warn);
   return entries;
 }
 

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/jsonl.hpp"
 #include "samples/dd.hpp"
 #include "samples/fio.hpp"
 #include "samples/sample.hpp"
@@ -65,7 +66,7 @@ JournalEntry parse_journal_line(std::string_view line, std::string_view source,
                                 std::size_t line_no);
 
 // Called with a plain-words message when read_journal ignores something.
-using JournalWarning = std::function<void(const std::string&)>;
+using JournalWarning = JsonlWarning;
 
 // Reads a whole journal. The one thing tolerated is a last line that is both unterminated
 // (no '\n') and unparsable: a writer killed mid-line. It is ignored and `warn` is told.

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "results/directory.hpp"
 #include "samples/dd.hpp"
 #include "samples/fio.hpp"
 #include "samples/numbers.hpp"
@@ -284,7 +285,7 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
 }
 
 SampleSet load_results_dir(const std::filesystem::path& dir) {
-  std::filesystem::path journal = dir / "journal.jsonl";
+  const std::filesystem::path journal = ResultsDir(dir).journal();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(journal, ec))
     throw Error(located(dir.string(), 0,

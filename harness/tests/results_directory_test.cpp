@@ -87,7 +87,7 @@ TEST_F(ResultsDirTest, LedgerRoundTripsAndToleratesOnlyAnUnfinishedLastLine) {
   write_file_atomic(ledger, read_file(ledger) + "{\"trial\":\"t0002\",\"si");
   std::string warning;
   EXPECT_EQ(read_ledger(ledger, [&](const std::string& w) { warning = w; }).size(), 2u);
-  EXPECT_EQ(warning, ledger.string() + ":3: unfinished last line ignored (the writer was stopped)");
+  EXPECT_EQ(warning, ledger.string() + ":3: unfinished last line ignored (its writer was stopped mid-line)");
 
   // The same damage in the middle is not a crash artefact.
   write_file_atomic(ledger, "{\"trial\":\"t0002\",\"si\n" + to_ledger_line(finished("t0000", Outcome::ok)) + "\n");

@@ -192,8 +192,7 @@ TEST(Journal, IgnoresOnlyAnUnfinishedLastLine) {
   ASSERT_EQ(entries.size(), 5u);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0], path.string() +
-                             ":6: ignoring the unfinished last line (a writer was killed while "
-                             "writing it)");
+                             ":6: unfinished last line ignored (its writer was stopped mid-line)");
   // Without a callback it is still ignored.
   EXPECT_EQ(read_journal(path).size(), 5u);
 }

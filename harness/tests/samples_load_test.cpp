@@ -277,8 +277,7 @@ TEST(Load, ResultsDirectoryWithKilledWriter) {
   EXPECT_TRUE(set.failures.empty());  // the panic line was the unfinished one
   ASSERT_EQ(set.notes.size(), 1u);
   EXPECT_EQ(set.notes[0], (dir / "journal.jsonl").string() +
-                              ":6: ignoring the unfinished last line (a writer was killed while "
-                              "writing it)");
+                              ":6: unfinished last line ignored (its writer was stopped mid-line)");
 }
 
 TEST(Load, ResultsDirectoryErrors) {
