@@ -15,6 +15,7 @@
 #include "report/json_report.hpp"
 #include "report/junit.hpp"
 #include "report/terminal.hpp"
+#include "results/directory.hpp"
 #include "samples/load.hpp"
 #include "verdict/analysis.hpp"
 
@@ -49,7 +50,7 @@ std::string dir_name(const std::string& dir) {
 
 int run_compare(const CompareArgs& args) {
   for (const auto& d : {args.fresh, args.baseline}) {
-    if (!fs::exists(fs::path(d) / "journal.jsonl")) {
+    if (!ResultsDir::holds_journal(d)) {
       throw Error(fmt::format("{}: no journal.jsonl; give two abvm results directories (NEW_DIR BASELINE_DIR)", d));
     }
   }

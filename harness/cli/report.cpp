@@ -7,6 +7,7 @@
 #include "config/experiment.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "results/directory.hpp"
 #include "report/junit.hpp"
 
 namespace abvm::cli {
@@ -71,9 +72,10 @@ HtmlInputs results_dir_html_inputs(const fs::path& dir, const json& report, cons
   in.template_html = load_html_template();
   in.title = dir.filename().string();
   if (in.title.empty()) in.title = dir.parent_path().filename().string();
-  const json kernels = fs::exists(dir / "kernels.json") ? read_json(dir / "kernels.json") : json();
-  if (fs::exists(dir / "config.toml")) {
-    const Experiment e = load_experiment_text(read_file(dir / "config.toml"), (dir / "config.toml").string(), dir);
+  const ResultsDir results(dir);
+  const json kernels = fs::exists(results.kernels()) ? read_json(results.kernels()) : json();
+  if (fs::exists(results.config())) {
+    const Experiment e = load_experiment_text(read_file(results.config()), results.config().string(), dir);
     in.title = e.name;
     in.description = e.description;
     in.sides = sides_from_config(e, kernels);
@@ -81,11 +83,12 @@ HtmlInputs results_dir_html_inputs(const fs::path& dir, const json& report, cons
     in.report["source"]["a_label"] = e.a.label;
     in.report["source"]["b_label"] = e.b.label;
   }
-  if (fs::exists(dir / "environment.json")) in.environment = read_json(dir / "environment.json");
+  if (fs::exists(results.environment())) in.environment = read_json(results.environment());
   in.failures = failures_from_report(in.report);
   for (auto& f : in.failures) {
-    const fs::path log = fs::path("trials") / f.trial / "console.log";
-    if (!f.trial.empty() && fs::exists(dir / log)) f.console_log = log.string();
+    if (f.trial.empty()) continue;
+    const fs::path log = ResultsDir::trial_relative(f.trial) / results.trial(f.trial).console_log().filename();
+    if (fs::exists(dir / log)) f.console_log = log.string();
   }
   in.plots = make_plots(in.report, plots);
   return in;
@@ -118,8 +121,9 @@ HtmlInputs files_html_inputs(const json& report, const PlotOptions& plots) {
 }
 
 fs::path write_results_dir_report(const fs::path& dir) {
-  const json report = read_report(dir / "analysis.json");
-  const fs::path out = dir / "report.html";
+  const ResultsDir results(dir);
+  const json report = read_report(results.analysis());
+  const fs::path out = results.report_html();
   write_file_atomic(out, html_report(results_dir_html_inputs(dir, report, default_plot_options())));
   return out;
 }
@@ -129,9 +133,9 @@ namespace {
 int run_report(const ReportArgs& args) {
   const fs::path dir = args.dir;
   if (!fs::is_directory(dir)) throw Error(fmt::format("{}: not a directory; give an abvm results directory", args.dir));
-  const json report = read_report(dir / "analysis.json");
+  const json report = read_report(ResultsDir(dir).analysis());
   const HtmlInputs in = results_dir_html_inputs(dir, report, default_plot_options());
-  const fs::path out = args.output.empty() ? dir / "report.html" : fs::path(args.output);
+  const fs::path out = args.output.empty() ? ResultsDir(dir).report_html() : fs::path(args.output);
   write_file_atomic(out, html_report(in));
   if (!args.junit.empty()) write_file_atomic(args.junit, junit_report(in.report, {.suite = in.title}));
   for (const auto& m : in.plots.missing) {

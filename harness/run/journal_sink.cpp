@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "results/directory.hpp"
 #include "samples/dd.hpp"
 #include "samples/fio.hpp"
 
@@ -56,7 +57,8 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
     if (run.outcome == Outcome::ok) {
       const auto w = std::find_if(workloads_.begin(), workloads_.end(),
                                   [&](const Workload& x) { return x.name == run.workload; });
-      const std::string source = fmt::format("trials/{}/{}-run{}.out", result.trial.id, run.workload, run.index);
+      const std::string source =
+          (ResultsDir::trial_relative(result.trial.id) / TrialFiles{}.run_output(run.workload, false, run.index)).string();
       try {
         if (w == workloads_.end()) throw Error(fmt::format("unknown workload '{}'", run.workload));
         if (std::holds_alternative<DdWorkload>(w->spec)) {

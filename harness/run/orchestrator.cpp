@@ -41,7 +41,7 @@ json trial_result_json(const TrialResult& r) {
   };
   return {{"trial", r.trial.id},
           {"side", to_string(r.trial.side)},
-          {"block", r.trial.block ? json(*r.trial.block) : json(nullptr)},
+          {"block", r.trial.block},
           {"position", r.trial.position},
           {"outcome", to_string(r.outcome)},
           {"detail", r.detail},
@@ -55,12 +55,8 @@ json trial_result_json(const TrialResult& r) {
 }
 
 // Raw tool output of every run the guest reported (warm-ups too), one file each.
-void save_run_outputs(const fs::path& dir, const GuestReport& report) {
-  for (const auto& run : report.runs) {
-    const std::string name =
-        fmt::format("{}-{}{}.out", run.workload, run.warmup ? "warmup" : "run", run.index);
-    write_file_atomic(dir / name, run.output);
-  }
+void save_run_outputs(const TrialFiles& files, const GuestReport& report) {
+  for (const auto& run : report.runs) write_file_atomic(files.run_output(run.workload, run.warmup, run.index), run.output);
 }
 
 }  // namespace
@@ -74,33 +70,34 @@ std::chrono::milliseconds trial_timeout(const ExecutionSpec& spec) {
 Orchestrator::Orchestrator(GuestDriver& driver, ExecutionSpec spec, TrialSink& sink)
     : driver_(driver), spec_(std::move(spec)), sink_(sink) {}
 
-DomainSpec Orchestrator::domain_spec(const TrialToRun& trial, const fs::path& trial_dir) const {
-  const SideBoot& side = spec_.side(trial.side);
+DomainSpec trial_domain(const ExecutionSpec& spec, const Trial& trial) {
+  const SideBoot& side = spec.side(trial.side);
+  const TrialFiles files = ResultsDir(spec.results_dir).trial(trial.id);
   DomainSpec d;
   d.name = domain_name(trial.id, static_cast<long>(trial.position));
   d.kernel = side.kernel;
-  d.initrd = trial_dir / "initrd.img";
+  d.initrd = files.initrd();
   d.cmdline = side.cmdline;
   d.machine = side.machine;
-  d.scratch_disk = spec_.scratch_disk;
+  d.scratch_disk = spec.scratch_disk;
   d.disk = side.disk;
-  d.console_log = trial_dir / "console.log";
-  d.accelerator = spec_.accelerator;
+  d.console_log = files.console_log();
+  d.accelerator = spec.accelerator;
   return d;
 }
 
-std::optional<TrialResult> Orchestrator::run_trial(const TrialToRun& trial,
+std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial,
                                                    const std::function<bool()>& stop_requested) {
-  const fs::path dir = spec_.results_dir / "trials" / trial.id;
+  const TrialFiles files = ResultsDir(spec_.results_dir).trial(trial.id);
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw InfraError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+  fs::create_directories(files.dir, ec);
+  if (ec) throw InfraError(fmt::format("cannot create {}: {}", files.dir.string(), ec.message()));
 
   TrialResult result;
   result.trial = trial;
   result.accelerator = spec_.accelerator;
-  const DomainSpec domain = domain_spec(trial, dir);
-  write_file_atomic(dir / "domain.xml", domain_xml(domain));
+  const DomainSpec domain = trial_domain(spec_, trial);
+  write_file_atomic(files.domain_xml(), domain_xml(domain));
   const int max_attempts = 1 + std::max(0, spec_.infra_retries);
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
     // A fresh nonce per boot: records of an earlier attempt can never count for this one.
@@ -128,23 +125,23 @@ std::optional<TrialResult> Orchestrator::run_trial(const TrialToRun& trial,
     // Keep what the failed attempt left, then boot again: an infra error says nothing about
     // the kernel, so a new boot is a fair replacement (and it is recorded).
     result.retried.push_back(fmt::format("attempt {}: {}", attempt, result.detail));
-    fs::rename(domain.console_log, dir / fmt::format("console.attempt{}.log", attempt), ec);
+    fs::rename(domain.console_log, files.attempt_console_log(attempt), ec);
     if (stop_requested && stop_requested()) return std::nullopt;
   }
   result.time = utc_iso8601(std::chrono::system_clock::now());
-  save_run_outputs(dir, result.report);
+  save_run_outputs(files, result.report);
   // The guest's text (dmesg, agent errors, command line) can be any bytes: a lying or broken
   // guest must not end the experiment here, so bytes that are not UTF-8 become U+FFFD.
-  write_file_atomic(dir / "result.json",
+  write_file_atomic(files.result(),
                     trial_result_json(result).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   return result;
 }
 
-RunSummary Orchestrator::run(std::vector<TrialToRun> trials, const std::set<std::string>& done,
+RunSummary Orchestrator::run(std::vector<Trial> trials, const std::set<std::string>& done,
                              const Controls& controls) {
   RunSummary summary;
   std::set<std::string> finished = done;
-  const fs::path ledger = spec_.results_dir / "trials.jsonl";
+  const fs::path ledger = ResultsDir(spec_.results_dir).ledger();
   const auto session_start = std::chrono::steady_clock::now();
   double trial_seconds_sum = 0;
   const auto stop = [&] { return controls.stop_requested && controls.stop_requested(); };
@@ -158,11 +155,11 @@ RunSummary Orchestrator::run(std::vector<TrialToRun> trials, const std::set<std:
   std::size_t i = 0;
   while (true) {
     if (i == trials.size()) {
-      std::vector<TrialToRun> more = controls.extend ? controls.extend() : std::vector<TrialToRun>{};
+      std::vector<Trial> more = controls.extend ? controls.extend() : std::vector<Trial>{};
       if (more.empty()) break;
       trials.insert(trials.end(), more.begin(), more.end());
     }
-    const TrialToRun trial = trials[i++];
+    const Trial trial = trials[i++];
     if (finished.contains(trial.id)) {
       ++summary.skipped;
       continue;
@@ -198,8 +195,8 @@ RunSummary Orchestrator::run(std::vector<TrialToRun> trials, const std::set<std:
                                                     .count(),
                              .mean_trial_seconds = trial_seconds_sum / static_cast<double>(summary.ran)});
     }
-    if (trial.block && controls.at_block_end && block_complete(*trial.block) &&
-        controls.at_block_end(*trial.block) == BlockDecision::stop) {
+    if (controls.at_block_end && block_complete(trial.block) &&
+        controls.at_block_end(trial.block) == BlockDecision::stop) {
       summary.stopped_early = true;
       break;
     }

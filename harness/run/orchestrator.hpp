@@ -3,9 +3,9 @@
 // wait for the end record or the timeout, classify, save the artifacts, hand the result to the
 // sink, and only then mark the trial done in the ledger (results/directory.hpp).
 //
-// The orchestrator knows nothing of kernels builds, dd or fio output, or statistics: cli/
-// prepares what each side boots (SideBoot), turns results into journal lines (TrialSink), and
-// decides about sequential stopping (Controls::at_block_end / extend).
+// The orchestrator knows nothing of kernel builds, dd or fio output, or statistics: the runner
+// (run/runner.hpp) prepares what each side boots (SideBoot), turns results into journal lines
+// (TrialSink), and decides about sequential stopping (Controls::at_block_end / extend).
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -48,6 +48,10 @@ struct ExecutionSpec {
   const SideBoot& side(Side id) const { return id == Side::a ? a : b; }
 };
 
+// What a trial boots: the domain of its side, its files in the results directory
+// (results/directory.hpp TrialFiles). --dry-run shows the XML of the very same spec.
+DomainSpec trial_domain(const ExecutionSpec& spec, const Trial& trial);
+
 // The time one trial may take: the boot timeout plus the run timeout for every run it makes.
 std::chrono::milliseconds trial_timeout(const ExecutionSpec& spec);
 
@@ -67,14 +71,14 @@ struct Controls {
   // that unfinished trial (it is run again on --resume) and returns.
   std::function<bool()> stop_requested;
   // Called when the trial is about to start (side, id).
-  std::function<void(const TrialToRun&, std::size_t done, std::size_t total)> on_trial_start;
+  std::function<void(const Trial&, std::size_t done, std::size_t total)> on_trial_start;
   std::function<void(const TrialProgress&)> on_trial_end;
   // Called after the last trial of block `block` is done (the block is complete). `stop` ends
   // the run early (a sequential-stopping decision).
   std::function<BlockDecision(int block)> at_block_end;
   // Called when every trial is done: more trials to run (a plan extended deterministically), or
   // none to finish.
-  std::function<std::vector<TrialToRun>()> extend;
+  std::function<std::vector<Trial>()> extend;
 };
 
 struct RunSummary {
@@ -82,7 +86,7 @@ struct RunSummary {
   std::size_t skipped = 0;              // already done (resume)
   bool interrupted = false;             // stop_requested() ended the run
   bool stopped_early = false;           // at_block_end said stop
-  std::vector<TrialToRun> trials;       // every trial known at the end (extensions included)
+  std::vector<Trial> trials;       // every trial known at the end (extensions included)
 };
 
 class Orchestrator {
@@ -92,14 +96,11 @@ class Orchestrator {
   // Runs `trials` in order, skipping ids in `done`. Writes trials/<id>/ and the ledger
   // (results_dir/trials.jsonl) as each trial ends. Exceptions from the driver (an unusable
   // connection) and from the sink propagate; the trial then is not in the ledger.
-  RunSummary run(std::vector<TrialToRun> trials, const std::set<std::string>& done, const Controls& controls);
+  RunSummary run(std::vector<Trial> trials, const std::set<std::string>& done, const Controls& controls);
 
   // One trial, with the bounded infra-error retry; does not touch the ledger or the sink.
   // Returns nullopt when stop_requested() interrupted it.
-  std::optional<TrialResult> run_trial(const TrialToRun& trial, const std::function<bool()>& stop_requested);
-
-  // The DomainSpec of a trial (without booting anything): --dry-run shows its XML.
-  DomainSpec domain_spec(const TrialToRun& trial, const std::filesystem::path& trial_dir) const;
+  std::optional<TrialResult> run_trial(const Trial& trial, const std::function<bool()>& stop_requested);
 
  private:
   GuestDriver& driver_;

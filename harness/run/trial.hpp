@@ -13,16 +13,9 @@
 #include "config/workload.hpp"
 #include "guest/driver.hpp"
 #include "guest/records.hpp"
+#include "plan/plan.hpp"
 
 namespace abvm {
-
-// A trial of the plan, reduced to what execution needs (cli/ converts plan/'s trials).
-struct TrialToRun {
-  std::string id;                 // "t0007": also the boot id
-  Side side = Side::a;
-  std::optional<int> block;       // A/B block, when the schedule has blocks
-  std::int64_t position = 0;      // trial position in the overall order (0-based)
-};
 
 // One measured run (warm-up runs are never reported to the sink).
 struct RunResult {
@@ -36,7 +29,7 @@ struct RunResult {
 };
 
 struct TrialResult {
-  TrialToRun trial;
+  Trial trial;                              // of the plan; its id is also the boot id
   Outcome outcome = Outcome::ok;
   std::string detail;                       // why, for anything but ok
   int attempts = 1;                         // boots tried (infra errors are retried)

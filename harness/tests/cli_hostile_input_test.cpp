@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_driver.hpp"
 #include "run/journal_sink.hpp"
 #include "config/experiment.hpp"
 #include "core/base64.hpp"
@@ -103,29 +104,13 @@ TEST(CliHostileInput, SideLabelsAreTextNeverPaths) {
 
 // ---- a guest that lies, through the real orchestrator ----
 
-std::string job_field(const std::string& initrd, const std::string& key) {
-  const std::size_t job = initrd.rfind("abvm-job 1\n");
-  if (job == std::string::npos) return "";
-  const std::size_t at = initrd.find("\n" + key + " ", job);
-  if (at == std::string::npos) return "";
-  const std::size_t begin = at + key.size() + 2;
-  return initrd.substr(begin, initrd.find('\n', begin) - begin);
-}
-
-// A guest that knows its nonce (it reads the job) and reports what it likes, correctly framed.
-class LyingDriver : public GuestDriver {
- public:
+// A guest that knows its nonce (it reads the job) and reports what it likes, correctly framed:
+// the shared fake with a console of the test's choosing.
+struct LyingDriver : test::FakeDriver {
   std::function<std::string(const std::string& trial, const std::string& nonce)> console;
-  GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds,
-                         const std::function<bool(std::string_view)>& done) override {
-    const std::string initrd = read_file(spec.initrd);
-    GuestOutcome o;
-    o.console = console(job_field(initrd, "trial"), job_field(initrd, "nonce"));
-    o.end = done(o.console) ? GuestOutcome::End::finished : GuestOutcome::End::powered_off;
-    return o;
+  LyingDriver() : FakeDriver("lying") {
+    answer = [this](const test::FakeBoot& b) { return test::FakeAnswer{.console = console(b.trial, b.nonce)}; };
   }
-  std::string describe() const override { return "lying"; }
-  HostVersions versions() override { return {"fake:///", "0", "0"}; }
 };
 
 class LyingGuest : public TempDir {
@@ -148,7 +133,7 @@ class LyingGuest : public TempDir {
   void run_two_trials() {
     JournalSink sink(results_ / "journal.jsonl", spec_.workloads, "host");
     Orchestrator orchestrator(driver_, spec_, sink);
-    const std::vector<TrialToRun> trials = {{.id = "t0000", .side = Side::a, .position = 0},
+    const std::vector<Trial> trials = {{.id = "t0000", .side = Side::a, .position = 0},
                                             {.id = "t0001", .side = Side::b, .position = 1}};
     const RunSummary summary = orchestrator.run(trials, {}, {});
     EXPECT_EQ(summary.ran, 2u);

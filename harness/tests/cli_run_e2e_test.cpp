@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -107,6 +108,8 @@ class RunE2ETest : public ::testing::Test {
     return static_cast<std::size_t>(std::count(t.begin(), t.end(), '\n'));
   }
 
+  void expect_dry_run_shows_what_booted(const fs::path& d);
+
   // A complete results directory of the tiny experiment, with every trial exactly once.
   void expect_complete(const fs::path& d) {
     for (const char* f : {"config.toml", "plan.json", "run.json", "environment.json", "kernels.json", "image.json",
@@ -152,12 +155,44 @@ class RunE2ETest : public ::testing::Test {
   }
 };
 
+// The domain XML of one side in `abvm run --dry-run` output (up to the next "== " header), and
+// the trial its header names ("== side A (direct): kernel recipe 'debian-cloud', trial t0001 ==").
+std::pair<std::string, std::string> dry_run_domain(const std::string& out, const std::string& header) {
+  const std::size_t at = out.find(header);
+  if (at == std::string::npos) return {};
+  const std::size_t eol = out.find('\n', at);
+  const std::size_t trial = out.rfind(", trial ", eol);
+  const std::string id = out.substr(trial + 8, out.find(' ', trial + 8) - trial - 8);
+  return {id, out.substr(eol + 1, out.find("\n== ", eol + 1) - eol)};
+}
+
+// What only the real run knows: the process id in the domain's name, the kernel's cache path.
+std::string without_generated_parts(std::string xml) {
+  xml = std::regex_replace(xml, std::regex("<name>[^<]*</name>"), "<name>NAME</name>");
+  return std::regex_replace(xml, std::regex("<kernel>[^<]*</kernel>"), "<kernel>KERNEL</kernel>");
+}
+
+// --dry-run prints the domain XML from the code that boots a trial: for the same experiment it
+// equals each side's first trial's saved domain.xml, generated names and paths aside.
+void RunE2ETest::expect_dry_run_shows_what_booted(const fs::path& d) {
+  const auto r = run_process({ABVM_BINARY, "run", "--dry-run", "--results-dir", results.string(), config.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string placeholder = (fs::absolute(results) / "tiny-&lt;timestamp&gt;").string();
+  for (const char* header : {"== side A (direct)", "== side B (dma-api)"}) {
+    auto [trial, shown] = dry_run_domain(r.out, header);
+    ASSERT_FALSE(shown.empty()) << header << "\n" << r.out;
+    for (std::size_t at; (at = shown.find(placeholder)) != std::string::npos;) shown.replace(at, placeholder.size(), d.string());
+    const fs::path booted = d / "trials" / trial / "domain.xml";
+    EXPECT_EQ(without_generated_parts(shown), without_generated_parts(read_file(booted))) << booted;
+  }
+}
+
 TEST_F(RunE2ETest, DryRunPrintsPlanDomainXmlAndJobWithoutBooting) {
   const auto r = run_process({ABVM_BINARY, "run", "--dry-run", "--results-dir", results.string(), config.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("plan for tiny: 4 trials, 2 boots per side, order interleaved, seed 7"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("== side A (direct): kernel recipe 'debian-cloud' =="), std::string::npos);
+  EXPECT_NE(r.out.find("== side A (direct): kernel recipe 'debian-cloud', trial t000"), std::string::npos);
   EXPECT_NE(r.out.find("iommu=\"off\""), std::string::npos);
   EXPECT_NE(r.out.find("iommu=\"on\""), std::string::npos);
   EXPECT_NE(r.out.find("<on_crash>destroy</on_crash>"), std::string::npos);
@@ -177,6 +212,7 @@ TEST_F(RunE2ETest, SmallInterleavedExperimentReachesAVerdictWithCompleteResults)
   expect_complete(d);
   EXPECT_NE(r.out.find("dd-write.bandwidth"), std::string::npos) << r.out;
   EXPECT_EQ(read_file(d / "summary.txt").empty(), false);
+  expect_dry_run_shows_what_booted(d);
 }
 
 pid_t spawn_abvm(const std::vector<std::string>& args, const fs::path& log) {

@@ -4,32 +4,19 @@
 
 #include "guest/accel.hpp"
 #include "guest/domain_xml.hpp"
+#include "fake_driver.hpp"
 #include "guest_libvirt_support.hpp"
 
 using namespace abvm;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Plays back one outcome per run_guest call and records the specs it was given.
-class ScriptedDriver : public GuestDriver {
- public:
-  explicit ScriptedDriver(std::string host, std::vector<GuestOutcome> script)
-      : host_(std::move(host)), script_(std::move(script)) {}
-  GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds,
-                         const std::function<bool(std::string_view)>& done) override {
-    specs.push_back(spec);
-    GuestOutcome o = script_.at(specs.size() - 1);
-    if (o.end == GuestOutcome::End::finished && !done(o.console)) o.end = GuestOutcome::End::powered_off;
-    return o;
+// The shared fake, answering each probe boot with the next scripted ending.
+struct ScriptedDriver : test::FakeDriver {
+  ScriptedDriver(std::string host, std::vector<test::FakeAnswer> script) : FakeDriver(std::move(host)) {
+    answer = [this, script = std::move(script)](const test::FakeBoot&) { return script.at(boots.size() - 1); };
   }
-  std::string describe() const override { return host_; }
-  HostVersions versions() override { return {host_, "0", "0"}; }
-  std::vector<DomainSpec> specs;
-
- private:
-  std::string host_;
-  std::vector<GuestOutcome> script_;
+  DomainSpec spec(std::size_t i) const { return boots.at(i).spec; }
 };
 
 AccelProbe probe() {
@@ -51,48 +38,48 @@ class GuestLibvirtAccel : public ::testing::Test {
 }  // namespace
 
 TEST_F(GuestLibvirtAccel, KvmWhenTheProbePrintsItsMarkerAndTheProbeRunsOncePerHost) {
-  ScriptedDriver d("host-a", {{GuestOutcome::End::finished, "boot...\nPROBE-OK\n", 0.7, ""}});
+  ScriptedDriver d("host-a", {{"boot...\nPROBE-OK\n", GuestOutcome::End::powered_off, 0.7, ""}});
   auto c = choose_accelerator(d, probe());
   EXPECT_EQ(to_string(c.accelerator), "kvm");
   EXPECT_FALSE(c.cached);
   EXPECT_DOUBLE_EQ(c.probe_seconds, 0.7);
   EXPECT_EQ(accelerator_warning(c), "");
-  ASSERT_EQ(d.specs.size(), 1u);
-  EXPECT_EQ(d.specs[0].accelerator, Accelerator::kvm);
-  EXPECT_EQ(d.specs[0].kernel, "/k/vmlinuz");
-  EXPECT_TRUE(d.specs[0].scratch_disk.empty());
+  ASSERT_EQ(d.boots.size(), 1u);
+  EXPECT_EQ(d.spec(0).accelerator, Accelerator::kvm);
+  EXPECT_EQ(d.spec(0).kernel, "/k/vmlinuz");
+  EXPECT_TRUE(d.spec(0).scratch_disk.empty());
 
   auto again = choose_accelerator(d, probe());
   EXPECT_EQ(to_string(again.accelerator), "kvm");
   EXPECT_TRUE(again.cached);
-  EXPECT_EQ(d.specs.size(), 1u);  // not probed again
+  EXPECT_EQ(d.boots.size(), 1u);  // not probed again
 }
 
 TEST_F(GuestLibvirtAccel, TcgWhenKvmHangsOrIsMissingOrTheMarkerNeverComes) {
-  ScriptedDriver hang("host-hang", {{GuestOutcome::End::timeout, "Booting the kernel.\n", 3.0, ""}});
+  ScriptedDriver hang("host-hang", {{"Booting the kernel.\n", GuestOutcome::End::timeout, 3.0, ""}});
   auto c = choose_accelerator(hang, probe());
   EXPECT_EQ(to_string(c.accelerator), "tcg");
   EXPECT_NE(c.reason.find("no marker within 3 s"), std::string::npos) << c.reason;
   EXPECT_NE(accelerator_warning(c).find("TCG"), std::string::npos);
 
-  ScriptedDriver missing("host-nokvm", {{GuestOutcome::End::infra_error, "", 0.1, "no /dev/kvm"}});
+  ScriptedDriver missing("host-nokvm", {{"", GuestOutcome::End::infra_error, 0.1, "no /dev/kvm"}});
   c = choose_accelerator(missing, probe());
   EXPECT_EQ(to_string(c.accelerator), "tcg");
   EXPECT_NE(c.reason.find("no /dev/kvm"), std::string::npos) << c.reason;
 
   // The guest ran to its end but never printed the marker: not a working KVM boot.
-  ScriptedDriver silent("host-silent", {{GuestOutcome::End::finished, "nothing\n", 1.0, ""}});
+  ScriptedDriver silent("host-silent", {{"nothing\n", GuestOutcome::End::powered_off, 1.0, ""}});
   c = choose_accelerator(silent, probe());
   EXPECT_EQ(to_string(c.accelerator), "tcg");
   EXPECT_NE(c.reason.find("powered_off"), std::string::npos) << c.reason;
 }
 
 TEST_F(GuestLibvirtAccel, EachHostIsProbedSeparately) {
-  ScriptedDriver a("host-a", {{GuestOutcome::End::finished, "PROBE-OK", 0.5, ""}});
-  ScriptedDriver b("host-b", {{GuestOutcome::End::timeout, "", 3.0, ""}});
+  ScriptedDriver a("host-a", {{"PROBE-OK", GuestOutcome::End::powered_off, 0.5, ""}});
+  ScriptedDriver b("host-b", {{"", GuestOutcome::End::timeout, 3.0, ""}});
   EXPECT_EQ(to_string(choose_accelerator(a, probe()).accelerator), "kvm");
   EXPECT_EQ(to_string(choose_accelerator(b, probe()).accelerator), "tcg");
-  EXPECT_EQ(b.specs.size(), 1u);
+  EXPECT_EQ(b.boots.size(), 1u);
 }
 
 // On this machine /dev/kvm exists but a standard guest hangs under it: the probe must say TCG

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "guest/records.hpp"
+#include "fake_driver.hpp"
 #include "run/orchestrator.hpp"
 #include "results/directory.hpp"
 
@@ -38,22 +39,6 @@ enum class Script {
   agent_error,    // the agent reports it found no scratch disk
   wrong_trial,    // records claim another trial id
 };
-
-struct Boot {
-  std::string trial, nonce, domain, kernel, cmdline;
-  bool initrd_existed = false;
-  VirtioBlkOptions disk;
-};
-
-// Pulls "trial X" and "nonce Y" out of the job file inside the (uncompressed) job archive.
-std::string job_field(const std::string& initrd, const std::string& key) {
-  const std::size_t job = initrd.rfind("abvm-job 1\n");
-  if (job == std::string::npos) return "";
-  const std::size_t at = initrd.find("\n" + key + " ", job);
-  if (at == std::string::npos) return "";
-  const std::size_t begin = at + key.size() + 2;
-  return initrd.substr(begin, initrd.find('\n', begin) - begin);
-}
 
 std::string console_for(Script script, const std::string& trial, const std::string& nonce,
                         const std::vector<Workload>& workloads) {
@@ -99,50 +84,25 @@ std::string console_for(Script script, const std::string& trial, const std::stri
   return out;
 }
 
-class FakeDriver : public GuestDriver {
- public:
+// The shared fake (tests/fake_driver.hpp) with a queue of scripts, one per boot.
+struct ScriptedGuests {
   std::deque<Script> scripts;     // one per boot; ok when empty
-  std::vector<Boot> boots;
-  std::function<void()> during_boot;  // e.g. a "signal" arriving while the guest runs
   std::vector<Workload> workloads;
 
-  GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
-                         const std::function<bool(std::string_view)>& done) override {
-    Boot b;
-    b.initrd_existed = fs::exists(spec.initrd);
-    const std::string initrd = b.initrd_existed ? read_file(spec.initrd) : "";
-    b.trial = job_field(initrd, "trial");
-    b.nonce = job_field(initrd, "nonce");
-    b.domain = spec.name;
-    b.kernel = spec.kernel.string();
-    b.cmdline = spec.cmdline;
-    b.disk = spec.disk;
-    boots.push_back(b);
+  test::FakeAnswer operator()(const test::FakeBoot& b) {
     const Script s = scripts.empty() ? Script::ok : scripts.front();
     if (!scripts.empty()) scripts.pop_front();
-    if (during_boot) during_boot();
-    GuestOutcome o;
-    o.seconds = 1.5;
     if (s == Script::infra) {
-      o.end = GuestOutcome::End::infra_error;
-      o.detail = "internal error: process exited while connecting to monitor";
-      return o;
+      return {.end = GuestOutcome::End::infra_error, .detail = "internal error: process exited while connecting to monitor"};
     }
-    o.console = console_for(s, b.trial, b.nonce, workloads);
-    if (done(o.console)) {
-      o.end = GuestOutcome::End::finished;
-    } else if (s == Script::panic) {
-      o.end = GuestOutcome::End::crashed;
-    } else if (s == Script::hang || s == Script::panic_timeout) {
-      o.end = GuestOutcome::End::timeout;
-      o.seconds = std::chrono::duration<double>(timeout).count();
-    } else {
-      o.end = GuestOutcome::End::powered_off;
+    test::FakeAnswer a{.console = console_for(s, b.trial, b.nonce, workloads)};
+    if (s == Script::panic) a.end = GuestOutcome::End::crashed;
+    if (s == Script::hang || s == Script::panic_timeout) {
+      a.end = GuestOutcome::End::timeout;
+      a.seconds = std::chrono::duration<double>(b.timeout).count();
     }
-    return o;
+    return a;
   }
-  std::string describe() const override { return "fake"; }
-  HostVersions versions() override { return {"fake:///", "0", "0"}; }
 };
 
 struct RecordingSink : TrialSink {
@@ -154,7 +114,8 @@ class OrchestratorTest : public ::testing::Test {
  protected:
   fs::path dir;
   ExecutionSpec spec;
-  FakeDriver driver;
+  test::FakeDriver driver;
+  ScriptedGuests guests;
   RecordingSink sink;
 
   void SetUp() override {
@@ -174,12 +135,13 @@ class OrchestratorTest : public ::testing::Test {
     spec.workloads = {dd, dd2};
     spec.scratch_disk = dir / "scratch.raw";
     spec.infra_retries = 1;
-    driver.workloads = spec.workloads;
+    guests.workloads = spec.workloads;
+    driver.answer = [this](const test::FakeBoot& b) { return guests(b); };
   }
   void TearDown() override { fs::remove_all(dir); }
 
-  static std::vector<TrialToRun> trials(int blocks) {
-    std::vector<TrialToRun> out;
+  static std::vector<Trial> trials(int blocks) {
+    std::vector<Trial> out;
     int pos = 0;
     for (int b = 0; b < blocks; ++b) {
       // BA in odd blocks, as a seeded plan might draw it.
@@ -201,7 +163,7 @@ class OrchestratorTest : public ::testing::Test {
     return out;
   }
   TrialResult run_one(Script s) {
-    driver.scripts = {s};
+    guests.scripts = {s};
     Orchestrator o(driver, spec, sink);
     o.run(trials(1), {}, {});
     return sink.results.at(0);
@@ -220,17 +182,17 @@ TEST_F(OrchestratorTest, RunsTrialsInPlanOrderWithEachSidesBootSettings) {
   for (std::size_t i = 0; i < 4; ++i) {
     // The trial id the guest sees comes from the job archive inside the initrd.
     EXPECT_EQ(driver.boots[i].trial, order[i]);
-    EXPECT_EQ(driver.boots[i].kernel, kernels[i]);
+    EXPECT_EQ(driver.boots[i].spec.kernel.string(), kernels[i]);
     EXPECT_TRUE(driver.boots[i].initrd_existed);
-    EXPECT_EQ(driver.boots[i].disk.iommu_platform, kernels[i] == "/k/vmlinuz-b");
+    EXPECT_EQ(driver.boots[i].spec.disk.iommu_platform, kernels[i] == "/k/vmlinuz-b");
     nonces.insert(driver.boots[i].nonce);
-    domains.insert(driver.boots[i].domain);
+    domains.insert(driver.boots[i].spec.name);
     EXPECT_EQ(sink.results[i].trial.id, order[i]);
     EXPECT_EQ(sink.results[i].outcome, Outcome::ok) << sink.results[i].detail;
   }
   EXPECT_EQ(nonces.size(), 4u) << "every boot needs a fresh nonce";
   EXPECT_EQ(domains.size(), 4u) << "domain names must be unique per trial";
-  EXPECT_EQ(driver.boots[1].cmdline, "console=ttyS0 b");
+  EXPECT_EQ(driver.boots[1].spec.cmdline, "console=ttyS0 b");
   EXPECT_EQ(ledger_trials(), order);
 
   // Measured runs only (warm-ups are not handed on), with the raw tool output.
@@ -312,7 +274,7 @@ TEST_F(OrchestratorTest, InfraErrorIsRetriedOnceAndTheRetryRecorded) {
 
 TEST_F(OrchestratorTest, InfraRetryIsBounded) {
   spec.infra_retries = 2;
-  driver.scripts = {Script::infra, Script::infra, Script::infra, Script::ok};
+  guests.scripts = {Script::infra, Script::infra, Script::infra, Script::ok};
   Orchestrator o(driver, spec, sink);
   o.run(trials(1), {}, {});
   // Trial t0000 used its 3 boots and failed; t0001 got the fourth boot.
@@ -409,9 +371,9 @@ TEST_F(OrchestratorTest, ExtendAddsTrialsUntilItReturnsNone) {
   int extensions = 0;
   Orchestrator o(driver, spec, sink);
   const RunSummary s = o.run(trials(1), {}, {.extend = [&] {
-                                               if (++extensions > 2) return std::vector<TrialToRun>{};
+                                               if (++extensions > 2) return std::vector<Trial>{};
                                                auto all = trials(1 + extensions);
-                                               return std::vector<TrialToRun>(all.end() - 2, all.end());
+                                               return std::vector<Trial>(all.end() - 2, all.end());
                                              }});
   EXPECT_EQ(s.ran, 6u);
   EXPECT_EQ(s.trials.size(), 6u);
@@ -423,7 +385,7 @@ TEST_F(OrchestratorTest, ProgressIsReportedAfterEachTrial) {
   std::vector<std::string> started;
   Orchestrator o(driver, spec, sink);
   o.run(trials(2), {"t0000"},
-        {.on_trial_start = [&](const TrialToRun& t, std::size_t, std::size_t) { started.push_back(t.id); },
+        {.on_trial_start = [&](const Trial& t, std::size_t, std::size_t) { started.push_back(t.id); },
          .on_trial_end =
              [&](const TrialProgress& p) {
                done.push_back(p.done);

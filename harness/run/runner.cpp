@@ -1,0 +1,308 @@
+#include "run/runner.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <random>
+#include <set>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "guest/accel.hpp"
+#include "guest/image.hpp"
+#include "guest/job.hpp"
+#include "guest/records.hpp"
+#include "plan/looks.hpp"
+#include "run/environment.hpp"
+#include "run/journal_sink.hpp"
+#include "run/scratch.hpp"
+
+namespace abvm {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string hostname() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Sequential stopping: the looks at block ends, and more blocks while they are inconclusive
+// (plan/looks.hpp). Without it there is one analysis at the end, at the full confidence.
+class SequentialLooks {
+ public:
+  SequentialLooks(const Experiment& e, const ResultsDir& dir, Plan& plan, RunCollaborators& c, double earlier_seconds)
+      : e_(e), dir_(dir), plan_(plan), c_(c), looks_(make_look_schedule(e)), earlier_seconds_(earlier_seconds) {}
+
+  double confidence() const { return confidence_; }
+  const std::string& stop_reason() const { return stop_reason_; }
+
+  // After block `block` is complete: stop when its look decides.
+  BlockDecision at_block_end(int block) { return look(block + 1); }
+
+  // Every planned trial is done: the next blocks, or none to finish.
+  std::vector<Trial> extend() {
+    const auto& seq = e_.schedule.sequential;
+    if (!seq.enabled) return {};
+    // A look missed by an interruption right after its block is made now.
+    if (look(plan_.blocks) == BlockDecision::stop) return {};
+    if (plan_.blocks >= seq.max_boots_per_side) {
+      stop_reason_ = fmt::format("budget of {} boots per side spent", seq.max_boots_per_side);
+      return {};
+    }
+    if (earlier_seconds_ + seconds_since(start_) >= std::chrono::duration<double>(seq.max_wall_time).count()) {
+      stop_reason_ = "wall-time budget spent";
+      return {};
+    }
+    const int extra = std::min(seq.look_every, seq.max_boots_per_side - plan_.blocks);
+    const std::size_t before = plan_.trials.size();
+    plan_ = extend_plan(plan_, extra);
+    write_plan(dir_, plan_);
+    c_.observer.note(fmt::format("inconclusive: {} more blocks ({} boots per side)", extra, plan_.blocks));
+    return {plan_.trials.begin() + static_cast<std::ptrdiff_t>(before), plan_.trials.end()};
+  }
+
+ private:
+  BlockDecision look(int boots) {
+    const Look* l = look_at(looks_, boots);
+    if (!e_.schedule.sequential.enabled || l == nullptr || boots == last_look_) return BlockDecision::go_on;
+    last_look_ = boots;
+    confidence_ = l->confidence;
+    c_.observer.note(fmt::format("look {} after {} boots per side (confidence {:.4f})", l->index + 1, boots,
+                                 l->confidence));
+    try {
+      if (const auto verdict = c_.decide(dir_, l->confidence)) {
+        stop_reason_ = fmt::format("verdict {} at look {}", *verdict, l->index + 1);
+        return BlockDecision::stop;
+      }
+    } catch (const Error& ex) {
+      c_.observer.note(fmt::format("look {}: no analysis yet ({})", l->index + 1, ex.what()));
+    }
+    return BlockDecision::go_on;
+  }
+
+  const Experiment& e_;
+  const ResultsDir& dir_;
+  Plan& plan_;
+  RunCollaborators& c_;
+  const LookSchedule looks_;
+  const double earlier_seconds_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  double confidence_ = e_.analysis.confidence;
+  int last_look_ = -1;
+  std::string stop_reason_;
+};
+
+// The progress line: counts, the trial running, times, and the effect so far.
+class ProgressFeed {
+ public:
+  ProgressFeed(const Experiment& e, RunObserver& observer, const JournalSink& sink, std::size_t done)
+      : e_(e), observer_(observer), sink_(sink), done_(done) {}
+
+  void started(const Trial& t, std::size_t done, std::size_t total) {
+    done_ = done;
+    total_ = total;
+    observer_.progress({.done = done, .total = total, .current = describe(t), .elapsed_seconds = seconds_since(start_),
+                        .remaining_seconds = remaining(), .effect = sink_.effect_estimate()});
+  }
+
+  void ended(const TrialProgress& p) {
+    done_ = p.done;
+    total_ = p.total;
+    mean_trial_ = p.mean_trial_seconds;
+    const TrialResult& r = *p.result;
+    const std::string last = fmt::format("{} {}", describe(r.trial), to_string(r.outcome));
+    if (r.outcome != Outcome::ok || !r.retried.empty()) {
+      observer_.note(fmt::format("{}{}{}", last, r.detail.empty() ? "" : ": " + r.detail,
+                                 r.retried.empty() ? "" : fmt::format(" (after {} boots)", r.attempts)));
+    }
+    observer_.progress({.done = p.done, .total = p.total, .elapsed_seconds = seconds_since(start_),
+                        .remaining_seconds = remaining(), .effect = sink_.effect_estimate(), .last = last});
+  }
+
+ private:
+  std::string describe(const Trial& t) const {
+    return fmt::format("{} {} ({})", t.id, to_string(t.side), e_.side(t.side).label);
+  }
+  std::optional<double> remaining() const {
+    if (mean_trial_ <= 0) return std::nullopt;
+    return mean_trial_ * static_cast<double>(total_ - std::min(total_, done_));
+  }
+
+  const Experiment& e_;
+  RunObserver& observer_;
+  const JournalSink& sink_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::size_t done_ = 0, total_ = 0;
+  double mean_trial_ = 0;
+};
+
+// abvm's own scratch image goes whenever a session ends (a resume makes a new one), so a
+// stopped or failed nightly job leaves no disk image behind; a SIGKILL leaves it to the resume.
+struct ScratchRemover {
+  fs::path path;
+  ~ScratchRemover() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove(path, ec);
+  }
+};
+
+}  // namespace
+
+struct Runner::Recovered {
+  std::set<std::string> done;
+  std::vector<JournalEntry> journal;  // the entries kept, for the running effect estimate
+  double earlier_seconds = 0;         // wall time of earlier sessions' trials
+};
+
+std::uint64_t choose_seed(const Experiment& e) {
+  std::uint64_t seed = e.schedule.seed;
+  std::random_device rd;
+  while (seed == 0) seed = (std::uint64_t{rd()} << 32) ^ rd();
+  return seed;
+}
+
+ResultsDir start_run(const Experiment& e, const Plan& plan, const fs::path& results_root, const fs::path& config_file,
+                     const std::string& uri) {
+  const ResultsDir dir(create_results_dir(results_root, e.name, std::chrono::system_clock::now()));
+  write_file_atomic(dir.config(), e.source_text);
+  write_plan(dir, plan);
+  const fs::path config = fs::absolute(config_file);
+  write_manifest(dir, {.abvm_version = ABVM_VERSION,
+                       .config = config,
+                       .config_dir = config.parent_path(),
+                       .uri = uri,
+                       .started = utc_iso8601(std::chrono::system_clock::now()),
+                       .status = RunStatus::running});
+  return dir;
+}
+
+ExecutionSpec execution_spec(const Experiment& e, const PreparedGuests& guests, const ResultsDir& dir,
+                             const fs::path& scratch_disk, Accelerator accelerator) {
+  ExecutionSpec spec;
+  spec.results_dir = dir.root();
+  spec.base_image = guests.base_image;
+  spec.a = guests.a;
+  spec.b = guests.b;
+  spec.workloads = e.workloads;
+  spec.scratch_disk = scratch_disk;
+  spec.accelerator = accelerator;
+  spec.boot_timeout = e.schedule.boot_timeout;
+  spec.run_timeout = e.schedule.run_timeout;
+  spec.infra_retries = e.schedule.infra_retries;
+  return spec;
+}
+
+Runner::Runner(const Experiment& experiment, ResultsDir dir, RunCollaborators collaborators)
+    : experiment_(experiment), dir_(std::move(dir)), c_(std::move(collaborators)) {}
+
+Runner::Recovered Runner::recover() {
+  std::vector<std::string> notes;
+  for (const auto& stale : remove_stale_temporaries(dir_.root())) {
+    notes.push_back("removed a half-written file of an earlier abvm process: " + stale.string());
+  }
+  Recovered r;
+  const auto ledger = read_ledger(dir_.ledger(), [&](const std::string& w) { notes.push_back(w); });
+  r.done = done_trials(ledger);
+  for (const auto& l : ledger) r.earlier_seconds += l.seconds;
+  r.journal = prune_journal(dir_.journal(), r.done, notes);
+  for (const auto& n : notes) c_.observer.note(n);
+  return r;
+}
+
+// Forced by the config, or probed: a KVM boot of side A's kernel that must print a record.
+Accelerator Runner::choose_accel(GuestDriver& driver, const PreparedGuests& guests) {
+  std::string reason = "set by guest.accelerator in the experiment file";
+  Accelerator accel = experiment_.guest.accelerator.value_or(Accelerator::tcg);
+  if (!experiment_.guest.accelerator) {
+    AccelProbe probe;
+    probe.kernel = guests.a.kernel;
+    probe.work_dir = dir_.accel_probe_dir();
+    fs::create_directories(probe.work_dir);
+    probe.initrd = probe.work_dir / "initrd.img";
+    const GuestJob job{.trial_id = "probe", .nonce = make_nonce(), .workloads = {}};
+    write_guest_initrd(probe.initrd, GuestImage{.path = guests.base_image}, guests.a.modules_archive,
+                       build_job_archive(job));
+    probe.cmdline = std::string(kGuestKernelCmdline);
+    probe.marker = record_prefix(job.nonce);
+    const AccelChoice choice = choose_accelerator(driver, probe);
+    fs::remove(probe.initrd);
+    accel = choice.accelerator;
+    reason = choice.reason;
+    if (const auto w = accelerator_warning(choice); !w.empty()) c_.observer.note("warning: " + w);
+  } else if (accel == Accelerator::tcg) {
+    c_.observer.note("warning: TCG (emulation): the numbers describe the emulator as much as the kernel");
+  }
+  write_file_atomic(dir_.environment(), run_environment(driver.versions(), accel, reason).dump(2) + "\n");
+  return accel;
+}
+
+RunEnd Runner::run(const RunSession& session) {
+  const ResultsLock lock(dir_.root());
+  RunManifest manifest = read_manifest(dir_);
+  if (manifest.status != RunStatus::running) {
+    return {.status = manifest.status,
+            .final_confidence = manifest.final_confidence.value_or(experiment_.analysis.confidence),
+            .stop_reason = manifest.stop_reason};
+  }
+  const Recovered recovered = recover();
+  if (session.resuming) {
+    c_.observer.note(fmt::format("resuming {}: {} of {} trials done", dir_.root().string(), recovered.done.size(),
+                                 read_plan(dir_).trials.size()));
+  }
+  const PreparedGuests guests = c_.preparer.prepare(experiment_);
+  write_file_atomic(dir_.kernels(), guests.kernels.dump(2) + "\n");
+  write_file_atomic(dir_.image(), guests.image.dump(2) + "\n");
+  GuestDriver& driver = c_.connect();
+  manifest.uri = session.uri;
+  write_manifest(dir_, manifest);
+  const Accelerator accel = choose_accel(driver, guests);
+  return execute(driver, session, guests, accel, recovered, manifest);
+}
+
+RunEnd Runner::execute(GuestDriver& driver, const RunSession& session, const PreparedGuests& guests, Accelerator accel,
+                       const Recovered& recovered, RunManifest& manifest) {
+  Plan plan = read_plan(dir_);
+  const fs::path scratch = prepare_scratch_disk(experiment_.disk, dir_.root(), !session.resuming);
+  const ScratchRemover remover{experiment_.disk.path.empty() && !session.keep_scratch ? scratch : fs::path()};
+  JournalSink sink(dir_.journal(), experiment_.workloads, hostname());
+  sink.remember(recovered.journal);
+  SequentialLooks looks(experiment_, dir_, plan, c_, recovered.earlier_seconds);
+  ProgressFeed feed(experiment_, c_.observer, sink, recovered.done.size());
+  Controls controls{
+      .stop_requested = c_.stop_requested,
+      .on_trial_start = [&](const Trial& t, std::size_t done, std::size_t total) { feed.started(t, done, total); },
+      .on_trial_end = [&](const TrialProgress& p) { feed.ended(p); },
+      .at_block_end = [&](int block) { return looks.at_block_end(block); },
+      .extend = [&] { return looks.extend(); }};
+  Orchestrator orchestrator(driver, execution_spec(experiment_, guests, dir_, scratch, accel), sink);
+  RunSummary summary;
+  try {
+    summary = orchestrator.run(plan.trials, recovered.done, controls);
+  } catch (const InfraError& ex) {
+    // The machine failed mid-run (results filesystem read-only or full, libvirt gone): the
+    // guest is destroyed by then and every finished trial is on disk; say how to go on.
+    c_.observer.finish();
+    throw InfraError(fmt::format("{}; the running guest was destroyed and the finished trials are kept in {}; "
+                                 "when the cause is fixed, continue with: abvm run --resume {}",
+                                 ex.what(), dir_.root().string(), dir_.root().string()));
+  }
+  c_.observer.finish();
+  RunEnd end{.trials_done = recovered.done.size() + summary.ran,
+             .final_confidence = looks.confidence(),
+             .stop_reason = looks.stop_reason()};
+  if (summary.interrupted) return end;
+  end.status = summary.stopped_early ? RunStatus::stopped : RunStatus::complete;
+  manifest.status = end.status;
+  manifest.stop_reason = end.stop_reason;
+  manifest.final_confidence = end.final_confidence;
+  write_manifest(dir_, manifest);
+  return end;
+}
+
+}  // namespace abvm

@@ -1,0 +1,106 @@
+#pragma once
+// The run stage's front door: takes a loaded experiment to a finished results directory.
+//
+//   start_run()   creates results/<experiment>-<time>/ with config.toml, plan.json, run.json
+//   Runner::run() holds the lock; recovers what an earlier session left (stale temporary files,
+//                 the ledger, journal lines of an unfinished trial); prepares what each side
+//                 boots; chooses the accelerator; executes the plan through the GuestDriver,
+//                 appending journal and ledger lines as trials end; makes the sequential looks
+//                 and extends the plan while they are inconclusive; removes abvm's own scratch
+//                 disk; records the run's status in run.json.
+//
+// Its collaborators are parameters: the driver's connection (libvirt, or a fake), the preparer (kernel
+// builds, or prepared files), the observer (progress on the terminal), the look decision (the
+// analysis, which comes later in the data flow) and the stop request (Ctrl-C). So a test runs a
+// whole run, resume included, with a scripted fake driver and no libvirt. The analysis of the
+// finished directory and the reports are the caller's next steps.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "config/experiment.hpp"
+#include "guest/driver.hpp"
+#include "plan/plan.hpp"
+#include "results/directory.hpp"
+#include "run/orchestrator.hpp"
+#include "run/prepare.hpp"
+#include "run/progress.hpp"
+
+namespace abvm {
+
+// Where a run reports what happens.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  // A line that must stay visible: a step, a warning, a failed trial.
+  virtual void note(const std::string& text) = 0;
+  // The progress line, rewritten as trials start and end.
+  virtual void progress(const ProgressState& state) = 0;
+  // The run is over: end the progress line.
+  virtual void finish() = 0;
+};
+
+// The analysis at a look: the verdict's name when the results at `confidence` decide, nullopt
+// while inconclusive. May throw Error when there is nothing to analyse yet.
+using LookDecision = std::function<std::optional<std::string>(const ResultsDir& dir, double confidence)>;
+
+struct RunCollaborators {
+  // The connection to the hypervisor, made once the lock is held and the guests are prepared
+  // (a second runner on the same directory is refused before it connects anywhere).
+  std::function<GuestDriver&()> connect;
+  GuestPreparer& preparer;
+  RunObserver& observer;
+  LookDecision decide;
+  std::function<bool()> stop_requested;  // polled before each trial and while a guest runs
+};
+
+struct RunSession {
+  bool resuming = false;      // a later session of an interrupted run
+  bool keep_scratch = false;  // keep abvm's own scratch image after the session
+  std::string uri;            // the libvirt URI in use, recorded in run.json
+};
+
+struct RunEnd {
+  RunStatus status = RunStatus::running;  // running: interrupted, resume to go on
+  std::size_t trials_done = 0;            // over every session
+  double final_confidence = 0;            // the confidence the final analysis must use
+  std::string stop_reason;                // sequential stopping, "" otherwise
+};
+
+// The seed a new run uses: the experiment's, or a fresh random one when it says 0.
+std::uint64_t choose_seed(const Experiment& experiment);
+
+// Creates the results directory of a new run under `results_root` and writes config.toml,
+// plan.json and run.json (status running). `config_file` is the experiment file as given.
+ResultsDir start_run(const Experiment& experiment, const Plan& plan, const std::filesystem::path& results_root,
+                     const std::filesystem::path& config_file, const std::string& uri);
+
+// The execution spec of a run: what every trial boots and how long it may take. --dry-run uses
+// it with placeholder paths, so what it shows is what a trial boots.
+ExecutionSpec execution_spec(const Experiment& experiment, const PreparedGuests& guests, const ResultsDir& dir,
+                             const std::filesystem::path& scratch_disk, Accelerator accelerator);
+
+class Runner {
+ public:
+  Runner(const Experiment& experiment, ResultsDir dir, RunCollaborators collaborators);
+
+  // Runs what is left of the plan. Throws Error / InfraError; an InfraError mid-run says what is
+  // kept and how to resume. A run whose run.json says it is finished returns at once.
+  RunEnd run(const RunSession& session);
+
+ private:
+  struct Recovered;
+  Recovered recover();
+  Accelerator choose_accel(GuestDriver& driver, const PreparedGuests& guests);
+  RunEnd execute(GuestDriver& driver, const RunSession& session, const PreparedGuests& guests, Accelerator accel,
+                 const Recovered& recovered, RunManifest& manifest);
+
+  const Experiment& experiment_;
+  ResultsDir dir_;
+  RunCollaborators c_;
+};
+
+}  // namespace abvm

@@ -1,0 +1,107 @@
+#pragma once
+// The one fake GuestDriver of abvm's tests (the real one, guest/libvirt_driver, is exercised by
+// the guest tests). It boots nothing: it records what it was asked to boot, reads the trial id
+// and nonce out of the job archive abvm appended to the initrd (as the guest agent would), and
+// answers with the console text a test scripts, in the real record format when the test uses
+// fake_guest_console(). `done` is applied as the real driver applies it.
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/workload.hpp"
+#include "core/base64.hpp"
+#include "core/files.hpp"
+#include "guest/driver.hpp"
+#include "guest/records.hpp"
+
+namespace abvm::test {
+
+// One boot the fake was asked for.
+struct FakeBoot {
+  DomainSpec spec;
+  std::chrono::milliseconds timeout{0};
+  std::string trial, nonce;       // from the job inside the initrd ("" when there is none)
+  bool initrd_existed = false;
+};
+
+// How the fake guest ends. When the console satisfies the caller's `done`, the boot is
+// `finished` whatever `end` says (the real driver then destroys the guest).
+struct FakeAnswer {
+  std::string console;
+  GuestOutcome::End end = GuestOutcome::End::powered_off;
+  double seconds = 1.5;
+  std::string detail;
+};
+
+// A field ("trial", "nonce") of the job file inside an initrd's appended job archive.
+inline std::string job_field(const std::string& initrd, const std::string& key) {
+  const std::size_t job = initrd.rfind("abvm-job 1\n");
+  if (job == std::string::npos) return "";
+  const std::size_t at = initrd.find("\n" + key + " ", job);
+  if (at == std::string::npos) return "";
+  const std::size_t begin = at + key.size() + 2;
+  return initrd.substr(begin, initrd.find('\n', begin) - begin);
+}
+
+// The console of a guest that runs every warm-up and measured run of `workloads` with exit
+// status 0 and prints `output` for each (e.g. real GNU dd output), then its END record.
+inline std::string fake_guest_console(const std::string& trial, const std::string& nonce,
+                                      const std::vector<Workload>& workloads, const std::string& output) {
+  std::uint64_t seq = 0;
+  std::string out = "[    0.000000] Linux version 6.1.0-28-cloud-amd64\nRun /init as init process\n";
+  const auto rec = [&](std::string_view type, const std::string& payload) {
+    out += format_guest_record(nonce, seq++, type, payload) + "\n";
+  };
+  rec("BEGIN", base64_encode(trial) + ",1.31");
+  rec("UNAME", base64_encode("6.1.0-28-cloud-amd64"));
+  rec("CMDLINE", base64_encode("console=ttyS0 panic=-1 quiet rdinit=/init"));
+  rec("FEATURES", "0110000000000000000000000000000001000000000000000000000000000000");
+  for (const auto& w : workloads) {
+    for (int i = 0; i < w.warmup + w.repetitions; ++i) {
+      const bool warm = i < w.warmup;
+      const std::string index = std::to_string(warm ? i : i - w.warmup);
+      rec("RUN", w.name + "," + index + (warm ? ",1" : ",0") + ",2.2");
+      rec("OUT", base64_encode(output));
+      rec("RUNEND", w.name + "," + index + ",0,2.3");
+    }
+  }
+  rec("END", std::to_string(seq));
+  return out;
+}
+
+class FakeDriver : public GuestDriver {
+ public:
+  explicit FakeDriver(std::string host = "fake") : host_(std::move(host)) {}
+
+  // The guest's behaviour per boot. Unset: an empty console that powers off.
+  std::function<FakeAnswer(const FakeBoot&)> answer;
+  // Called while the "guest runs", e.g. to deliver a signal mid-trial.
+  std::function<void()> during_boot;
+  std::vector<FakeBoot> boots;
+
+  GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
+                         const std::function<bool(std::string_view)>& done) override {
+    FakeBoot b{.spec = spec, .timeout = timeout, .initrd_existed = !spec.initrd.empty() && std::filesystem::exists(spec.initrd)};
+    if (b.initrd_existed) {
+      const std::string initrd = read_file(spec.initrd);
+      b.trial = job_field(initrd, "trial");
+      b.nonce = job_field(initrd, "nonce");
+    }
+    boots.push_back(b);
+    if (during_boot) during_boot();
+    const FakeAnswer a = answer ? answer(b) : FakeAnswer{};
+    GuestOutcome o{.end = a.end, .console = a.console, .seconds = a.seconds, .detail = a.detail};
+    if (o.end != GuestOutcome::End::infra_error && done(o.console)) o.end = GuestOutcome::End::finished;
+    return o;
+  }
+  std::string describe() const override { return host_; }
+  HostVersions versions() override { return {"fake:///" + host_, "0", "0"}; }
+
+ private:
+  std::string host_;
+};
+
+}  // namespace abvm::test

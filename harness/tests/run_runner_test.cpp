@@ -1,0 +1,307 @@
+// The run stage end to end without libvirt: a whole run of a loaded experiment through the
+// runner, with the shared fake driver (tests/fake_driver.hpp) answering in the real record
+// format with real GNU dd output, and a preparer that hands over prepared files instead of
+// building kernels. Covers the results directory it leaves, resume after an interruption,
+// sequential looks and plan extension, the lock, and a finished run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/experiment.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "fake_driver.hpp"
+#include "guest/accel.hpp"
+#include "plan/plan.hpp"
+#include "results/directory.hpp"
+#include "run/runner.hpp"
+#include "samples/journal.hpp"
+
+namespace abvm {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kDdOutput = read_file(fs::path(ABVM_TEST_DATA) / "dd" / "gnu-8M-16-direct.txt");
+
+std::string config(int boots, const std::string& extra = "", const std::string& accelerator = "tcg") {
+  return "name = \"runner\"\n[guest]\nkernel = \"k\"\naccelerator = \"" + accelerator +
+         "\"\n[disk]\nsize = \"16M\"\n[sides.A]\nlabel = \"base\"\n[sides.B]\nlabel = \"patched\"\n"
+         "cmdline_append = \"b=1\"\n[[workload]]\nname = \"dd-write\"\ntype = \"dd\"\nbs = \"8M\"\ncount = 16\n"
+         "repetitions = 2\nwarmup = 1\n[schedule]\nboots_per_side = " +
+         std::to_string(boots) + "\nseed = 7\n" + extra;
+}
+
+// Hands over prepared files: what a real preparer returns after building kernels.
+struct PreparedFiles : GuestPreparer {
+  fs::path dir;
+  int calls = 0;
+  PreparedGuests prepare(const Experiment& e) override {
+    ++calls;
+    PreparedGuests g;
+    g.base_image = dir / "base.cpio.gz";
+    write_file_atomic(g.base_image, std::string(100, 'x'));
+    g.a = side_boot(e.a, "/k/vmlinuz-a", "");
+    g.b = side_boot(e.b, "/k/vmlinuz-b", "");
+    g.kernels = {{"A", {{"release", "6.1-a"}}}, {"B", {{"release", "6.1-b"}}}};
+    g.image = {{"sha256", "00"}};
+    return g;
+  }
+};
+
+struct Notes : RunObserver {
+  std::vector<std::string> lines;
+  int progress_lines = 0;
+  void note(const std::string& text) override { lines.push_back(text); }
+  void progress(const ProgressState&) override { ++progress_lines; }
+  void finish() override {}
+  bool has(const std::string& part) const {
+    for (const auto& l : lines)
+      if (l.find(part) != std::string::npos) return true;
+    return false;
+  }
+};
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  fs::path root;
+  test::FakeDriver driver{"runner-host"};
+  PreparedFiles preparer;
+  Notes notes;
+  int connects = 0;
+  std::vector<double> looks;                  // the confidence of every look made
+  std::optional<std::string> look_verdict;    // what every look decides
+  std::function<bool()> stop = [] { return false; };
+
+  void SetUp() override {
+    root = fs::temp_directory_path() /
+           ("abvm-runner-test-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(root);
+    fs::create_directories(root);
+    preparer.dir = root;
+    driver.answer = [this](const test::FakeBoot& b) {
+      return test::FakeAnswer{.console = test::fake_guest_console(b.trial, b.nonce, experiment.workloads, kDdOutput)};
+    };
+  }
+  void TearDown() override { fs::remove_all(root); }
+
+  Experiment experiment;
+  ResultsDir start(const std::string& text) {
+    experiment = load_experiment_text(text, "runner.toml", root);
+    return start_run(experiment, make_plan(experiment, 7), root / "results", root / "runner.toml", "fake:///");
+  }
+  RunEnd run(const ResultsDir& dir, bool resuming = false) {
+    Runner runner(experiment, dir,
+                  {.connect = [this]() -> GuestDriver& {
+                     ++connects;
+                     return driver;
+                   },
+                   .preparer = preparer,
+                   .observer = notes,
+                   .decide = [this](const ResultsDir&, double c) {
+                     looks.push_back(c);
+                     return look_verdict;
+                   },
+                   .stop_requested = [this] { return stop(); }});
+    return runner.run({.resuming = resuming, .uri = "fake:///runner"});
+  }
+  static std::vector<std::string> ledger_trials(const ResultsDir& dir) {
+    std::vector<std::string> out;
+    for (const auto& e : read_ledger(dir.ledger())) out.push_back(e.trial);
+    return out;
+  }
+  static std::multiset<std::string> journal_trials(const ResultsDir& dir) {
+    std::multiset<std::string> out;
+    for (const auto& e : read_journal(dir.journal())) out.insert(e.trial);
+    return out;
+  }
+};
+
+TEST_F(RunnerTest, AWholeRunLeavesACompleteResultsDirectory) {
+  const ResultsDir dir = start(config(3));
+  const RunEnd end = run(dir);
+  EXPECT_EQ(end.status, RunStatus::complete);
+  EXPECT_EQ(end.trials_done, 6u);
+  EXPECT_DOUBLE_EQ(end.final_confidence, 0.95);
+  EXPECT_EQ(connects, 1);
+  ASSERT_EQ(driver.boots.size(), 6u);
+  const Plan plan = read_plan(dir);
+  std::vector<std::string> planned;
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    planned.push_back(plan.trials[i].id);
+    EXPECT_EQ(driver.boots[i].trial, plan.trials[i].id) << "trials boot in plan order";
+    EXPECT_EQ(driver.boots[i].spec.kernel, plan.trials[i].side == Side::a ? "/k/vmlinuz-a" : "/k/vmlinuz-b");
+    EXPECT_EQ(driver.boots[i].spec.cmdline.ends_with(" b=1"), plan.trials[i].side == Side::b);
+  }
+  EXPECT_EQ(ledger_trials(dir), planned);
+  const auto journal = read_journal(dir.journal());
+  ASSERT_EQ(journal.size(), 12u) << "2 measured runs per boot";
+  for (const auto& e : journal) {
+    EXPECT_EQ(e.outcome, Outcome::ok) << e.detail;
+    EXPECT_EQ(e.metrics.at(0).name, "dd-write.bandwidth");
+  }
+  const RunManifest m = read_manifest(dir);
+  EXPECT_EQ(m.status, RunStatus::complete);
+  EXPECT_EQ(m.uri, "fake:///runner");
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir.environment())).at("accelerator"), "tcg");
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir.kernels())).at("B").at("release"), "6.1-b");
+  EXPECT_TRUE(fs::exists(dir.trial("t0000").console_log()));
+  EXPECT_TRUE(fs::exists(dir.trial("t0000").domain_xml()));
+  EXPECT_FALSE(fs::exists(dir.scratch_disk())) << "abvm's own scratch image goes when the session ends";
+  EXPECT_GT(notes.progress_lines, 0);
+}
+
+TEST_F(RunnerTest, InterruptedRunResumesWithEveryTrialExactlyOnce) {
+  const ResultsDir dir = start(config(3));
+  int boots = 0;
+  driver.during_boot = [&] { ++boots; };
+  stop = [&] { return boots == 3; };  // Ctrl-C while the third guest runs
+  RunEnd end = run(dir);
+  EXPECT_EQ(end.status, RunStatus::running);
+  EXPECT_EQ(end.trials_done, 2u);
+  EXPECT_EQ(read_manifest(dir).status, RunStatus::running);
+  EXPECT_EQ(ledger_trials(dir).size(), 2u);
+
+  stop = [] { return false; };
+  driver.boots.clear();
+  end = run(dir, true);
+  EXPECT_EQ(end.status, RunStatus::complete);
+  EXPECT_EQ(end.trials_done, 6u);
+  ASSERT_EQ(driver.boots.size(), 4u) << "the interrupted trial runs again, the two done ones do not";
+  EXPECT_EQ(driver.boots[0].trial, "t0002");
+  EXPECT_TRUE(notes.has("resuming " + dir.root().string() + ": 2 of 6 trials done"));
+  const auto ledger = ledger_trials(dir);
+  EXPECT_EQ(std::set<std::string>(ledger.begin(), ledger.end()).size(), 6u);
+  EXPECT_EQ(ledger.size(), 6u);
+  const auto journal = journal_trials(dir);
+  for (const auto& t : ledger) EXPECT_EQ(journal.count(t), 2u) << t;
+}
+
+TEST_F(RunnerTest, JournalLinesOfATrialWithoutItsLedgerLineAreDroppedOnResume) {
+  const ResultsDir dir = start(config(2));
+  // A runner killed between a trial's journal lines and its ledger line.
+  append_line_durable(dir.journal(),
+                      R"({"journal_version":1,"trial":"t0000","side":"A","boot":"t0000","run":0,"order":0,"block":0,)"
+                      R"("workload":"dd-write","outcome":"ok","host":"h","accelerator":"tcg","time":"t",)"
+                      R"("metrics":[{"name":"dd-write.bandwidth","unit":"B/s","better":"higher","value":1}],"detail":""})");
+  run(dir, true);
+  const auto journal = journal_trials(dir);
+  EXPECT_EQ(journal.count("t0000"), 2u);
+  EXPECT_TRUE(notes.has("lines of unfinished trial t0000 removed"));
+}
+
+TEST_F(RunnerTest, SequentialLooksStopWhenTheyDecide) {
+  const ResultsDir dir = start(config(4, "[schedule.sequential]\nenabled = true\nmax_boots_per_side = 12\nlook_every = 4\n"));
+  look_verdict = "regression";
+  const RunEnd end = run(dir);
+  EXPECT_EQ(end.status, RunStatus::stopped);
+  EXPECT_EQ(end.stop_reason, "verdict regression at look 1");
+  ASSERT_EQ(looks.size(), 1u);
+  EXPECT_LT(looks[0], 0.99) << "the first look spends only part of the error rate";
+  EXPECT_GT(looks[0], 0.95);
+  EXPECT_DOUBLE_EQ(end.final_confidence, looks[0]);
+  const RunManifest m = read_manifest(dir);
+  EXPECT_EQ(m.status, RunStatus::stopped);
+  EXPECT_EQ(m.stop_reason, "verdict regression at look 1");
+  EXPECT_DOUBLE_EQ(m.final_confidence.value(), looks[0]);
+  EXPECT_EQ(driver.boots.size(), 8u);
+}
+
+TEST_F(RunnerTest, InconclusiveLooksExtendThePlanUpToTheBudget) {
+  const ResultsDir dir = start(config(4, "[schedule.sequential]\nenabled = true\nmax_boots_per_side = 10\nlook_every = 4\n"));
+  const RunEnd end = run(dir);
+  EXPECT_EQ(end.status, RunStatus::complete);
+  EXPECT_EQ(end.stop_reason, "budget of 10 boots per side spent");
+  EXPECT_EQ(looks.size(), 3u) << "looks after 4, 8 and 10 boots per side";
+  const Plan plan = read_plan(dir);
+  EXPECT_EQ(plan.blocks, 10);
+  EXPECT_EQ(plan.trials.size(), 20u);
+  EXPECT_EQ(plan, extend_plan(make_plan(experiment, 7), 6)) << "the extended plan is the seed's plan";
+  EXPECT_EQ(ledger_trials(dir).size(), 20u);
+  EXPECT_TRUE(notes.has("inconclusive: 4 more blocks (8 boots per side)"));
+}
+
+TEST_F(RunnerTest, ASecondRunnerOnTheSameDirectoryIsRefusedBeforeItConnects) {
+  const ResultsDir dir = start(config(2));
+  std::string refused;
+  driver.during_boot = [&] {
+    if (!refused.empty()) return;
+    test::FakeDriver other("other");
+    PreparedFiles other_preparer;
+    other_preparer.dir = root;
+    Notes other_notes;
+    bool connected = false;
+    Runner second(experiment, dir,
+                  {.connect = [&]() -> GuestDriver& {
+                     connected = true;
+                     return other;
+                   },
+                   .preparer = other_preparer,
+                   .observer = other_notes,
+                   .decide = {},
+                   .stop_requested = [] { return false; }});
+    try {
+      second.run({.resuming = true});
+      refused = "not refused";
+    } catch (const Error& ex) {
+      refused = ex.what();
+    }
+    EXPECT_FALSE(connected);
+    EXPECT_EQ(other_preparer.calls, 0);
+  };
+  run(dir);
+  EXPECT_NE(refused.find("another abvm run is using this results directory"), std::string::npos) << refused;
+}
+
+TEST_F(RunnerTest, AFinishedRunReturnsAtOnceWithoutConnecting) {
+  const ResultsDir dir = start(config(2));
+  run(dir);
+  connects = 0;
+  driver.boots.clear();
+  const RunEnd end = run(dir, true);
+  EXPECT_EQ(end.status, RunStatus::complete);
+  EXPECT_EQ(connects, 0);
+  EXPECT_EQ(preparer.calls, 1);
+  EXPECT_TRUE(driver.boots.empty());
+}
+
+TEST_F(RunnerTest, AutoAcceleratorIsProbedThroughTheDriverWithSideAsKernel) {
+  forget_accelerator_probes();
+  const ResultsDir dir = start(config(2, "", "auto"));
+  run(dir);
+  ASSERT_EQ(driver.boots.size(), 5u) << "the probe, then two boots per side";
+  EXPECT_EQ(driver.boots[0].trial, "probe");
+  EXPECT_EQ(driver.boots[0].spec.accelerator, Accelerator::kvm);
+  EXPECT_EQ(driver.boots[0].spec.kernel, "/k/vmlinuz-a");
+  EXPECT_EQ(driver.boots[1].spec.accelerator, Accelerator::kvm) << "the probe printed its marker: KVM works";
+  const auto env = nlohmann::json::parse(read_file(dir.environment()));
+  EXPECT_EQ(env.at("accelerator"), "kvm");
+  forget_accelerator_probes();
+}
+
+TEST_F(RunnerTest, AnInfraErrorMidRunSaysWhatIsKeptAndHowToResume) {
+  const ResultsDir dir = start(config(2));
+  int boots = 0;
+  driver.during_boot = [&] {
+    if (++boots == 2) throw InfraError("the connection to libvirt was lost");
+  };
+  try {
+    run(dir);
+    FAIL() << "no InfraError";
+  } catch (const InfraError& ex) {
+    const std::string m = ex.what();
+    EXPECT_NE(m.find("the connection to libvirt was lost; the running guest was destroyed and the finished trials "
+                     "are kept in " + dir.root().string()), std::string::npos) << m;
+    EXPECT_NE(m.find("continue with: abvm run --resume " + dir.root().string()), std::string::npos) << m;
+  }
+  EXPECT_EQ(ledger_trials(dir).size(), 1u);
+  EXPECT_EQ(read_manifest(dir).status, RunStatus::running);
+}
+
+}  // namespace
+}  // namespace abvm
