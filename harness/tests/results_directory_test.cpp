@@ -95,6 +95,57 @@ TEST_F(ResultsDirTest, LedgerRoundTripsAndToleratesOnlyAnUnfinishedLastLine) {
   EXPECT_TRUE(read_ledger(dir / "absent.jsonl").empty());
 }
 
+// run.json exactly as abvm wrote it before the manifest was typed (cli/run.cpp, 2026-11-29: the
+// keys of a new run, then status, stop_reason and final_confidence at the end): a results
+// directory of that time still resumes and re-analyses.
+TEST_F(ResultsDirTest, ManifestOfEarlierAbvmVersionsReadsAndRoundTrips) {
+  const ResultsDir d(dir);
+  write_file_atomic(d.manifest(), R"({
+  "abvm_version": "0.1.0",
+  "config": "/work/main/configs/demo.toml",
+  "config_dir": "/work/main/configs",
+  "final_confidence": 0.9959,
+  "started": "2026-11-29T20:01:02Z",
+  "status": "stopped",
+  "stop_reason": "verdict regression at look 2",
+  "uri": ""
+}
+)");
+  const RunManifest m = read_manifest(d);
+  EXPECT_EQ(m.config, "/work/main/configs/demo.toml");
+  EXPECT_EQ(m.config_dir, "/work/main/configs");
+  EXPECT_EQ(m.status, RunStatus::stopped);
+  EXPECT_EQ(m.stop_reason, "verdict regression at look 2");
+  EXPECT_DOUBLE_EQ(m.final_confidence.value(), 0.9959);
+  EXPECT_EQ(m.uri, "");
+  write_manifest(d, m);
+  const RunManifest again = read_manifest(d);
+  EXPECT_EQ(again.status, m.status);
+  EXPECT_EQ(again.final_confidence, m.final_confidence);
+
+  // A running run's manifest has no stop_reason or final_confidence yet.
+  write_file_atomic(d.manifest(), R"({"abvm_version":"0.1.0","config":"/c.toml","config_dir":"/","uri":"",)"
+                                  R"("started":"2026-11-29T20:01:02Z","status":"running"})");
+  EXPECT_FALSE(read_manifest(d).final_confidence.has_value());
+}
+
+TEST_F(ResultsDirTest, DamagedManifestIsAnErrorNamingTheField) {
+  const ResultsDir d(dir);
+  write_file_atomic(d.manifest(), R"({"abvm_version":"0.1.0","config":"/c.toml","uri":"","started":"x","status":"running"})");
+  try {
+    read_manifest(d);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), d.manifest().string() +
+                                         ": field \"config_dir\" is missing or not a string; the results directory "
+                                         "is damaged (start a new run)");
+  }
+  write_file_atomic(d.manifest(), R"({"abvm_version":"0.1.0","config":"/c.toml","config_dir":"/","uri":"",)"
+                                  R"("started":"x","status":"paused"})");
+  EXPECT_THROW(read_manifest(d), Error);
+  EXPECT_THROW(ResultsDir::open_run(dir / "nowhere"), Error);
+}
+
 }  // namespace
 }  // namespace abvm
 
