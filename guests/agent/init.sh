@@ -4,7 +4,9 @@
 # Contract (the host side is harness/guest/job.cpp and harness/guest/records.cpp):
 #  - reads the job from /abvm/job (written by abvm's per-trial cpio archive), never with eval:
 #    every value is one whole line, taken literally, so a job cannot inject shell code;
-#  - loads the kernel modules listed in /abvm/modules.order (absent when virtio is built in);
+#  - loads the kernel modules listed in /abvm/modules.order (absent when virtio is built in),
+#    each with the <module>.<param>=<value> words of the kernel command line, as modprobe would
+#    (a built-in driver gets them from the kernel itself; insmod takes only its own arguments);
 #  - finds the scratch disk by its virtio serial (never writes to any other disk) and puts
 #    /dev/<disk> in place of "@scratch" in the arguments;
 #  - prints framed, checksummed records on the console (format below) and ALWAYS powers off.
@@ -15,7 +17,7 @@
 #   and every record stays within [A-Za-z0-9+/=,._:-]; fields inside a payload are ','-separated.
 #   Types: BEGIN trial_b64,uptime | UNAME b64 | CMDLINE b64 | FEATURES bits|none
 #          RUN workload,index,warmup,t_start | OUT b64chunk | RUNEND workload,index,status,t_end
-#          DMESG b64 | ERROR b64 | END record_count
+#          MODPARAM b64("<module>.<param>=<value>") | DMESG b64 | ERROR b64 | END record_count
 #
 # Test-only faults (harness/tests/run_guest_faults_e2e_test.cpp): the kernel command-line word
 # abvm.test_fault=<fault> makes the agent misbehave on purpose, so that tests can prove what abvm
@@ -28,7 +30,8 @@
 #   nopoweroff  prints every record, then never powers off (abvm must end the trial at END)
 #
 # Host-side test modes (not used in a guest): ABVM_AGENT_MODE=parse prints each parsed workload
-# as NUL-separated fields; ABVM_AGENT_MODE=emit prints sample records. See the guest_* tests.
+# as NUL-separated fields; ABVM_AGENT_MODE=emit prints sample records; ABVM_AGENT_MODE=modopts
+# prints "<module> <option>" for each module option of $ABVM_CMDLINE. See the guest_* tests.
 
 PATH=/usr/bin:/bin:/usr/sbin:/sbin
 export PATH
@@ -203,12 +206,60 @@ fault_forge() {
   SEQ=$realseq
 }
 
+# Prints "<module> <option>" for each module option in kernel command line $1, read as kmod's
+# modprobe reads /proc/cmdline (libkmod-config.c, kmod_config_parse_kcmdline): words split at
+# spaces outside double quotes; the module is what precedes the first unquoted '.', with '-'
+# read as '_'; a word with an '=' before that '.' is no module option; a quoted part must
+# come after "<module>.<param>=" (mod.p="a b"); quotes stay in the option for the kernel's
+# own parser. One pass over the text, whatever it holds.
+cmdline_module_options() {
+  printf '%s\n' "$1" | awk '{
+    n = length($0); w = ""; q = 0; dot = 0; val = 0; ok = 1
+    for (i = 1; i <= n + 1; i++) {
+      c = i <= n ? substr($0, i, 1) : " "
+      if (c == " " && !q) {
+        if (ok && dot > 1 && dot < length(w)) {
+          m = substr(w, 1, dot - 1); gsub(/-/, "_", m); print m " " substr(w, dot + 1)
+        }
+        w = ""; dot = 0; val = 0; ok = 1; continue
+      }
+      w = w c
+      if (c == "\"") { q = !q; ok = q ? 0 : (dot && val); continue }
+      if (q) continue
+      if (c == "." && !dot) dot = length(w)
+      else if (c == "=") { if (dot) val = 1; else ok = 0 }
+    }
+  }'
+}
+
+# insmod, unlike modprobe, applies only the options on its own command line: each module gets
+# the command line's options for it, in their order (the last of a repeated one wins).
 load_modules() {
   [ -r /abvm/modules.order ] || return 0
+  opts=/run/abvm-module-options
+  cmdline_module_options "$(cat /proc/cmdline)" > "$opts"
   while IFS= read -r m; do
     [ -n "$m" ] || continue
-    insmod "/abvm/modules/$m" 2>/dev/null || error "insmod $m failed"
+    name=$(printf '%s' "${m%%.ko*}" | tr - _)
+    set --
+    while IFS=' ' read -r om o; do [ "$om" = "$name" ] && set -- "$@" "$o"; done < "$opts"
+    out=$(insmod "/abvm/modules/$m" "$@" 2>&1) || error "insmod $m $* failed: $out"
   done < /abvm/modules.order
+}
+
+# The parameters the kernel holds for the virtio modules and every module loaded above, built
+# in or not (/sys/module/<m>/parameters): what this guest really ran with, so a side's setting
+# can be proved. Write-only parameters cannot be read and are left out.
+report_module_params() {
+  mods="virtio virtio_ring virtio_pci virtio_blk"
+  [ -r /abvm/modules.order ] && mods="$mods $(sed 's/\.ko.*//' /abvm/modules.order | tr - _)"
+  for m in $(printf '%s\n' $mods | sort -u); do
+    for p in "/sys/module/$m/parameters/"*; do
+      [ -f "$p" ] || continue
+      v=
+      if read -r v < "$p" 2>/dev/null || [ -n "$v" ]; then rec MODPARAM "$(b64 "$m.${p##*/}=$v")"; fi
+    done
+  done
 }
 
 agent_main() {
@@ -229,6 +280,7 @@ agent_main() {
   rec UNAME "$(b64 "$(uname -r)")"
   rec CMDLINE "$(b64 "$(cat /proc/cmdline)")"
   load_modules
+  report_module_params
   if [ $ok = 1 ]; then
     if find_scratch; then
       feats=none
@@ -260,6 +312,9 @@ case "${ABVM_AGENT_MODE:-guest}" in
       if [ -f "$d/jobfile" ]; then while IFS= read -r a; do printf 'jobline\0%s\0' "$a"; done < "$d/jobfile"; fi
       i=$((i + 1))
     done
+    exit 0 ;;
+  modopts)
+    cmdline_module_options "$ABVM_CMDLINE"
     exit 0 ;;
   emit)
     NONCE=$ABVM_NONCE

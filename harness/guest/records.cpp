@@ -254,6 +254,8 @@ class ReportReader {
       else open_b64_ += rec.payload;
     } else if (rec.type == "RUNEND") {
       end_run(rec, fields);
+    } else if (rec.type == "MODPARAM") {
+      module_param(rec);
     } else if (rec.type == "DMESG") {
       if (auto t = text(rec)) report_.dmesg.push_back(*t);
     } else if (rec.type == "ERROR") {
@@ -301,6 +303,26 @@ class ReportReader {
     }
     report_.blk_features = bits;
     report_.access_platform = (bits >> kVirtioFAccessPlatform) & 1;
+  }
+
+  // "<module>.<param>=<value>": the name becomes a JSON key and is shown in reports, so it
+  // must look like one sysfs could have (module and parameter names are C identifiers).
+  void module_param(const Record& rec) {
+    const auto t = text(rec);
+    if (!t) return;
+    const auto eq = t->find('=');
+    const std::string name = t->substr(0, eq);
+    const auto dot = name.find('.');
+    const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+    });
+    if (eq == std::string::npos || dot == 0 || dot == std::string::npos || dot + 1 == name.size() || !plain) {
+      bad(rec, "not a module parameter (<module>.<param>=<value>)");
+    } else if (report_.module_params.size() >= kMaxModuleParams) {
+      bad(rec, fmt::format("more than {} module parameters", kMaxModuleParams));
+    } else {
+      report_.module_params[name] = t->substr(eq + 1);
+    }
   }
 
   void start_run(const Record& rec, const std::vector<std::string>& fields) {

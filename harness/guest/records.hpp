@@ -17,6 +17,7 @@
 // in `problems`; parsing itself never throws.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,9 @@
 #include "core/base64.hpp"
 
 namespace abvm {
+
+// A guest reports a few dozen module parameters; more is not a guest abvm built.
+inline constexpr std::size_t kMaxModuleParams = 512;
 
 // VIRTIO_F_ACCESS_PLATFORM: the device needs the platform DMA API (IOMMU/bounce) path.
 inline constexpr int kVirtioFAccessPlatform = 33;
@@ -49,6 +53,9 @@ struct GuestReport {
   std::optional<std::uint64_t> blk_features; // scratch disk's negotiated virtio features, bit i = feature i
   bool access_platform = false;              // bit 33 of blk_features
   std::vector<GuestRun> runs;
+  // What the kernel held under /sys/module/<m>/parameters after the agent loaded its modules,
+  // e.g. "virtio_blk.queue_depth" -> "1" (MODPARAM records; at most kMaxModuleParams).
+  std::map<std::string, std::string> module_params;
   std::vector<std::string> dmesg;            // kernel log lines of interest
   std::vector<std::string> agent_errors;     // what the agent itself reported (bad job, no scratch disk, ...)
   std::vector<std::string> problems;         // what the parser could not trust

@@ -54,6 +54,9 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
     e.time = result.time;
     e.outcome = journal_outcome(run.outcome);
     e.detail = run.detail;
+    // Repeated on each run of the boot: a journal line stands alone (analysis counts boots).
+    e.kernel_release = result.report.kernel_release;
+    e.module_params = result.report.module_params;
     if (run.outcome == Outcome::ok) {
       const auto w = std::find_if(workloads_.begin(), workloads_.end(),
                                   [&](const Workload& x) { return x.name == run.workload; });

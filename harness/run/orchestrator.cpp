@@ -35,6 +35,7 @@ json trial_result_json(const TrialResult& r) {
       {"cmdline", r.report.cmdline},
       {"blk_features", r.report.blk_features ? json(*r.report.blk_features) : json(nullptr)},
       {"access_platform", r.report.access_platform},
+      {"module_params", r.report.module_params},
       {"dmesg", r.report.dmesg},
       {"agent_errors", r.report.agent_errors},
       {"problems", r.report.problems},

@@ -66,6 +66,21 @@ class LineReader {
   std::size_t line_;
 };
 
+// "guest" is optional (older journals have none); when present, its fields are strict.
+void read_guest(const LineReader& r, JournalEntry& e) {
+  const auto it = r.object().find("guest");
+  if (it == r.object().end()) return;
+  if (!it->is_object()) r.wrong_type("guest", "an object", *it);
+  if (it->contains("kernel_release")) e.kernel_release = r.string("kernel_release", *it, "guest.");
+  const auto params = it->find("module_params");
+  if (params == it->end()) return;
+  if (!params->is_object()) r.wrong_type("module_params", "an object", *params, "guest.");
+  for (const auto& [name, value] : params->items()) {
+    if (!value.is_string()) r.wrong_type(name.c_str(), "a string", value, "guest.module_params.");
+    e.module_params[name] = value.get<std::string>();
+  }
+}
+
 }  // namespace
 
 std::string to_journal_line(const JournalEntry& e) {
@@ -99,6 +114,9 @@ std::string to_journal_line(const JournalEntry& e) {
   j["time"] = e.time;
   j["metrics"] = std::move(metrics);
   j["detail"] = e.detail;
+  if (!e.kernel_release.empty() || !e.module_params.empty()) {
+    j["guest"] = {{"kernel_release", e.kernel_release}, {"module_params", e.module_params}};
+  }
   // Details quote what tools and guests printed, which need not be UTF-8; nlohmann would throw
   // and lose the run. Such bytes become U+FFFD (the run stays recorded with its reason).
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
@@ -175,6 +193,7 @@ JournalEntry parse_journal_line(std::string_view line, std::string_view source,
     jm.value = value.get<double>();
     e.metrics.push_back(std::move(jm));
   }
+  read_guest(r, e);
   if (e.outcome == Outcome::ok && e.metrics.empty())
     r.fail("journal entry has outcome ok but no metrics: an ok run must carry its measurements");
   if (e.outcome != Outcome::ok && !e.metrics.empty())

@@ -7,9 +7,12 @@
 //    "block":3, "workload":"dd-write", "outcome":"ok", "host":"hostname", "accelerator":"tcg",
 //    "time":"2026-11-29T20:01:02Z",
 //    "metrics":[{"name":"dd-write.bandwidth","unit":"B/s","better":"higher","value":1.2e9}],
-//    "detail":""}
+//    "detail":"", "guest":{"kernel_release":"6.1.0-41-cloud-amd64",
+//                          "module_params":{"virtio_blk.queue_depth":"1"}}}
 //
-// Every field is required ("block" may be null when the schedule had no A/B blocks). Fields
+// Every field is required ("block" may be null when the schedule had no A/B blocks), except
+// "guest": what the boot's guest reported of itself (uname -r; the module parameters the kernel
+// held, guest/records.hpp), absent when it reported nothing and in journals older than it. Fields
 // a reader does not know are ignored: adding a field does not change journal_version; any
 // change an older reader would misread does, and readers reject versions newer than theirs.
 // Only "ok" runs carry metrics (at least one); any other outcome carries none and says
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,6 +58,9 @@ struct JournalEntry {
   std::string time;                  // UTC, ISO 8601: "2026-11-29T20:01:02Z"
   std::vector<JournalMetric> metrics;
   std::string detail;                // free text, for failures
+  // The boot's guest, as it reported itself ("guest"; empty when absent).
+  std::string kernel_release;
+  std::map<std::string, std::string> module_params;  // "virtio_blk.queue_depth" -> "1"
 };
 
 // One line of JSON, without a newline. Throws Error when a metric value is not finite (the

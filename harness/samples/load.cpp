@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "core/error.hpp"
@@ -246,10 +247,15 @@ SampleSet load_side_files(const std::vector<std::filesystem::path>& a_files,
 SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
   Builder builder;
   std::map<std::string, std::string> workload_of;  // metric name -> workload
+  std::set<std::pair<Side, std::string>> boots_seen;
   for (const auto& e : entries) {
     SideContext& context = e.side == Side::a ? builder.set().context_a : builder.set().context_b;
     if (!e.host.empty()) add_unique(context.hosts, e.host);
     add_unique(context.accelerators, e.accelerator);
+    // Every run of a boot repeats its guest's report: count it once per boot.
+    if (boots_seen.emplace(e.side, e.boot).second) {
+      for (const auto& [name, value] : e.module_params) ++context.module_params[name][value];
+    }
     std::string source = fmt::format("trial {} run {}", e.trial, e.run);
     if (e.outcome != Outcome::ok) {
       std::string what = fmt::format("{} run {} of boot {}: {}", e.workload, e.run, e.boot,

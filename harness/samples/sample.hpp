@@ -47,6 +47,10 @@ struct FailedRun {
 struct SideContext {
   std::vector<std::string> hosts;
   std::vector<Accelerator> accelerators;
+  // What the side's guests reported of their module parameters: parameter ("virtio_blk.queue_depth")
+  // -> value -> number of boots that reported it. Proves what a side set (e.g. through
+  // cmdline_append) reached the driver; empty for inputs without guest reports.
+  std::map<std::string, std::map<std::string, int>> module_params;
 };
 
 struct SampleSet {

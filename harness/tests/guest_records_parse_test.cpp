@@ -116,6 +116,32 @@ TEST(GuestRecords, KernelTextInsideARecordLineIsRecovered) {
   }
 }
 
+// MODPARAM: one "<module>.<param>=<value>" each (issue 14); a value may hold anything, a
+// name only what sysfs could show, and a flood stops at kMaxModuleParams.
+TEST(GuestRecords, ModuleParameters) {
+  const std::string n = "modnonce1";
+  std::vector<std::string> payloads = {"virtio_blk.queue_depth=1", "virtio_pci.force_legacy=N",
+                                       "virtio_ring.x=a=b c", "noparam=1", "../etc.x=1", "virtio_blk.=1"};
+  std::string console = format_guest_record(n, 0, "BEGIN", "dA==,0.5") + "\n";
+  std::uint64_t seq = 1;
+  for (const auto& p : payloads) console += format_guest_record(n, seq++, "MODPARAM", base64_encode(p)) + "\n";
+  console += format_guest_record(n, seq, "END", std::to_string(seq)) + "\n";
+  const GuestReport r = parse_guest_console(console, n);
+  EXPECT_EQ(r.module_params, (std::map<std::string, std::string>{{"virtio_blk.queue_depth", "1"},
+                                                                 {"virtio_pci.force_legacy", "N"},
+                                                                 {"virtio_ring.x", "a=b c"}}));
+  ASSERT_EQ(r.problems.size(), 3u) << ::testing::PrintToString(r.problems);
+  EXPECT_EQ(r.problems[0], "record 4 (MODPARAM): not a module parameter (<module>.<param>=<value>)");
+
+  std::string flood = format_guest_record(n, 0, "BEGIN", "dA==,0.5") + "\n";
+  for (seq = 1; seq <= kMaxModuleParams + 1; ++seq) {
+    flood += format_guest_record(n, seq, "MODPARAM", base64_encode(fmt::format("m.p{}=1", seq))) + "\n";
+  }
+  const GuestReport f = parse_guest_console(flood, n);
+  EXPECT_EQ(f.module_params.size(), kMaxModuleParams);
+  EXPECT_TRUE(has_problem(f, fmt::format("more than {} module parameters", kMaxModuleParams)));
+}
+
 TEST(GuestRecords, ForgedRecordsAreRejected) {
   const std::string n = "realnonce1";
   std::string console = format_guest_record(n, 0, "BEGIN", "dA==,0.5") + "\n";

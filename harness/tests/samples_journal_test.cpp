@@ -173,6 +173,42 @@ TEST(Journal, UnknownFieldsAreIgnored) {
   EXPECT_EQ(parse_journal_line(line, "j", 1).trial, "t0007");
 }
 
+// What the boot's guest reported (issue 14): written only when there is something, read back
+// whole, and optional so that journals older than it still load.
+TEST(Journal, GuestReportRoundTripsAndIsOptional) {
+  JournalEntry e = sample_entry();
+  e.kernel_release = "6.1.0-41-cloud-amd64";
+  e.module_params = {{"virtio_blk.queue_depth", "1"}, {"virtio_pci.force_legacy", "N"}};
+  const std::string line = to_journal_line(e);
+  EXPECT_NE(line.find(R"("detail":"","guest":{"kernel_release":"6.1.0-41-cloud-amd64","module_params":)"
+                      R"({"virtio_blk.queue_depth":"1","virtio_pci.force_legacy":"N"}}})"),
+            std::string::npos)
+      << line;
+  const JournalEntry back = parse_journal_line(line, "j", 1);
+  EXPECT_EQ(back.kernel_release, e.kernel_release);
+  EXPECT_EQ(back.module_params, e.module_params);
+
+  const JournalEntry old = parse_journal_line(to_journal_line(sample_entry()), "j", 2);
+  EXPECT_TRUE(old.kernel_release.empty());
+  EXPECT_TRUE(old.module_params.empty());
+  std::string partial = to_journal_line(sample_entry());
+  partial.insert(partial.size() - 1, R"(,"guest":{})");
+  EXPECT_TRUE(parse_journal_line(partial, "j", 3).module_params.empty());
+}
+
+TEST(Journal, GuestReportOfTheWrongShapeIsAnError) {
+  const auto with = [](const std::string& guest) {
+    std::string line = to_journal_line(sample_entry());
+    line.insert(line.size() - 1, ",\"guest\":" + guest);
+    return error_of([&] { parse_journal_line(line, "j", 4); });
+  };
+  EXPECT_EQ(with("[]"), R"(j:4: journal field "guest" must be an object, not [])");
+  EXPECT_EQ(with(R"({"kernel_release":6})"), R"(j:4: journal field "guest.kernel_release" must be a string, not 6)");
+  EXPECT_EQ(with(R"({"module_params":[1]})"), R"(j:4: journal field "guest.module_params" must be an object, not [1])");
+  EXPECT_EQ(with(R"({"module_params":{"virtio_blk.queue_depth":1}})"),
+            R"(j:4: journal field "guest.module_params.virtio_blk.queue_depth" must be a string, not 1)");
+}
+
 TEST(Journal, ReadsAWholeJournal) {
   std::vector<std::string> warnings;
   auto entries = read_journal(data("journal/results-ok/journal.jsonl"),

@@ -317,6 +317,24 @@ TEST(Load, JournalSideWithOnlyFailures) {
             std::string("metric \"dd-write.bandwidth\" has samples on side A only (first").substr(0, 60));
 }
 
+// Each side's context counts what its guests reported once per boot, whatever the number of
+// runs in the boot; entries without a guest report (older journals) add nothing.
+TEST(Load, JournalModuleParamsPerSideCountBoots) {
+  // A: boots t0000 and t0003 (two runs); B: boots t0001, t0002 and t0004 (a panic).
+  auto entries = read_journal(data("journal/results-ok/journal.jsonl"));
+  for (auto& e : entries) {
+    e.module_params = {{"virtio_blk.queue_depth", e.side == Side::b ? "1" : "0"}};
+    if (e.boot == "t0004") e.module_params["virtio_blk.queue_depth"] = "2";
+  }
+  const SampleSet s = load_journal_samples(entries);
+  using Counts = std::map<std::string, std::map<std::string, int>>;
+  EXPECT_EQ(s.context_a.module_params, (Counts{{"virtio_blk.queue_depth", {{"0", 2}}}}));
+  EXPECT_EQ(s.context_b.module_params, (Counts{{"virtio_blk.queue_depth", {{"1", 2}, {"2", 1}}}}));
+
+  for (auto& e : entries) e.module_params.clear();
+  EXPECT_TRUE(load_journal_samples(entries).context_a.module_params.empty());
+}
+
 TEST(Load, JournalMetricWithChangingUnit) {
   auto entries = read_journal(data("journal/results-ok/journal.jsonl"));
   entries[3].metrics[0].unit = "MB/s";
