@@ -22,7 +22,13 @@ const char* to_string(ScheduleOrder order) {
 }
 
 const char* to_string(LookCorrection correction) {
-  return correction == LookCorrection::pocock_spending ? "pocock-spending" : "bonferroni";
+  switch (correction) {
+    case LookCorrection::obrien_fleming: return "obrien-fleming";
+    case LookCorrection::pocock: return "pocock";
+    case LookCorrection::pocock_spending: return "pocock-spending";
+    case LookCorrection::bonferroni: break;
+  }
+  return "bonferroni";
 }
 
 namespace {
@@ -773,7 +779,11 @@ class Loader {
     q.look_every = get_int("schedule.sequential.look_every").value_or(q.look_every);
     note("schedule.sequential.look_every", std::to_string(q.look_every));
     if (auto c = get_string("schedule.sequential.correction")) {
-      q.correction = *c == "bonferroni" ? LookCorrection::bonferroni : LookCorrection::pocock_spending;
+      // The key table's choices have been checked: one of these matches.
+      for (auto k : {LookCorrection::obrien_fleming, LookCorrection::pocock, LookCorrection::pocock_spending,
+                     LookCorrection::bonferroni}) {
+        if (*c == to_string(k)) q.correction = k;
+      }
     }
     note("schedule.sequential.correction", quote(to_string(q.correction)));
     if (q.enabled && q.max_boots_per_side < s.boots_per_side) {

@@ -48,8 +48,10 @@ struct DiskSettings {
 enum class ScheduleOrder { interleaved, sequential };
 const char* to_string(ScheduleOrder order);
 
-// How sequential stopping splits 1 - confidence over the looks (see plan/looks.hpp).
-enum class LookCorrection { pocock_spending, bonferroni };
+// How sequential stopping splits 1 - confidence over the looks (see plan/looks.hpp): Lan-DeMets
+// group-sequential boundaries (obrien_fleming, pocock), or each look at its own share of alpha by
+// the union bound (pocock_spending, bonferroni; conservative, kept for existing experiment files).
+enum class LookCorrection { obrien_fleming, pocock, pocock_spending, bonferroni };
 const char* to_string(LookCorrection correction);
 
 struct SequentialSettings {
@@ -57,7 +59,7 @@ struct SequentialSettings {
   int max_boots_per_side = 40;
   std::chrono::milliseconds max_wall_time = std::chrono::hours(2);
   int look_every = 5;                  // blocks between looks
-  LookCorrection correction = LookCorrection::pocock_spending;
+  LookCorrection correction = LookCorrection::obrien_fleming;
 };
 
 struct ScheduleSettings {

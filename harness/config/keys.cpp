@@ -203,9 +203,10 @@ std::vector<KeySpec> build_table() {
        .doc = "budget in wall time", .range = closed(1000, 30LL * 86'400'000)});
   add({.path = "schedule.sequential.look_every", .type = KeyType::integer, .default_text = "5",
        .doc = "blocks added between two looks at the data", .range = closed(1, 10000)});
-  add({.path = "schedule.sequential.correction", .type = KeyType::string, .default_text = "\"pocock-spending\"",
-       .doc = "how 1-confidence is split over the looks (plan/looks.hpp)",
-       .choices = {"pocock-spending", "bonferroni"}});
+  add({.path = "schedule.sequential.correction", .type = KeyType::string, .default_text = "\"obrien-fleming\"",
+       .doc = "how 1-confidence is split over the looks: Lan-DeMets group-sequential boundaries "
+              "(obrien-fleming, pocock) or one share per look (pocock-spending, bonferroni) (plan/looks.hpp)",
+       .choices = {"obrien-fleming", "pocock", "pocock-spending", "bonferroni"}});
 
   add({.path = "analysis", .type = KeyType::table, .doc = "how the verdict is reached"});
   add({.path = "analysis.margin", .type = KeyType::number, .default_text = fmt::format("{}", kDefaultMargin),

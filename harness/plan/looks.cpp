@@ -1,9 +1,39 @@
 #include "plan/looks.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "plan/group_sequential.hpp"
+
 namespace abvm {
+
+namespace {
+
+// The error rate each look may spend.
+std::vector<double> increments(const std::vector<double>& t, double alpha, LookCorrection correction) {
+  std::vector<double> spent;
+  double before = 0;
+  for (double tk : t) {
+    if (correction == LookCorrection::bonferroni) {
+      spent.push_back(alpha / static_cast<double>(t.size()));
+      continue;
+    }
+    const auto f = correction == LookCorrection::obrien_fleming ? SpendingFunction::obrien_fleming
+                                                                 : SpendingFunction::pocock;
+    const double now = alpha_spent(f, alpha, tk);
+    spent.push_back(std::max(0.0, now - before));
+    before = now;
+  }
+  return spent;
+}
+
+// The smallest nominal level a look uses: an O'Brien-Fleming-type look at a small fraction of the
+// budget may be entitled to 1e-30, which 1 - alpha cannot hold. Raising it to 1e-12 adds at most
+// 1e-12 per look to the error rate; such a look cannot decide anyway.
+constexpr double kMinLookAlpha = 1e-12;
+
+}  // namespace
 
 LookSchedule make_look_schedule(int initial_boots, int look_every, int max_boots, double confidence,
                                 LookCorrection correction) {
@@ -16,20 +46,21 @@ LookSchedule make_look_schedule(int initial_boots, int look_every, int max_boots
   std::vector<int> at;
   for (int n = initial_boots; n < max_boots; n += look_every) at.push_back(n);
   at.push_back(max_boots);
-  const double k = static_cast<double>(at.size());
-  const auto spent = [&](int boots) {
-    const double t = static_cast<double>(boots) / max_boots;
-    return s.overall_alpha * std::log(1 + (std::exp(1.0) - 1) * t);
-  };
-  double before = 0;
+  std::vector<double> t;
+  for (int n : at) t.push_back(static_cast<double>(n) / max_boots);
+  const std::vector<double> spent = increments(t, s.overall_alpha, correction);
+  const bool group_sequential = correction == LookCorrection::obrien_fleming || correction == LookCorrection::pocock;
+  std::vector<double> c;
+  if (group_sequential) c = boundaries_for_increments(t, spent);
   for (std::size_t i = 0; i < at.size(); ++i) {
-    double alpha = s.overall_alpha / k;
-    if (correction == LookCorrection::pocock_spending) {
-      const double now = spent(at[i]);
-      alpha = now - before;
-      before = now;
-    }
-    s.looks.push_back({static_cast<int>(i), at[i], alpha, 1 - alpha});
+    // The first look's level is its increment exactly (no correlation to use yet), as is every
+    // look's under the union-bound corrections.
+    const double boundary = group_sequential ? c[i] : normal_upper_quantile_of(std::max(spent[i], kMinLookAlpha) / 2);
+    const double alpha = group_sequential && i > 0 ? 2 * normal_upper_tail(boundary) : spent[i];
+    const double level = std::max(alpha, kMinLookAlpha);
+    s.looks.push_back({.index = static_cast<int>(i), .boots_per_side = at[i], .fraction = t[i], .spent = spent[i],
+                       .boundary = alpha < kMinLookAlpha ? normal_upper_quantile_of(kMinLookAlpha / 2) : boundary,
+                       .alpha = level, .confidence = 1 - level});
   }
   return s;
 }

@@ -4,15 +4,22 @@
 // looks several times.
 //
 // Looks happen after boots_per_side blocks, then after every look_every more blocks, up to
-// max_boots_per_side (the last look is at the budget even if it is not a multiple). With K
-// planned looks and alpha = 1 - analysis.confidence, look k uses its own alpha_k with
-// sum(alpha_k) = alpha, so by the union bound the chance of any false verdict over all looks is
-// at most alpha, whatever the correlation between looks (conservative; no normality needed):
-//   bonferroni        alpha_k = alpha / K
-//   pocock-spending   alpha_k = A(t_k) - A(t_{k-1}), A(t) = alpha * ln(1 + (e - 1) t), the
-//                     Lan-DeMets Pocock-type spending function, t_k = boots at look k / budget.
-//                     It spends more at early looks than Bonferroni does, so a clear effect can
-//                     stop early, and needs no fixed K to be valid when a run stops early.
+// max_boots_per_side (the last look is at the budget even if it is not a multiple). With
+// alpha = 1 - analysis.confidence, information fractions t_k = boots at look k / budget and a
+// spending function alpha(t), look k may spend alpha(t_k) - alpha(t_{k-1}):
+//   obrien-fleming    Lan-DeMets group-sequential boundaries (plan/group_sequential.hpp) with the
+//   pocock            O'Brien-Fleming-type or Pocock-type spending function: look k's boundary
+//                     c_k accounts for the correlation between looks, and its nominal level
+//                     2 (1 - Phi(c_k)) is wider than its increment. O'Brien-Fleming-type asks
+//                     early looks for overwhelming evidence and keeps the last look close to the
+//                     fixed-sample level (K = 5, 95 %: 95.8 %); Pocock-type gives every look
+//                     about the same level (K = 5: 98.3 %), so clear effects stop earlier.
+//   pocock-spending   each look at its increment of the Pocock-type function as its own level
+//   bonferroni        each look at alpha / K
+//                     (these two hold by the union bound whatever the correlation: conservative).
+// The look's level is the level of the effect interval, so it is also the level of the
+// equivalence decision (the two one-sided tests against the margin at the same boundary: one
+// side of a two-sided boundary crosses with at most half the two-sided rate).
 // Stopping early (verdict reached, wall-time budget spent) only drops later looks: still valid.
 // Without sequential stopping there is one look at the full confidence.
 #include <vector>
@@ -24,12 +31,15 @@ namespace abvm {
 struct Look {
   int index = 0;            // 0-based
   int boots_per_side = 0;   // look after this many blocks
-  double alpha = 0;         // this look's two-sided error rate
+  double fraction = 0;      // information fraction t_k = boots_per_side / budget
+  double spent = 0;         // the error rate this look may spend: alpha(t_k) - alpha(t_{k-1})
+  double boundary = 0;      // c_k: the look decides when |Z_k| >= c_k
+  double alpha = 0;         // this look's nominal two-sided level 2 (1 - Phi(c_k)) (>= spent)
   double confidence = 0;    // 1 - alpha: the level this look's interval must use
 };
 
 struct LookSchedule {
-  LookCorrection correction = LookCorrection::pocock_spending;
+  LookCorrection correction = LookCorrection::obrien_fleming;
   double overall_alpha = 0;
   std::vector<Look> looks;
 };

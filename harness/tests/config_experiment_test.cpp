@@ -86,7 +86,7 @@ TEST(ConfigExperiment, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(s.sequential.max_boots_per_side, 40);
   EXPECT_EQ(s.sequential.max_wall_time, std::chrono::hours(2));
   EXPECT_EQ(s.sequential.look_every, 5);
-  EXPECT_EQ(s.sequential.correction, LookCorrection::pocock_spending);
+  EXPECT_EQ(s.sequential.correction, LookCorrection::obrien_fleming);
   EXPECT_DOUBLE_EQ(e.analysis.margin, 0.05);
   EXPECT_DOUBLE_EQ(e.analysis.confidence, 0.95);
   EXPECT_EQ(e.analysis.seed, 1u);

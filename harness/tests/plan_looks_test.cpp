@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 namespace abvm {
@@ -42,8 +43,52 @@ TEST(Looks, PocockSpendingMatchesTheSpendingFunction) {
   EXPECT_LT(s.looks.back().alpha, 0.05 / 7);
 }
 
+TEST(Looks, LanDeMetsLooksUseTheGroupSequentialBoundaries) {
+  // 8 boots, then every 8 up to 40: five equally spaced looks, the published K = 5 boundaries
+  // (plan_group_sequential_test.cpp).
+  const double obf[] = {4.877, 3.357, 2.680, 2.290, 2.031};
+  const double poc[] = {2.438, 2.427, 2.410, 2.397, 2.386};
+  const LookSchedule o = make_look_schedule(8, 8, 40, 0.95, LookCorrection::obrien_fleming);
+  const LookSchedule p = make_look_schedule(8, 8, 40, 0.95, LookCorrection::pocock);
+  ASSERT_EQ(o.looks.size(), 5u);
+  ASSERT_EQ(p.looks.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_NEAR(o.looks[i].boundary, obf[i], 0.0005) << i;
+    EXPECT_NEAR(p.looks[i].boundary, poc[i], 0.0005) << i;
+    EXPECT_DOUBLE_EQ(o.looks[i].fraction, 0.2 * static_cast<double>(i + 1));
+    for (const LookSchedule* s : {&o, &p}) {
+      const Look& l = s->looks[i];
+      EXPECT_NEAR(l.alpha, std::erfc(l.boundary / std::sqrt(2.0)), 1e-12) << i;
+      EXPECT_DOUBLE_EQ(l.confidence, 1 - l.alpha);
+      // The correlation between looks buys a wider level than the increment alone.
+      if (i > 0) {
+        EXPECT_GT(l.alpha, l.spent) << i;
+      }
+    }
+  }
+  // The last look: O'Brien-Fleming-type near the fixed-sample 95 %, Pocock-type at about 98.3 %.
+  EXPECT_NEAR(o.looks.back().confidence, 0.9577, 0.0001);
+  EXPECT_NEAR(p.looks.back().confidence, 0.9830, 0.0001);
+  // The old union-bound share of the same last look was much tighter.
+  const LookSchedule old = make_look_schedule(8, 8, 40, 0.95, LookCorrection::pocock_spending);
+  EXPECT_GT(old.looks.back().confidence, 0.99);
+}
+
+TEST(Looks, FarEarlyLooksKeepALevelBelowOne) {
+  // O'Brien-Fleming-type at 2 of 200 boots may spend about 1e-80: the level is kept at 1e-12.
+  const LookSchedule s = make_look_schedule(2, 1, 200, 0.95, LookCorrection::obrien_fleming);
+  ASSERT_EQ(s.looks.size(), 199u);
+  EXPECT_EQ(s.looks.front().alpha, 1e-12);
+  EXPECT_LT(s.looks.front().confidence, 1);
+  EXPECT_TRUE(std::isfinite(s.looks.front().boundary));
+  // 199 looks cost more than 5: the last one at about 97.2 %, still wider than alpha / 199.
+  EXPECT_GT(s.looks.back().confidence, 0.95);
+  EXPECT_LT(s.looks.back().confidence, 0.98);
+}
+
 TEST(Looks, OneLookWithoutSequentialStopping) {
-  for (auto correction : {LookCorrection::bonferroni, LookCorrection::pocock_spending}) {
+  for (auto correction : {LookCorrection::obrien_fleming, LookCorrection::pocock, LookCorrection::bonferroni,
+                          LookCorrection::pocock_spending}) {
     const LookSchedule s = make_look_schedule(12, 1, 12, 0.9, correction);
     ASSERT_EQ(s.looks.size(), 1u);
     EXPECT_EQ(s.looks[0].boots_per_side, 12);
