@@ -19,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "environment_skip.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "samples/journal.hpp"
@@ -79,7 +80,7 @@ class RunE2ETest : public ::testing::Test {
   fs::path config;
   fs::path results;
   void SetUp() override {
-    if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 is not installed";
+    if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
     dir = fs::temp_directory_path() /
           ("abvm-run-e2e-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir);

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "environment_skip.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "samples/journal.hpp"
@@ -61,7 +62,7 @@ confidence = 0.999
 }  // namespace
 
 TEST(RunSequentialE2E, KeepsAddingBlocksWhileInconclusiveAndStopsAtTheBudget) {
-  if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 is not installed";
+  if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
   const fs::path dir = fs::temp_directory_path() / "abvm-run-sequential-e2e";
   fs::remove_all(dir);
   fs::create_directories(dir);

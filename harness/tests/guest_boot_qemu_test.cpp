@@ -13,6 +13,7 @@
 #include <fstream>
 #include <regex>
 
+#include "environment_skip.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "guest/cpio.hpp"
@@ -71,7 +72,7 @@ class GuestBoot : public ::testing::Test {
     delete kernel_;
   }
   void SetUp() override {
-    if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 not installed (package qemu-system-x86)";
+    if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 not installed (package qemu-system-x86)");
     dir_ = fs::temp_directory_path() / ("abvm-boot-" + make_nonce().substr(0, 8));
     fs::create_directories(dir_);
   }

@@ -32,6 +32,7 @@
 #include <regex>
 #include <unistd.h>
 
+#include "environment_skip.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "guest/cpio.hpp"
@@ -184,8 +185,8 @@ class SourceKernelBoot : public ::testing::Test {
     plain_ = patched_ = nullptr;
   }
   void SetUp() override {
-    if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 not installed (package qemu-system-x86)";
-    if (!have_linux_source()) GTEST_SKIP() << "linux-source-6.1 is not installed (harness/setup.sh installs it)";
+    if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 not installed (package qemu-system-x86)");
+    if (!have_linux_source()) ABVM_SKIP_WITHOUT("linux-source-6.1 is not installed (harness/setup.sh installs it)");
     ASSERT_NE(image_, nullptr);
     ASSERT_NE(plain_, nullptr);
     ASSERT_NE(patched_, nullptr);
@@ -411,7 +412,7 @@ TEST_F(SourceKernelBoot, AGuestThatHangsIsEndedAtTheTimeoutWithItsConsole) {
 }
 
 TEST_F(SourceKernelBoot, TheLibvirtDriverSeesAFailedBootAsACrashWithItsConsole) {
-  if (::geteuid() != 0) GTEST_SKIP() << "libvirt's embedded driver here needs root (QEMU runs as root)";
+  if (::geteuid() != 0) ABVM_SKIP_WITHOUT("libvirt's embedded driver here needs root (QEMU runs as root)");
   // The same failing boot as above, through the driver abvm runs trials with: panic=-1 and
   // on_reboot=destroy end the domain, and the driver reads the panic from the console.
   LibvirtDriver driver(LibvirtDriver::embedded_uri());

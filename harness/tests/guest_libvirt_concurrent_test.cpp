@@ -11,6 +11,7 @@
 #include <functional>
 #include <thread>
 
+#include "environment_skip.hpp"
 #include "core/cache.hpp"
 #include "core/process.hpp"
 #include "guest/libvirt_driver.hpp"
@@ -74,8 +75,8 @@ struct Holder {
 
 TEST(GuestLibvirtConcurrent, BusySharedRootGivesAPrivateRootThatWorksAndIsRemovedAtExit) {
   (void)kHolderMode;
-  if (::geteuid() != 0) GTEST_SKIP() << "the embedded QEMU driver needs root here";
-  if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 not installed";
+  if (::geteuid() != 0) ABVM_SKIP_WITHOUT("the embedded QEMU driver needs root here");
+  if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 not installed");
   const fs::path private_dir = abvm_cache_dir() / "libvirt-private";
 
   Holder first("1");

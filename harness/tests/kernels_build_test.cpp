@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "environment_skip.hpp"
 #include "core/cache.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -64,7 +65,7 @@ void expect_built_kernel(const KernelArtifact& a) {
 }  // namespace
 
 TEST(GuestKernelBuild, UnpatchedThenPatchedWithCacheAndCcache) {
-  if (!have_linux_source()) GTEST_SKIP() << "linux-source-6.1 is not installed (harness/setup.sh installs it)";
+  if (!have_linux_source()) ABVM_SKIP_WITHOUT("linux-source-6.1 is not installed (harness/setup.sh installs it)");
   KernelRecipe a_recipe = load_kernel_recipe("linux-6.1-virtio");
   KernelRecipe b_recipe = load_kernel_recipe("linux-6.1-virtio-dma-api");
   ASSERT_NE(kernel_cache_key(a_recipe), kernel_cache_key(b_recipe));
@@ -120,7 +121,7 @@ TEST(GuestKernelBuild, UnpatchedThenPatchedWithCacheAndCcache) {
 }
 
 TEST(GuestKernelBuild, FragmentDisablingVirtioBlkFailsAfterOlddefconfig) {
-  if (!have_linux_source()) GTEST_SKIP() << "linux-source-6.1 is not installed (harness/setup.sh installs it)";
+  if (!have_linux_source()) ABVM_SKIP_WITHOUT("linux-source-6.1 is not installed (harness/setup.sh installs it)");
   fs::path dir = fs::temp_directory_path() / ("abvm-kernel-build-test-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "environment_skip.hpp"
 #include "core/error.hpp"
 #include "core/process.hpp"
 #include "kernels/kernel.hpp"
@@ -22,7 +23,7 @@ bool apt_reachable() {
 }  // namespace
 
 TEST(GuestKernelDebian, FetchesCloudKernelAndCachesIt) {
-  if (!apt_reachable()) GTEST_SKIP() << "apt-cache does not know linux-image-cloud-amd64 (no Debian apt lists)";
+  if (!apt_reachable()) ABVM_SKIP_WITHOUT("apt-cache does not know linux-image-cloud-amd64 (no Debian apt lists)");
   fs::path cache = fs::temp_directory_path() / ("abvm-kernel-debian-test-" + std::to_string(::getpid()));
   fs::remove_all(cache);
   std::vector<std::string> progress;
@@ -57,7 +58,7 @@ TEST(GuestKernelDebian, FetchesCloudKernelAndCachesIt) {
 }
 
 TEST(GuestKernelDebian, MissingPackageIsAnErrorNamingIt) {
-  if (!apt_reachable()) GTEST_SKIP() << "apt-cache does not know linux-image-cloud-amd64 (no Debian apt lists)";
+  if (!apt_reachable()) ABVM_SKIP_WITHOUT("apt-cache does not know linux-image-cloud-amd64 (no Debian apt lists)");
   KernelBuildOptions options{.cache_dir = fs::temp_directory_path() / "abvm-kernel-never-created"};
   try {
     fetch_debian_kernel("linux-image-abvm-no-such-flavour", options);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "environment_skip.hpp"
 #include "core/process.hpp"
 #include "report_test_support.hpp"
 
@@ -66,9 +67,9 @@ window.addEventListener('load', function () {
 }  // namespace
 
 TEST(ReportChromium, VerdictAndEveryPlotAreVisible) {
-  if (!find_program("chromium")) GTEST_SKIP() << "chromium is not installed (harness/setup.sh installs it)";
+  if (!find_program("chromium")) ABVM_SKIP_WITHOUT("chromium is not installed (harness/setup.sh installs it)");
   if (run_process({"/usr/bin/python3", "-c", "import matplotlib"}).exit_code != 0) {
-    GTEST_SKIP() << "python3-matplotlib is not installed (harness/setup.sh installs it)";
+    ABVM_SKIP_WITHOUT("python3-matplotlib is not installed (harness/setup.sh installs it)");
   }
   ReportTempDir tmp;
   const fs::path dir = tmp / "results-demo";

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "environment_skip.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
 
@@ -81,7 +82,7 @@ class GuestFaultsE2ETest : public ::testing::Test {
   fs::path results;
 
   void SetUp() override {
-    if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 is not installed";
+    if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
     dir = fs::temp_directory_path() /
           ("abvm-guest-faults-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir);

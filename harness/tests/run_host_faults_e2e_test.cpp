@@ -33,6 +33,7 @@
 #include <set>
 #include <thread>
 
+#include "environment_skip.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "guest/libvirt_driver.hpp"
@@ -236,7 +237,7 @@ class HostFaultsE2ETest : public ::testing::Test {
   std::vector<pid_t> abvm_pids;
 
   void SetUp() override {
-    if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 is not installed";
+    if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
     dir = fs::temp_directory_path() /
           ("abvm-hostfaults-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     // An earlier failed run of this test may have left its mounts.
@@ -497,7 +498,7 @@ TEST_F(HostFaultsE2ETest, QemuKilledOnEveryAttemptIsRecordedAsInfraErrorAndTheEx
 
 TEST_F(HostFaultsE2ETest, UnreachableLibvirtDaemonIsAnInfraErrorBeforeAnyTrial) {
   if (!processes_with("libvirtd").empty() || !processes_with("virtqemud").empty() || fs::exists("/run/libvirt/libvirt-sock")) {
-    GTEST_SKIP() << "a libvirt daemon runs here: qemu:///system would connect";
+    ABVM_SKIP_WITHOUT("a libvirt daemon runs here: qemu:///system would connect");
   }
   write_config(Tiny{});
   const auto r = run_abvm({"run", "--connect", "qemu:///system", "--results-dir", results.string(), config.string()});
@@ -515,7 +516,7 @@ TEST_F(HostFaultsE2ETest, UnreachableLibvirtDaemonIsAnInfraErrorBeforeAnyTrial) 
 // does): the trial that lost its connection is booted again once the connection is made again,
 // the guest the old daemon ran is destroyed, and nothing is lost or counted twice.
 TEST_F(HostFaultsE2ETest, LibvirtDaemonKilledMidTrialAndRestartedLosesNothing) {
-  if (!PrivateLibvirtd::available()) GTEST_SKIP() << "needs root and libvirtd (harness/setup.sh installs libvirt-daemon)";
+  if (!PrivateLibvirtd::available()) ABVM_SKIP_WITHOUT("needs root and libvirtd (harness/setup.sh installs libvirt-daemon)");
   PrivateLibvirtd daemon(dir / "libvirtd");
   ASSERT_TRUE(daemon.start()) << daemon.log();
   Tiny t;
@@ -546,7 +547,7 @@ TEST_F(HostFaultsE2ETest, LibvirtDaemonKilledMidTrialAndRestartedLosesNothing) {
 // (exit 3) that says what to do, kills the guest the dead daemon left running on this machine,
 // and keeps what it gathered; once the daemon is back, --resume completes the run.
 TEST_F(HostFaultsE2ETest, LibvirtDaemonKilledForGoodStopsWithExit3AndResumeCompletes) {
-  if (!PrivateLibvirtd::available()) GTEST_SKIP() << "needs root and libvirtd (harness/setup.sh installs libvirt-daemon)";
+  if (!PrivateLibvirtd::available()) ABVM_SKIP_WITHOUT("needs root and libvirtd (harness/setup.sh installs libvirt-daemon)");
   PrivateLibvirtd daemon(dir / "libvirtd");
   ASSERT_TRUE(daemon.start()) << daemon.log();
   Tiny t;
@@ -576,7 +577,7 @@ TEST_F(HostFaultsE2ETest, LibvirtDaemonKilledForGoodStopsWithExit3AndResumeCompl
 // ---- 3. the scratch disk's filesystem full -----------------------------------------------------
 
 TEST_F(HostFaultsE2ETest, PreallocatedScratchLargerThanTheFilesystemIsRefusedBeforeBooting) {
-  if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  if (::geteuid() != 0) ABVM_SKIP_WITHOUT("mounting a tmpfs needs root");
   ASSERT_TRUE(mount_tmpfs(results, "40m")) << "mount tmpfs: " << std::strerror(errno);
   Tiny t;
   t.preallocate = true;
@@ -598,7 +599,7 @@ TEST_F(HostFaultsE2ETest, PreallocatedScratchLargerThanTheFilesystemIsRefusedBef
 }
 
 TEST_F(HostFaultsE2ETest, SparseScratchFillingUpMidRunIsAWorkloadFailureNotAHang) {
-  if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  if (::geteuid() != 0) ABVM_SKIP_WITHOUT("mounting a tmpfs needs root");
   ASSERT_TRUE(mount_tmpfs(dir / "mnt", "40m")) << "mount tmpfs: " << std::strerror(errno);
   Tiny t;
   t.disk_path = (dir / "mnt" / "scratch.img").string();
@@ -634,8 +635,8 @@ TEST_F(HostFaultsE2ETest, SparseScratchFillingUpMidRunIsAWorkloadFailureNotAHang
 // (its lock, the journal): what really turns a results filesystem read-only under a running job is
 // the kernel after a filesystem error (errors=remount-ro). That is provoked here on an ext4 image.
 TEST_F(HostFaultsE2ETest, ResultsFilesystemTurningReadOnlyStopsWithInfraErrorAndResumeCompletes) {
-  if (::geteuid() != 0) GTEST_SKIP() << "mounting a loop device needs root";
-  if (!find_program("mkfs.ext4") || !find_program("e2fsck")) GTEST_SKIP() << "e2fsprogs is not installed";
+  if (::geteuid() != 0) ABVM_SKIP_WITHOUT("mounting a loop device needs root");
+  if (!find_program("mkfs.ext4") || !find_program("e2fsck")) ABVM_SKIP_WITHOUT("e2fsprogs is not installed");
   const fs::path image = dir / "results.ext4";
   run_checked({"truncate", "-s", "160M", image.string()});
   run_checked({"mkfs.ext4", "-q", image.string()});
@@ -644,7 +645,7 @@ TEST_F(HostFaultsE2ETest, ResultsFilesystemTurningReadOnlyStopsWithInfraErrorAnd
     return run_process({"mount", "-o", "loop,errors=remount-ro", image.string(), results.string()});
   };
   const auto m = mount_results();
-  if (m.exit_code != 0) GTEST_SKIP() << "no loop device here: " << m.err;
+  if (m.exit_code != 0) ABVM_SKIP_WITHOUT("no loop device here: " << m.err);
   mounts.push_back(results);
   const std::string device = fs::path(run_checked({"findmnt", "-n", "-o", "SOURCE", results.string()})).filename();
   const fs::path trigger = fs::path("/sys/fs/ext4") / device.substr(0, device.find('\n')) / "trigger_fs_error";
