@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config ccache
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev
+  nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev
   libpugixml-dev libboost-math-dev
   python3-scipy python3-matplotlib python3-jsonschema chromium
   qemu-system-x86 libvirt-dev libvirt-daemon-driver-qemu libvirt-clients
@@ -16,7 +16,7 @@ packages=(
   fio busybox-static cpio kmod coreutils zstd xz-utils
   dpkg-dev
   linux-source-6.1 bc bison flex libelf-dev libssl-dev patch file
-  e2fsprogs util-linux
+  e2fsprogs util-linux libxml2-utils python3-yaml
   libaio-dev zlib1g-dev
   clang-14 libclang-rt-14-dev
 )
@@ -36,11 +36,17 @@ done
 here=$(cd "$(dirname "$0")" && pwd)
 need_deb_src=0
 [ -e /etc/apt/sources.list.d/abvm-deb-src.sources ] || need_deb_src=1
-[ ${#missing[@]} -eq 0 ] && [ $need_deb_src -eq 0 ] && exit 0
+# Debian's libvirt looks up the system user and group libvirt-qemu even for the embedded driver
+# with QEMU as root; libvirt-daemon-system would create them, abvm needs no daemon: create them here
+# (the same accounts, so installing libvirt-daemon-system later keeps them).
+need_account=0
+getent group libvirt-qemu >/dev/null && getent passwd libvirt-qemu >/dev/null || need_account=1
+[ ${#missing[@]} -eq 0 ] && [ $need_deb_src -eq 0 ] && [ $need_account -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
   [ ${#missing[@]} -gt 0 ] && echo "setup.sh: missing Debian packages: ${missing[*]}" >&2
   [ $need_deb_src -eq 1 ] && echo "setup.sh: Debian source packages (deb-src) are not enabled" >&2
+  [ $need_account -eq 1 ] && echo "setup.sh: the system user and group libvirt-qemu do not exist" >&2
   echo "setup.sh: run it as root (sudo $0)" >&2
   exit 1
 fi
@@ -53,4 +59,11 @@ fi
 if [ $need_deb_src -eq 1 ]; then
   echo "setup.sh: enabling deb-src for the guest image's static fio" >&2
   "$here/../guests/enable-deb-src.sh" >/dev/null
+fi
+if [ $need_account -eq 1 ]; then
+  echo "setup.sh: creating the system user and group libvirt-qemu (libvirt's QEMU driver needs them)" >&2
+  getent group libvirt-qemu >/dev/null || groupadd --system libvirt-qemu
+  getent passwd libvirt-qemu >/dev/null ||
+    useradd --system --gid libvirt-qemu --home-dir /var/lib/libvirt --no-create-home \
+      --shell /usr/sbin/nologin --comment "Libvirt Qemu" libvirt-qemu
 fi

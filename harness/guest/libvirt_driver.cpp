@@ -97,24 +97,29 @@ void init_libvirt_once() {
   virSetErrorFunc(nullptr, ignore_error);
 }
 
-void ensure_qemu_account() {
-  bool have_user = ::getpwnam(std::string(qemu_account).c_str()) != nullptr;
-  bool have_group = ::getgrnam(std::string(qemu_account).c_str()) != nullptr;
+// Debian's libvirt resolves the system user and group 'libvirt-qemu' even when QEMU runs as root;
+// libvirt-daemon-system creates them, and harness/setup.sh does without that package. abvm never
+// creates accounts itself: it says which is missing and how to create it.
+void require_qemu_account() {
+  const std::string name(qemu_account);
+  const bool have_user = ::getpwnam(name.c_str()) != nullptr;
+  const bool have_group = ::getgrnam(name.c_str()) != nullptr;
   if (have_user && have_group) return;
-  if (::geteuid() != 0) {
-    throw InfraError(fmt::format(
-        "libvirt's embedded QEMU driver needs the system user and group '{0}' (Debian's libvirt resolves "
-        "them even when QEMU runs as root); create them as root: groupadd --system {0} && useradd --system "
-        "--gid {0} --home-dir /var/lib/libvirt --no-create-home --shell /usr/sbin/nologin {0}",
-        qemu_account));
-  }
-  // The same accounts Debian's libvirt-daemon-system creates.
-  if (!have_group) run_checked({"groupadd", "--system", std::string(qemu_account)});
+  const std::string missing = !have_user && !have_group ? fmt::format("the system user and group '{}'", name)
+                              : !have_user              ? fmt::format("the system user '{}'", name)
+                                                        : fmt::format("the system group '{}'", name);
+  std::string how;
+  if (!have_group) how += fmt::format("groupadd --system {}", name);
   if (!have_user) {
-    run_checked({"useradd", "--system", "--gid", std::string(qemu_account), "--home-dir", "/var/lib/libvirt",
-                 "--no-create-home", "--shell", "/usr/sbin/nologin", "--comment", "Libvirt Qemu",
-                 std::string(qemu_account)});
+    if (!how.empty()) how += " && ";
+    how += fmt::format("useradd --system --gid {0} --home-dir /var/lib/libvirt --no-create-home --shell "
+                       "/usr/sbin/nologin {0}",
+                       name);
   }
+  throw InfraError(fmt::format("libvirt's embedded QEMU driver needs {} (Debian's libvirt looks it up even when "
+                               "QEMU runs as root), and this machine has none; create it as root with harness/setup.sh "
+                               "(or: {})",
+                               missing, how));
 }
 
 // The root goes into a URI query: percent-encode anything outside the unreserved characters.
@@ -460,7 +465,7 @@ std::filesystem::path private_roots_dir() { return abvm_cache_dir() / "libvirt-p
 }  // namespace
 
 std::string LibvirtDriver::embedded_uri() {
-  ensure_qemu_account();
+  require_qemu_account();
   auto root = embedded_root();
   prepare_embedded_root(root);
   remove_stale_embedded_state(root);

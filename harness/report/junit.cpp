@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <pugixml.hpp>
+#include <sstream>
 
+#include "core/utf8.hpp"
 #include "report/format.hpp"
 #include "report/html.hpp"
 
@@ -40,23 +43,54 @@ std::string details(const json& m, const std::string& a_label, const std::string
 
 }  // namespace
 
-std::string xml_escape(std::string_view text) {
+std::string xml_text(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 && c != '\t' && c != '\n' && c != '\r') continue;
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+  while (!text.empty()) {
+    // A byte that is not UTF-8 (console output can hold any) becomes U+FFFD: pugixml would write
+    // it raw and no XML reader would take the document.
+    const std::size_t bad = first_invalid_utf8(text);
+    const std::string_view good = text.substr(0, bad);
+    for (char c : good) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 && c != '\t' && c != '\n' && c != '\r') continue;
+      out += c;
     }
+    if (bad == std::string_view::npos) break;
+    out += "\xEF\xBF\xBD";
+    text.remove_prefix(bad + 1);
   }
   return out;
 }
+
+namespace {
+
+// Every string reaches the document through these, so none carries a character XML 1.0 forbids;
+// pugixml escapes markup.
+void set_attr(pugi::xml_node node, const char* name, const std::string& value) {
+  node.append_attribute(name).set_value(xml_text(value).c_str());
+}
+
+void set_text(pugi::xml_node node, const std::string& text) { node.text().set(xml_text(text).c_str()); }
+
+void add_counts(pugi::xml_node node, std::size_t tests, std::size_t failures, std::size_t skipped, bool with_skipped) {
+  set_attr(node, "tests", std::to_string(tests));
+  set_attr(node, "failures", std::to_string(failures));
+  set_attr(node, "errors", "0");
+  if (with_skipped) set_attr(node, "skipped", std::to_string(skipped));
+  set_attr(node, "time", "0");
+}
+
+std::string inconclusive_reason(const json& m, const std::string& sentence) {
+  std::string reason = sentence;
+  if (m.contains("runs_needed") && m["runs_needed"].is_number()) {
+    reason += fmt::format("; about {} {} per side would likely settle it", m["runs_needed"].get<long long>(),
+                          str(m["a"], "unit_kind") == "boot" ? "boots" : "runs");
+  }
+  return reason;
+}
+
+}  // namespace
 
 std::string junit_report(const nlohmann::json& report, const JunitOptions& options) {
   const json metrics = report.value("metrics", json::array());
@@ -64,54 +98,65 @@ std::string junit_report(const nlohmann::json& report, const JunitOptions& optio
   const std::string a_label = str(source, "a_label").empty() ? "A" : str(source, "a_label");
   const std::string b_label = str(source, "b_label").empty() ? "B" : str(source, "b_label");
   std::size_t failures = 0, skipped = 0;
-  std::string cases;
   for (const auto& m : metrics) {
-    const std::string verdict = str(m, "verdict");
-    const std::string sentence = metric_sentence(m, b_label);
-    cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n", xml_escape(options.suite),
-                         xml_escape(str(m, "name")));
-    if (verdict == "regression") {
-      ++failures;
-      cases += fmt::format("      <failure type=\"regression\" message=\"{}\">{}</failure>\n", xml_escape(sentence),
-                           xml_escape(details(m, a_label, b_label)));
-    } else if (verdict == "inconclusive") {
-      ++skipped;
-      std::string reason = sentence;
-      if (m.contains("runs_needed") && m["runs_needed"].is_number()) {
-        reason += fmt::format("; about {} {} per side would likely settle it", m["runs_needed"].get<long long>(),
-                              str(m["a"], "unit_kind") == "boot" ? "boots" : "runs");
-      }
-      cases += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(reason));
-    }
-    cases += fmt::format("      <system-out>{}{}</system-out>\n", xml_escape(sentence + "\n"),
-                         xml_escape(details(m, a_label, b_label)));
-    cases += "    </testcase>\n";
+    failures += str(m, "verdict") == "regression";
+    skipped += str(m, "verdict") == "inconclusive";
   }
+
+  pugi::xml_document doc;
+  pugi::xml_node decl = doc.append_child(pugi::node_declaration);
+  decl.append_attribute("version").set_value("1.0");
+  decl.append_attribute("encoding").set_value("UTF-8");
+  // The Ant/Jenkins JUnit format (harness/tests/data/report/junit.xsd) has no `skipped` on
+  // <testsuites>: the per-suite count carries it.
+  pugi::xml_node suites = doc.append_child("testsuites");
+  set_attr(suites, "name", "abvm");
+  add_counts(suites, metrics.size(), failures, skipped, false);
+  pugi::xml_node suite = suites.append_child("testsuite");
+  set_attr(suite, "name", options.suite);
+  add_counts(suite, metrics.size(), failures, skipped, true);
+
   const json opts = report.value("options", json::object());
-  std::string props;
+  pugi::xml_node props = suite.append_child("properties");
   const auto prop = [&](const std::string& k, const std::string& v) {
-    props += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", xml_escape(k), xml_escape(v));
+    pugi::xml_node p = props.append_child("property");
+    set_attr(p, "name", k);
+    set_attr(p, "value", v);
   };
   prop("verdict", str(report, "verdict"));
   prop("margin", fmt::format("{:g}", num(opts, "margin")));
   prop("confidence", fmt::format("{:g}", num(opts, "confidence")));
   prop("side_a", a_label);
   prop("side_b", b_label);
+
+  for (const auto& m : metrics) {
+    const std::string verdict = str(m, "verdict");
+    const std::string sentence = metric_sentence(m, b_label);
+    pugi::xml_node tc = suite.append_child("testcase");
+    set_attr(tc, "classname", options.suite);
+    set_attr(tc, "name", str(m, "name"));
+    set_attr(tc, "time", "0");
+    if (verdict == "regression") {
+      pugi::xml_node f = tc.append_child("failure");
+      set_attr(f, "type", "regression");
+      set_attr(f, "message", sentence);
+      set_text(f, details(m, a_label, b_label));
+    } else if (verdict == "inconclusive") {
+      set_attr(tc.append_child("skipped"), "message", inconclusive_reason(m, sentence));
+    }
+    set_text(tc.append_child("system-out"), sentence + "\n" + details(m, a_label, b_label));
+  }
+
   std::string err;
   for (const auto& w : report.value("warnings", json::array())) err += "warning: " + w.get<std::string>() + "\n";
   for (const auto& f : report.value("failures", json::array())) {
     err += fmt::format("failed run ({}, {}): {}\n", str(f, "side"), str(f, "outcome"), str(f, "what"));
   }
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"abvm\" tests=\"{0}\" failures=\"{1}\" errors=\"0\" skipped=\"{2}\" time=\"0\">\n",
-                     metrics.size(), failures, skipped);
-  out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\">\n",
-                     xml_escape(options.suite), metrics.size(), failures, skipped);
-  out += "    <properties>\n" + props + "    </properties>\n";
-  out += cases;
-  if (!err.empty()) out += "    <system-err>" + xml_escape(err) + "</system-err>\n";
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
+  if (!err.empty()) set_text(suite.append_child("system-err"), err);
+
+  std::ostringstream out;
+  doc.save(out, "  ", pugi::format_indent, pugi::encoding_utf8);
+  return out.str();
 }
 
 }  // namespace abvm
