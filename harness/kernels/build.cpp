@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <functional>
+#include <future>
 #include <fmt/format.h>
 #include <iostream>
 #include <map>
@@ -615,6 +617,50 @@ void apply_patches(const KernelRecipe& recipe, const fs::path& src, const nlohma
   }
 }
 
+// Objects kbuild wrote since `since` under `tree`, and the newest of them (relative): what make
+// is working through. A walk of a tinyconfig tree takes well under a second.
+struct BuildProgress {
+  std::size_t objects = 0;
+  std::string latest;
+};
+
+BuildProgress objects_since(const fs::path& tree, fs::file_time_type since) {
+  BuildProgress p;
+  fs::file_time_type newest = since;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(tree, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() != ".o") continue;
+    std::error_code tec;
+    const auto t = it->last_write_time(tec);
+    if (tec || t < since) continue;
+    ++p.objects;
+    if (t >= newest) {
+      newest = t;
+      p.latest = fs::relative(it->path(), tree, tec).string();
+    }
+  }
+  return p;
+}
+
+// run_process, with a line every kProgressEvery while it runs (a kernel build takes minutes and
+// is otherwise silent): elapsed time, objects compiled so far and the latest one.
+constexpr auto kProgressEvery = std::chrono::seconds(15);
+
+ProcessResult run_with_progress(const std::vector<std::string>& argv, const ProcessOptions& env, const fs::path& tree,
+                                const std::function<void(const std::string&)>& report) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto since = fs::file_time_type::clock::now() - std::chrono::seconds(1);
+  auto job = std::async(std::launch::async, [&] { return run_process(argv, env); });
+  while (job.wait_for(kProgressEvery) != std::future_status::ready) {
+    const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started);
+    const BuildProgress p = objects_since(tree, since);
+    report(p.objects == 0 ? fmt::format("{} s", elapsed.count())
+                          : fmt::format("{} s, {} objects compiled, latest {}", elapsed.count(), p.objects, p.latest));
+  }
+  return job.get();
+}
+
 // What make leaves in a patched tree: the final .config, the release, the build log.
 struct MadeKernel {
   std::string final_config;
@@ -640,7 +686,9 @@ MadeKernel make_kernel(const KernelRecipe& recipe, const fs::path& src, const fs
     std::vector<std::string> argv = make;
     argv.insert(argv.end(), targets.begin(), targets.end());
     say(options, fmt::format("{}: {}", recipe.name, describe_command(argv)));
-    ProcessResult r = run_process(argv, env);
+    ProcessResult r = run_with_progress(argv, env, src, [&](const std::string& line) {
+      say(options, fmt::format("{}: {}: {}", recipe.name, what, line));
+    });
     log += "$ " + describe_command(argv) + "\n" + r.out + r.err;
     write_file_atomic(log_file, log);
     if (r.exit_code != 0) {
