@@ -78,9 +78,12 @@ PreparedGuests placeholder_guests(const Experiment& e) {
 std::string describe_looks(const Experiment& e) {
   if (!e.schedule.sequential.enabled) return "";
   const LookSchedule looks = make_look_schedule(e);
-  std::string out = fmt::format("\nsequential stopping ({}): looks after", to_string(looks.correction));
-  for (const auto& l : looks.looks) out += fmt::format(" {} (confidence {:.4f})", l.boots_per_side, l.confidence);
-  return out + " boots per side\n";
+  std::string out = fmt::format("\nsequential stopping ({}), the looks after each block count:\n",
+                                to_string(looks.correction));
+  for (const auto& l : looks.looks) {
+    out += fmt::format("  {:>5} boots per side: {}\n", l.boots_per_side, describe_look(looks, l));
+  }
+  return out;
 }
 
 // The plan, and each side's first trial's domain XML from the code that boots trials

@@ -1,5 +1,7 @@
 #include "plan/looks.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -73,6 +75,23 @@ LookSchedule make_look_schedule(const Experiment& e) {
   }
   return make_look_schedule(e.schedule.boots_per_side, q.look_every, q.max_boots_per_side, e.analysis.confidence,
                             q.correction);
+}
+
+namespace {
+
+// A percentage with the digits that tell levels near 100 % apart: 99.92 %, 95.77 %, 5 %.
+std::string percent(double fraction) {
+  std::string s = fmt::format("{:.2f}", fraction * 100);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s + " %";
+}
+
+}  // namespace
+
+std::string describe_look(const LookSchedule& schedule, const Look& look) {
+  return fmt::format("look {} of {} at nominal level {} (boundary {:.3f}), overall error rate {}", look.index + 1,
+                     schedule.looks.size(), percent(look.confidence), look.boundary, percent(schedule.overall_alpha));
 }
 
 const Look* look_at(const LookSchedule& schedule, int boots_per_side) {

@@ -22,6 +22,7 @@
 // side of a two-sided boundary crosses with at most half the two-sided rate).
 // Stopping early (verdict reached, wall-time budget spent) only drops later looks: still valid.
 // Without sequential stopping there is one look at the full confidence.
+#include <string>
 #include <vector>
 
 #include "config/experiment.hpp"
@@ -50,6 +51,10 @@ LookSchedule make_look_schedule(int initial_boots, int look_every, int max_boots
 
 // From the experiment's schedule and analysis settings.
 LookSchedule make_look_schedule(const Experiment& experiment);
+
+// "look 2 of 5 at nominal level 99.92 % (boundary 3.357), overall error rate 5 %": what the
+// progress notes, the stop reason in run.json and --dry-run say of a look.
+std::string describe_look(const LookSchedule& schedule, const Look& look);
 
 // The look made after `boots_per_side` blocks, or nullptr when that is not a look.
 const Look* look_at(const LookSchedule& schedule, int boots_per_side);

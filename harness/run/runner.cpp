@@ -73,11 +73,10 @@ class SequentialLooks {
     if (!e_.schedule.sequential.enabled || l == nullptr || boots == last_look_) return BlockDecision::go_on;
     last_look_ = boots;
     confidence_ = l->confidence;
-    c_.observer.note(fmt::format("look {} after {} boots per side (confidence {:.4f})", l->index + 1, boots,
-                                 l->confidence));
+    c_.observer.note(fmt::format("look {} after {} boots per side: {}", l->index + 1, boots, describe_look(looks_, *l)));
     try {
       if (const auto verdict = c_.decide(dir_, l->confidence)) {
-        stop_reason_ = fmt::format("verdict {} at look {}", *verdict, l->index + 1);
+        stop_reason_ = fmt::format("verdict {} at {}", *verdict, describe_look(looks_, *l));
         return BlockDecision::stop;
       }
     } catch (const Error& ex) {
