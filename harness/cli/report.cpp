@@ -30,16 +30,16 @@ json read_json(const fs::path& p) {
   }
 }
 
-json read_report(const fs::path& p) {
-  if (!fs::exists(p)) {
-    throw Error(fmt::format("{}: not found; make it with 'abvm analyze {} --json {}'", p.string(),
-                            p.parent_path().string(), p.string()));
-  }
-  json report = read_json(p);
-  if (!report.is_object() || report.value("schema_version", 0) != 1 || !report.contains("metrics")) {
-    throw Error(located(p.string(), 0, "not an abvm JSON report of schema_version 1; regenerate it with abvm analyze"));
-  }
-  return report;
+// What to do about DIR/analysis.json when it is missing or damaged.
+std::string remake_analysis(const ResultsDir& results) {
+  return fmt::format("'abvm analyze {} --json {}'", results.root().string(), results.analysis().string());
+}
+
+// DIR/analysis.json, parsed; read_report_data checks its fields.
+json read_report(const ResultsDir& results) {
+  const fs::path p = results.analysis();
+  if (!fs::exists(p)) throw Error(fmt::format("{}: not found; make it with {}", p.string(), remake_analysis(results)));
+  return read_json(p);
 }
 
 // Each side's effective settings from the experiment file, as `abvm config show` lists them.
@@ -67,62 +67,72 @@ std::vector<SideInfo> sides_from_config(const Experiment& e, const json& kernels
 }  // namespace
 
 HtmlInputs results_dir_html_inputs(const fs::path& dir, const json& report, const PlotOptions& plots) {
+  const ResultsDir results(dir);
   HtmlInputs in;
-  in.report = report;
+  in.report = read_report_data(report, {.file = results.analysis().string(),
+                                        .advice = "regenerate it with " + remake_analysis(results)});
   in.template_html = load_html_template();
   in.title = dir.filename().string();
   if (in.title.empty()) in.title = dir.parent_path().filename().string();
-  const ResultsDir results(dir);
-  const json kernels = fs::exists(results.kernels()) ? read_json(results.kernels()) : json();
+  // plot.py reads the JSON itself: it gets the same side labels as the rest of the report.
+  json plotted = report;
   if (fs::exists(results.config())) {
+    const json kernels = fs::exists(results.kernels()) ? read_json(results.kernels()) : json();
     const Experiment e = load_experiment_text(read_file(results.config()), results.config().string(), dir);
     in.title = e.name;
     in.description = e.description;
     in.sides = sides_from_config(e, kernels);
     // The labels of the experiment name the sides everywhere in the report.
-    in.report["source"]["a_label"] = e.a.label;
-    in.report["source"]["b_label"] = e.b.label;
+    in.report.source.a_label = e.a.label;
+    in.report.source.b_label = e.b.label;
+    plotted["source"]["a_label"] = e.a.label;
+    plotted["source"]["b_label"] = e.b.label;
   }
-  if (fs::exists(results.environment())) in.environment = read_json(results.environment());
+  if (fs::exists(results.environment())) {
+    const fs::path env = results.environment();
+    in.environment = read_host_environment(
+        read_json(env), {.file = env.string(), .advice = "abvm run writes it: restore it, or remove it to leave "
+                                                         "the host out of the report"});
+  }
   in.failures = failures_from_report(in.report);
   for (auto& f : in.failures) {
     if (f.trial.empty()) continue;
     const fs::path log = ResultsDir::trial_relative(f.trial) / results.trial(f.trial).console_log().filename();
     if (fs::exists(dir / log)) f.console_log = log.string();
   }
-  in.plots = make_plots(in.report, plots);
+  in.plots = make_plots(plotted, plots);
   return in;
 }
 
 HtmlInputs files_html_inputs(const json& report, const PlotOptions& plots) {
   HtmlInputs in;
-  in.report = report;
+  // The report of `abvm analyze --a/--b` and `abvm compare`, made in this process just before.
+  in.report = read_report_data(report, {.file = "the JSON report", .advice = "this is a bug in abvm; report it"});
   in.template_html = load_html_template();
-  const json source = report.value("source", json::object());
-  const auto names = [&](const char* side) {
+  const auto names = [](const std::vector<std::string>& files) {
     std::string list;
-    for (const auto& f : source.value(side, json::array())) {
-      list += (list.empty() ? "" : ", ") + fs::path(f.get<std::string>()).filename().string();
-    }
+    for (const auto& f : files) list += (list.empty() ? "" : ", ") + fs::path(f).filename().string();
     return list;
   };
-  in.title = fmt::format("{} vs {}", names("a"), names("b"));
-  for (const char* side : {"a", "b"}) {
-    SideInfo s{.letter = side[0] == 'a' ? "A" : "B"};
+  in.title = fmt::format("{} vs {}", names(in.report.source.a), names(in.report.source.b));
+  for (Side side : kSides) {
+    SideInfo s{.letter = to_string(side)};
     s.label = s.letter;
     std::string files;
-    for (const auto& f : source.value(side, json::array())) files += (files.empty() ? "" : ", ") + f.get<std::string>();
+    for (const auto& f : side == Side::a ? in.report.source.a : in.report.source.b) {
+      files += (files.empty() ? "" : ", ") + f;
+    }
     s.settings.emplace_back("measurement files", files);
     in.sides.push_back(std::move(s));
   }
-  in.failures = failures_from_report(report);
+  in.failures = failures_from_report(in.report);
   in.plots = make_plots(report, plots);
   return in;
 }
 
 fs::path write_results_dir_report(const fs::path& dir) {
   const ResultsDir results(dir);
-  const json report = read_report(results.analysis());
+  const json report = read_report(results);
   const fs::path out = results.report_html();
   write_file_atomic(out, html_report(results_dir_html_inputs(dir, report, default_plot_options())));
   return out;
@@ -133,11 +143,16 @@ namespace {
 int run_report(const ReportArgs& args) {
   const fs::path dir = args.dir;
   if (!fs::is_directory(dir)) throw Error(fmt::format("{}: not a directory; give an abvm results directory", args.dir));
-  const json report = read_report(ResultsDir(dir).analysis());
+  json report = read_report(ResultsDir(dir));
   const HtmlInputs in = results_dir_html_inputs(dir, report, default_plot_options());
   const fs::path out = args.output.empty() ? ResultsDir(dir).report_html() : fs::path(args.output);
   write_file_atomic(out, html_report(in));
-  if (!args.junit.empty()) write_file_atomic(args.junit, junit_report(in.report, {.suite = in.title}));
+  if (!args.junit.empty()) {
+    // The sides as the HTML report names them (the experiment's labels).
+    report["source"]["a_label"] = in.report.source.a_label;
+    report["source"]["b_label"] = in.report.source.b_label;
+    write_file_atomic(args.junit, junit_report(report, {.suite = in.title}));
+  }
   for (const auto& m : in.plots.missing) {
     std::fprintf(stderr, "abvm: warning: plot %s%s missing: %s\n", m.kind.c_str(),
                  m.metric ? fmt::format(" of metric {}", *m.metric + 1).c_str() : "", m.reason.c_str());

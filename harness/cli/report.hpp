@@ -16,8 +16,10 @@ Command add_report(CLI::App& app);
 
 // The report's inputs for results directory `dir` and its JSON report `report` (which need not
 // be dir/analysis.json: `abvm analyze DIR --html` passes the one it just made). Files that are
-// missing are left out; one that is unreadable or invalid is an Error naming it. Plots are made
-// with `plots` (a side effect: runs report/plot.py).
+// missing are left out; one that is unreadable or invalid is an Error naming it. The report and
+// environment.json are read strictly (report/report_data.hpp): a missing or mistyped field is an
+// Error naming the file and the field. Plots are made with `plots` (a side effect: runs
+// report/plot.py).
 HtmlInputs results_dir_html_inputs(const std::filesystem::path& dir, const nlohmann::json& report,
                                    const PlotOptions& plots);
 

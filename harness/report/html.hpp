@@ -3,17 +3,20 @@
 // network) that shows the evidence behind a verdict. A pure writer: html_report() turns its
 // inputs into bytes; the caller writes them (core/files.hpp write_file_atomic).
 //
-// It works from the JSON report (report/schema.json) and what the caller found next to it
-// (sides, environment, failed trials with console logs). Every string that comes from outside
-// (config, kernel, console log, file name, side label) is HTML-escaped.
+// It works from typed data only: the JSON report and environment.json as read by the strict
+// readers of report/report_data.hpp (a missing field is an Error there, never a blank here),
+// and what the caller found next to them (sides, failed trials with console logs). Every string
+// that comes from outside (config, kernel, console log, file name, side label) is HTML-escaped.
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "report/plots.hpp"
+#include "report/report_data.hpp"
 
 namespace abvm {
 
@@ -32,11 +35,11 @@ struct FailedTrial {
 };
 
 struct HtmlInputs {
-  nlohmann::json report;                   // the JSON report (schema_version 1)
+  ReportData report;                       // the JSON report (read_report_data)
   std::string title;                       // e.g. the experiment's name
   std::string description;                 // e.g. the experiment's description ("" when none)
   std::vector<SideInfo> sides;             // empty when only files were compared
-  nlohmann::json environment;              // environment.json, or null
+  std::optional<HostEnvironment> environment;   // environment.json, when there is one
   std::vector<FailedTrial> failures;       // see failures_from_report
   PlotSet plots;
   std::string template_html;               // report/template.html: holds {{title}} and {{body}}
@@ -48,12 +51,15 @@ std::string html_escape(std::string_view text);
 // report/template.html of abvm's data (core/resources.hpp). Throws InfraError when it cannot be read.
 std::string load_html_template();
 
-// The failures listed in report["failures"]; trial ids are taken from their source
-// ("trial t0003 run 0"), console_log is left empty for the caller to fill.
-std::vector<FailedTrial> failures_from_report(const nlohmann::json& report);
+// The report's failures; trial ids are taken from their source ("trial t0003 run 0"),
+// console_log is left empty for the caller to fill.
+std::vector<FailedTrial> failures_from_report(const ReportData& report);
 
 // The verdict of one metric in words, from its effect: "dma-api is 4.9 % slower in
 // dd-write.bandwidth (95 % CI 2.1 % to 7.6 % slower): regression".
+std::string metric_sentence(const ReportMetric& metric, const std::string& b_label);
+// The same for one element of the JSON report's "metrics", read by read_report_metric (for the
+// writers that still take the JSON; Error when a field is missing).
 std::string metric_sentence(const nlohmann::json& metric, const std::string& b_label);
 
 // Throws Error when the template lacks {{title}} or {{body}}.

@@ -1,6 +1,7 @@
 // End-to-end tests of `abvm report`, `abvm analyze --html/--junit` and `abvm compare`: the real
 // binary on the fixture results directories (data/report/README.md) and the seed.
 #include <gmock/gmock.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -99,6 +100,42 @@ TEST(CliReport, NoAnalysisJsonSaysHowToMakeIt) {
   const auto r2 = abvm_cmd({"report", (tmp / "nothing").string()});
   EXPECT_EQ(r2.exit_code, 2);
   EXPECT_THAT(r2.err, HasSubstr("not a directory"));
+}
+
+// The HTML report reads typed data: a field missing from (or mistyped in) analysis.json is an
+// error naming the file and the field, never a blank or a NaN in the report.
+TEST(CliReport, ADamagedAnalysisJsonNamesTheFieldAndWritesNoReport) {
+  ReportTempDir tmp;
+  const fs::path dir = demo_dir(tmp);
+  const fs::path analysis = dir / "analysis.json";
+  const auto good = nlohmann::json::parse(read_file(analysis));
+  const std::string remake =
+      fmt::format("; regenerate it with 'abvm analyze {} --json {}'\n", dir.string(), analysis.string());
+
+  auto damaged = good;
+  damaged["metrics"][1]["effect"].erase("ci_low");
+  write_file_atomic(analysis, damaged.dump(2));
+  auto r = abvm_cmd({"report", dir.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "abvm: error: " + analysis.string() + ": metrics[1].effect.ci_low is missing" + remake);
+  EXPECT_FALSE(fs::exists(dir / "report.html"));
+
+  damaged = good;
+  damaged["metrics"][0]["a"]["median"] = "fast";
+  write_file_atomic(analysis, damaged.dump(2));
+  r = abvm_cmd({"report", dir.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "abvm: error: " + analysis.string() + ": metrics[0].a.median is \"fast\", not a number" + remake);
+  EXPECT_FALSE(fs::exists(dir / "report.html"));
+
+  // environment.json is read as strictly; its null governor ("no cpufreq") is fine.
+  write_file_atomic(analysis, good.dump(2));
+  auto env = nlohmann::json::parse(read_file(dir / "environment.json"));
+  env.erase("accelerator");
+  write_file_atomic(dir / "environment.json", env.dump(2));
+  r = abvm_cmd({"report", dir.string()}, {"ABVM_PYTHON=/nonexistent"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr((dir / "environment.json").string() + ": accelerator is missing; abvm run writes it"));
 }
 
 TEST(CliReport, AnalyzeWritesHtmlAndJunitForTheSeedAndKeepsItsExitCode) {

@@ -166,30 +166,31 @@ TEST(ReportHtml, Base64MatchesRfc4648Vectors) {
 }
 
 TEST(ReportHtml, SentenceSaysHowMuchSlowerWithTheIntervalAndTheVerdict) {
-  json m = {{"name", "dd write bandwidth"}, {"unit", "B/s"}, {"better", "higher"}, {"verdict", "regression"},
-            {"effect", {{"estimate", 0.951}, {"ci_low", 0.924}, {"ci_high", 0.979}, {"confidence", 0.95}}}};
+  ReportMetric m{.name = "dd write bandwidth", .unit = "B/s", .better = Better::higher, .verdict = Verdict::regression,
+                 .effect = {.estimate = 0.951, .low = 0.924, .high = 0.979, .confidence = 0.95}};
   EXPECT_EQ(metric_sentence(m, "B"), "B is 4.9 % slower in dd write bandwidth (95 % CI 2.1 to 7.6 % slower): regression");
-  m["effect"] = {{"estimate", 1.02}, {"ci_low", 0.97}, {"ci_high", 1.06}, {"confidence", 0.975}};
-  m["verdict"] = "inconclusive";
+  m.effect = {.estimate = 1.02, .low = 0.97, .high = 1.06, .confidence = 0.975};
+  m.verdict = Verdict::inconclusive;
   EXPECT_EQ(metric_sentence(m, "dma"),
             "dma (B) is 2.0 % faster in dd write bandwidth (97.5 % CI from 3.0 % slower to 6.0 % faster): inconclusive");
   // Latency: a higher ratio is slower.
-  m = {{"name", "clat"}, {"unit", "ns"}, {"better", "lower"}, {"verdict", "regression"},
-       {"effect", {{"estimate", 1.10}, {"ci_low", 1.05}, {"ci_high", 1.20}, {"confidence", 0.95}}}};
+  m = {.name = "clat", .unit = "ns", .better = Better::lower, .verdict = Verdict::regression,
+       .effect = {.estimate = 1.10, .low = 1.05, .high = 1.20, .confidence = 0.95}};
   EXPECT_EQ(metric_sentence(m, "B"), "B is 10.0 % slower in clat (95 % CI 5.0 to 20.0 % slower): regression");
 }
 
 class ReportHtmlDemo : public ::testing::Test {
  protected:
   void SetUp() override {
-    in_.report = demo_report();
+    in_.report = read_report_data(demo_report(), {.file = "analysis.json", .advice = "regenerate it"});
     in_.template_html = load_html_template();
     in_.title = "demo-report";
     in_.description = "a <b>bold</b> & risky description";
     in_.sides = {{.letter = "A", .label = "direct", .settings = {{"kernel", "debian-cloud"}, {"device.iommu_platform", "false"}}},
                  {.letter = "B", .label = "<script>alert(1)</script>",
                   .settings = {{"kernel", "debian-cloud"}, {"device.iommu_platform", "true"}}}};
-    in_.environment = json::parse(read_file(report_data("report/results-demo/environment.json")));
+    in_.environment = read_host_environment(json::parse(read_file(report_data("report/results-demo/environment.json"))),
+                                            {.file = "environment.json", .advice = "restore it"});
     in_.failures = failures_from_report(in_.report);
     in_.failures[0].console_log = "trials/t0005/console.log";
     for (std::size_t m = 0; m < 2; ++m) {
@@ -204,7 +205,7 @@ TEST_F(ReportHtmlDemo, HasTheVerdictSidesHostMetricsPlotsAndFailures) {
   EXPECT_EQ(h.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_THAT(h, HasSubstr("<title>abvm: demo-report</title>"));
   EXPECT_THAT(h, HasSubstr("id=\"verdict\""));
-  EXPECT_THAT(h, HasSubstr("Verdict: <strong>" + in_.report["verdict"].get<std::string>()));
+  EXPECT_THAT(h, HasSubstr(std::string("Verdict: <strong>") + to_string(in_.report.verdict)));
   EXPECT_EQ(count(h, "<section class=\"metric\""), 2);
   EXPECT_THAT(h, HasSubstr("id=\"metric-0\""));
   EXPECT_THAT(h, HasSubstr("id=\"metric-1\""));

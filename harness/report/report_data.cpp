@@ -1,0 +1,267 @@
+#include "report/report_data.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+
+namespace abvm {
+namespace {
+
+using nlohmann::json;
+
+// One node of the JSON being read, with its path ("metrics[2].effect") for messages. Every
+// accessor checks presence and type and throws Error naming the file, the path and what to do.
+class Node {
+ public:
+  Node(const JsonOrigin& origin, const json& j, std::string path)
+      : origin_(origin), j_(j), path_(std::move(path)) {}
+
+  Node operator[](std::string_view key) const {
+    expect(j_.is_object(), "an object");
+    const auto it = j_.find(std::string(key));
+    const std::string path = path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+    if (it == j_.end()) Node(origin_, j_, path).fail("is missing");
+    return {origin_, *it, path};
+  }
+  bool has(std::string_view key) const {
+    expect(j_.is_object(), "an object");
+    return j_.contains(std::string(key));
+  }
+  bool is_null() const { return j_.is_null(); }
+
+  std::string str() const {
+    expect(j_.is_string(), "a string");
+    return j_.get<std::string>();
+  }
+  double number() const {
+    expect(j_.is_number(), "a number");
+    return j_.get<double>();
+  }
+  // null is a number that was not finite when written.
+  double number_or_null() const { return is_null() ? std::numeric_limits<double>::quiet_NaN() : number(); }
+  std::int64_t integer() const {
+    expect(j_.is_number_integer(), "an integer");
+    return j_.get<std::int64_t>();
+  }
+  std::uint64_t count() const {
+    expect(j_.is_number_unsigned() || (j_.is_number_integer() && j_.get<std::int64_t>() >= 0), "an integer >= 0");
+    return j_.get<std::uint64_t>();
+  }
+  bool flag() const {
+    expect(j_.is_boolean(), "true or false");
+    return j_.get<bool>();
+  }
+
+  // f(Node) for every element of an array, in order.
+  template <class F>
+  void each(F f) const {
+    expect(j_.is_array(), "an array");
+    for (std::size_t i = 0; i < j_.size(); ++i) f(Node(origin_, j_[i], fmt::format("{}[{}]", path_, i)));
+  }
+  std::vector<std::string> strings() const {
+    std::vector<std::string> out;
+    each([&](const Node& n) { out.push_back(n.str()); });
+    return out;
+  }
+
+  // One of `words` (to_string of an enum), parsed by `parse`.
+  template <class Parse>
+  auto word(Parse parse, std::string_view words) const {
+    const auto v = parse(str());
+    if (!v) fail(fmt::format("is {}, not one of {}", j_.dump(), words));
+    return *v;
+  }
+
+  [[noreturn]] void fail(std::string_view what) const {
+    throw Error(fmt::format("{}: {} {}; {}", origin_.file, path_.empty() ? "the top level" : path_, what,
+                            origin_.advice));
+  }
+
+ private:
+  void expect(bool ok, std::string_view wanted) const {
+    if (ok) return;
+    std::string shown = j_.is_object() ? "an object" : j_.is_array() ? "an array" : j_.dump();
+    if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+    fail(fmt::format("is {}, not {}", shown, wanted));
+  }
+
+  const JsonOrigin& origin_;
+  const json& j_;
+  std::string path_;
+};
+
+std::optional<Verdict> parse_verdict(std::string_view s) {
+  for (Verdict v : {Verdict::regression, Verdict::improvement, Verdict::no_change, Verdict::inconclusive}) {
+    if (s == to_string(v)) return v;
+  }
+  return std::nullopt;
+}
+
+Verdict verdict_of(const Node& n) { return n.word(parse_verdict, "regression, improvement, no_change, inconclusive"); }
+
+// The effects of report/schema.json's "effect"; the bootstrap interval has no method and no
+// achieved confidence.
+ReportEffect effect_of(const Node& n, bool bootstrap = false) {
+  ReportEffect e{.estimate = n["estimate"].number_or_null(),
+                 .low = n["ci_low"].number_or_null(),
+                 .high = n["ci_high"].number_or_null(),
+                 .confidence = n["confidence"].number_or_null(),
+                 .achieved_confidence = std::numeric_limits<double>::quiet_NaN()};
+  if (bootstrap) return e;
+  e.achieved_confidence = n["achieved_confidence"].number_or_null();
+  e.method = n["method"].str();
+  return e;
+}
+
+std::optional<ReportEffect> effect_or_null(const Node& n) {
+  if (n.is_null()) return std::nullopt;
+  return effect_of(n);
+}
+
+ReportSide side_of(const Node& n) {
+  ReportSide s{.n = n["n"].count(),
+               .median = n["median"].number_or_null(),
+               .mean = n["mean"].number_or_null(),
+               .sd = n["sd"].number_or_null(),
+               .mad = n["mad"].number_or_null(),
+               .iqr = n["iqr"].number_or_null(),
+               .min = n["min"].number_or_null(),
+               .max = n["max"].number_or_null(),
+               .cv = n["cv"].number_or_null()};
+  n["outliers"].each([&](const Node& i) { s.outliers.push_back(i.count()); });
+  s.units = n["units"].count();
+  const Node kind = n["unit_kind"];
+  const std::string k = kind.str();
+  if (k != "boot" && k != "run") kind.fail(fmt::format("is \"{}\", not one of boot, run", k));
+  s.per_boot = k == "boot";
+  return s;
+}
+
+ReportMode mode_of(const Node& n) {
+  return {.low = n["low"].number_or_null(),
+          .high = n["high"].number_or_null(),
+          .a_fraction = n["a_fraction"].number(),
+          .b_fraction = n["b_fraction"].number(),
+          .a_count = n["a_count"].count(),
+          .b_count = n["b_count"].count(),
+          .dominant = n["dominant"].flag()};
+}
+
+std::optional<ReportModeTest> mode_test_of(const Node& n) {
+  if (n.is_null()) return std::nullopt;
+  return ReportModeTest{.p_two_sided = n["p_two_sided"].number_or_null(),
+                        .p_b_more_in_worse = n["p_b_more_in_worse"].number_or_null(),
+                        .alpha = n["alpha"].number_or_null(),
+                        .dominant_mode_effect = effect_or_null(n["dominant_mode_effect"])};
+}
+
+ReportMetric metric_of(const Node& n) {
+  ReportMetric m{.name = n["name"].str(),
+                 .unit = n["unit"].str(),
+                 .better = n["better"].word(parse_better, "higher, lower"),
+                 .verdict = verdict_of(n["verdict"]),
+                 .a = side_of(n["a"]),
+                 .b = side_of(n["b"]),
+                 .effect = effect_of(n["effect"]),
+                 .paired_effect = effect_or_null(n["paired_effect"])};
+  const Node mw = n["mann_whitney"];
+  m.mann_whitney = {.u = mw["u"].number_or_null(),
+                    .p = mw["p"].number_or_null(),
+                    .p_holm = mw["p_holm"].number_or_null(),
+                    .exact = mw["exact"].flag()};
+  m.bootstrap_median_ratio = effect_of(n["bootstrap_median_ratio"], true);
+  n["modes"].each([&](const Node& md) { m.modes.push_back(mode_of(md)); });
+  m.mode_test = mode_test_of(n["mode_test"]);
+  if (const Node r = n["runs_needed"]; !r.is_null()) m.runs_needed = r.count();
+  m.warnings = n["warnings"].strings();
+  m.notes = n["notes"].strings();
+  return m;
+}
+
+ReportSource source_of(const Node& n) {
+  ReportSource s{.kind = n["kind"].str()};
+  if (s.kind == "files") {
+    s.a = n["a"].strings();
+    s.b = n["b"].strings();
+  } else if (s.kind == "results") {
+    s.results_dir = n["results_dir"].str();
+  } else {
+    n["kind"].fail(fmt::format("is \"{}\", not one of files, results", s.kind));
+  }
+  s.a_label = n["a_label"].str();
+  s.b_label = n["b_label"].str();
+  return s;
+}
+
+SideContext context_of(const Node& n) {
+  SideContext c{.hosts = n["hosts"].strings()};
+  n["accelerators"].each([&](const Node& a) { c.accelerators.push_back(a.word(parse_accelerator, "kvm, tcg")); });
+  return c;
+}
+
+FailedRun failure_of(const Node& n) {
+  return {.side = n["side"].word(parse_side, "A, B"),
+          .what = n["what"].str(),
+          .outcome = n["outcome"].str(),
+          .source = n["source"].str()};
+}
+
+}  // namespace
+
+ReportData read_report_data(const nlohmann::json& report, const JsonOrigin& origin) {
+  const Node root(origin, report, "");
+  ReportData r;
+  r.schema_version = root["schema_version"].integer();
+  if (r.schema_version != 1) {
+    root["schema_version"].fail(fmt::format("is {}, and this abvm reads schema_version 1", r.schema_version));
+  }
+  r.tool_version = root["tool"]["version"].str();
+  r.verdict = verdict_of(root["verdict"]);
+  const Node options = root["options"];
+  r.margin = options["margin"].number();
+  r.confidence = options["confidence"].number();
+  r.interval_confidence = options["interval_confidence"].number();
+  r.seed = options["seed"].count();
+  r.source = source_of(root["source"]);
+  r.context_a = context_of(root["context"]["a"]);
+  r.context_b = context_of(root["context"]["b"]);
+  r.failed_a = root["failed_runs"]["a"].count();
+  r.failed_b = root["failed_runs"]["b"].count();
+  root["failures"].each([&](const Node& f) { r.failures.push_back(failure_of(f)); });
+  r.warnings = root["warnings"].strings();
+  root["metrics"].each([&](const Node& m) { r.metrics.push_back(metric_of(m)); });
+  return r;
+}
+
+ReportMetric read_report_metric(const nlohmann::json& metric, const JsonOrigin& origin, std::string path) {
+  return metric_of(Node(origin, metric, std::move(path)));
+}
+
+HostEnvironment read_host_environment(const nlohmann::json& environment, const JsonOrigin& origin) {
+  const Node root(origin, environment, "");
+  HostEnvironment e;
+  e.hostname = root["hostname"].str();
+  if (root.has("host_kernel")) {
+    const Node k = root["host_kernel"];
+    e.host_kernel = HostEnvironment::Kernel{
+        .sysname = k["sysname"].str(), .release = k["release"].str(), .machine = k["machine"].str()};
+  }
+  e.cpu_model = root["cpu_model"].str();
+  e.cpus_online = root["cpus_online"].count();
+  if (const Node g = root["cpufreq_governor"]; !g.is_null()) e.cpufreq_governor = g.str();
+  if (root.has("load_average")) {
+    e.load_average.emplace();
+    root["load_average"].each([&](const Node& l) { e.load_average->push_back(l.number()); });
+  }
+  e.libvirt_uri = root["libvirt_uri"].str();
+  e.libvirt_version = root["libvirt_version"].str();
+  e.qemu_version = root["qemu_version"].str();
+  e.accelerator = root["accelerator"].word(parse_accelerator, "kvm, tcg");
+  e.accelerator_reason = root["accelerator_reason"].str();
+  return e;
+}
+
+}  // namespace abvm

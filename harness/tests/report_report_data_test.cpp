@@ -1,0 +1,204 @@
+// The strict readers of report/report_data.hpp: what json_report() writes reads back field for
+// field, and a missing or mistyped field is an Error naming the file and the JSON path.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "report/html.hpp"
+#include "report/json_report.hpp"
+#include "report/report_data.hpp"
+#include "report_test_support.hpp"
+#include "samples/load.hpp"
+#include "verdict/analysis.hpp"
+
+using namespace abvm;
+using abvm::test::report_data;
+using json = nlohmann::json;
+
+namespace {
+
+const JsonOrigin kAnalysis{.file = "r/analysis.json", .advice = "regenerate it with abvm analyze r"};
+const JsonOrigin kEnvironment{.file = "r/environment.json", .advice = "restore it"};
+
+Analysis demo_analysis() { return analyze(load_results_dir(report_data("report/results-demo")), {}); }
+
+json demo_json(const Analysis& a) {
+  return json_report(a, {.kind = "results", .results_dir = "r", .a_label = "direct", .b_label = "dma"});
+}
+
+json demo_environment() { return json::parse(read_file(report_data("report/results-demo/environment.json"))); }
+
+// The message read_report_data throws for `report`, or "" when it reads.
+std::string report_error(const json& report) {
+  try {
+    read_report_data(report, kAnalysis);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string environment_error(const json& env) {
+  try {
+    read_host_environment(env, kEnvironment);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(ReportData, ReadsBackWhatJsonReportWrote) {
+  const Analysis a = demo_analysis();
+  const ReportData r = read_report_data(demo_json(a), kAnalysis);
+  EXPECT_EQ(r.schema_version, 1);
+  EXPECT_EQ(r.tool_version, ABVM_VERSION);
+  EXPECT_EQ(r.verdict, a.verdict);
+  EXPECT_EQ(r.margin, a.options.margin);
+  EXPECT_EQ(r.interval_confidence, a.interval_confidence);
+  EXPECT_EQ(r.seed, a.options.seed);
+  EXPECT_EQ(r.source.kind, "results");
+  EXPECT_EQ(r.source.results_dir, "r");
+  EXPECT_EQ(r.source.b_label, "dma");
+  EXPECT_EQ(r.context_a.hosts, a.context_a.hosts);
+  EXPECT_EQ(r.context_b.accelerators, a.context_b.accelerators);
+  EXPECT_EQ(r.failed_a, a.failed_a);
+  ASSERT_EQ(r.failures.size(), a.failures.size());
+  EXPECT_EQ(r.failures[0].side, a.failures[0].side);
+  EXPECT_EQ(r.failures[0].source, a.failures[0].source);
+  EXPECT_EQ(r.warnings, a.warnings);
+  ASSERT_EQ(r.metrics.size(), a.metrics.size());
+  for (std::size_t i = 0; i < a.metrics.size(); ++i) {
+    const ReportMetric& m = r.metrics[i];
+    const MetricAnalysis& x = a.metrics[i];
+    EXPECT_EQ(m.name, x.name);
+    EXPECT_EQ(m.better, x.better);
+    EXPECT_EQ(m.verdict, x.verdict);
+    EXPECT_EQ(m.a.n, x.a.summary.n);
+    EXPECT_EQ(m.b.median, x.b.summary.median);
+    EXPECT_EQ(m.a.per_boot, x.a.per_boot);
+    EXPECT_EQ(m.a.units, x.a.units.size());
+    EXPECT_EQ(m.effect.estimate, x.effect.estimate);
+    EXPECT_EQ(m.effect.high, x.effect.high);
+    EXPECT_EQ(m.effect.method, x.effect.method);
+    EXPECT_EQ(m.paired_effect.has_value(), x.paired.has_value());
+    EXPECT_EQ(m.mann_whitney.exact, x.mw_exact);
+    EXPECT_EQ(m.modes.size(), x.modes.split.modes.size());
+    EXPECT_EQ(m.mode_test.has_value(), x.modes.fisher.has_value());
+    EXPECT_EQ(m.runs_needed, x.runs_needed);
+    EXPECT_EQ(m.warnings, x.warnings);
+    EXPECT_TRUE(std::isnan(m.bootstrap_median_ratio.achieved_confidence));
+  }
+}
+
+TEST(ReportData, AMissingFieldIsAnErrorNamingTheFileAndThePath) {
+  const json good = demo_json(demo_analysis());
+  json j = good;
+  j["metrics"][1]["effect"].erase("ci_low");
+  EXPECT_EQ(report_error(j), "r/analysis.json: metrics[1].effect.ci_low is missing; regenerate it with abvm analyze r");
+  // Each field the report shows, wherever it sits.
+  for (const char* pointer : {"/verdict", "/tool/version", "/options/margin", "/options/seed", "/source/b_label",
+                              "/source/results_dir", "/context/b/accelerators", "/failed_runs/a", "/failures/0/outcome",
+                              "/warnings", "/metrics/0/unit", "/metrics/0/a/mad", "/metrics/0/b/unit_kind",
+                              "/metrics/0/paired_effect", "/metrics/0/mann_whitney/p_holm",
+                              "/metrics/0/bootstrap_median_ratio/confidence", "/metrics/0/modes/1/dominant",
+                              "/metrics/0/mode_test/alpha", "/metrics/1/runs_needed", "/metrics/1/notes"}) {
+    json damaged = good;
+    const json::json_pointer p(pointer);
+    ASSERT_TRUE(damaged.contains(p)) << pointer;
+    damaged[p.parent_pointer()].erase(p.back());
+    std::string path = std::string(pointer).substr(1);
+    for (auto at = path.find('/'); at != std::string::npos; at = path.find('/')) path[at] = '.';
+    path = std::regex_replace(path, std::regex("\\.([0-9]+)"), "[$1]");
+    EXPECT_EQ(report_error(damaged), "r/analysis.json: " + path + " is missing; regenerate it with abvm analyze r");
+  }
+}
+
+TEST(ReportData, AMistypedFieldIsAnErrorSayingWhatItIsAndWhatItShouldBe) {
+  const json good = demo_json(demo_analysis());
+  json j = good;
+  j["metrics"][0]["a"]["n"] = "21";
+  EXPECT_EQ(report_error(j), "r/analysis.json: metrics[0].a.n is \"21\", not an integer >= 0; regenerate it with abvm "
+                             "analyze r");
+  j = good;
+  j["metrics"][1]["effect"]["estimate"] = "fast";
+  EXPECT_EQ(report_error(j),
+            "r/analysis.json: metrics[1].effect.estimate is \"fast\", not a number; regenerate it with abvm analyze r");
+  j = good;
+  j["metrics"][0]["a"] = json::array();
+  EXPECT_EQ(report_error(j), "r/analysis.json: metrics[0].a is an array, not an object; regenerate it with abvm analyze r");
+  j = good;
+  j["metrics"][0]["verdict"] = "worse";
+  EXPECT_EQ(report_error(j), "r/analysis.json: metrics[0].verdict is \"worse\", not one of regression, improvement, "
+                             "no_change, inconclusive; regenerate it with abvm analyze r");
+  j = good;
+  j["failed_runs"]["b"] = -1;
+  EXPECT_THAT(report_error(j), ::testing::HasSubstr("failed_runs.b is -1, not an integer >= 0"));
+  j = good;
+  j["schema_version"] = 2;
+  EXPECT_EQ(report_error(j), "r/analysis.json: schema_version is 2, and this abvm reads schema_version 1; regenerate "
+                             "it with abvm analyze r");
+  EXPECT_EQ(report_error(json::array()), "r/analysis.json: the top level is an array, not an object; regenerate it "
+                                         "with abvm analyze r");
+}
+
+TEST(ReportData, NullIsANumberThatWasNotFiniteNotAMissingOne) {
+  json j = demo_json(demo_analysis());
+  j["metrics"][0]["effect"]["estimate"] = nullptr;
+  j["metrics"][0]["a"]["cv"] = nullptr;
+  const ReportData r = read_report_data(j, kAnalysis);
+  EXPECT_TRUE(std::isnan(r.metrics[0].effect.estimate));
+  EXPECT_TRUE(std::isnan(r.metrics[0].a.cv));
+  EXPECT_EQ(metric_sentence(r.metrics[0], "B"), "B in dd-write.bandwidth: no estimate: " +
+                                                    std::string(to_string(r.metrics[0].verdict)));
+  // Where null is not allowed, it is named.
+  j["metrics"][0]["name"] = nullptr;
+  EXPECT_EQ(report_error(j), "r/analysis.json: metrics[0].name is null, not a string; regenerate it with abvm analyze r");
+}
+
+TEST(ReportData, TheSentenceOfAJsonMetricReadsItStrictly) {
+  json m = demo_json(demo_analysis())["metrics"][0];
+  EXPECT_EQ(metric_sentence(m, "B"), metric_sentence(read_report_metric(m, kAnalysis, "metrics[0]"), "B"));
+  m.erase("unit");
+  EXPECT_THROW(metric_sentence(m, "B"), Error);
+}
+
+TEST(ReportData, EnvironmentReadsWithItsOptionalFields) {
+  json env = demo_environment();
+  HostEnvironment e = read_host_environment(env, kEnvironment);
+  EXPECT_EQ(e.hostname, "bench-host");
+  ASSERT_TRUE(e.host_kernel.has_value());
+  EXPECT_EQ(e.host_kernel->release, "6.1.0-27-amd64");
+  EXPECT_EQ(e.cpus_online, 2u);
+  EXPECT_FALSE(e.cpufreq_governor.has_value());   // null: no cpufreq
+  EXPECT_EQ(e.load_average, (std::vector<double>{0.41, 0.38, 0.30}));
+  EXPECT_EQ(e.accelerator, Accelerator::tcg);
+  // What the host may not have said.
+  env["cpufreq_governor"] = "performance";
+  env.erase("host_kernel");
+  env.erase("load_average");
+  e = read_host_environment(env, kEnvironment);
+  EXPECT_EQ(e.cpufreq_governor, "performance");
+  EXPECT_FALSE(e.host_kernel.has_value());
+  EXPECT_FALSE(e.load_average.has_value());
+}
+
+TEST(ReportData, EnvironmentMissingOrMistypedFieldsAreErrors) {
+  json env = demo_environment();
+  env.erase("qemu_version");
+  EXPECT_EQ(environment_error(env), "r/environment.json: qemu_version is missing; restore it");
+  env = demo_environment();
+  env.erase("cpufreq_governor");   // null says "no cpufreq"; absent says nothing
+  EXPECT_EQ(environment_error(env), "r/environment.json: cpufreq_governor is missing; restore it");
+  env = demo_environment();
+  env["accelerator"] = "hvf";
+  EXPECT_EQ(environment_error(env), "r/environment.json: accelerator is \"hvf\", not one of kvm, tcg; restore it");
+  env = demo_environment();
+  env["load_average"][2] = "high";
+  EXPECT_EQ(environment_error(env), "r/environment.json: load_average[2] is \"high\", not a number; restore it");
+}
