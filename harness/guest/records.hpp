@@ -61,7 +61,33 @@ struct GuestReport {
   std::vector<std::string> problems;         // what the parser could not trust
 };
 
-GuestReport parse_guest_console(std::string_view console, std::string_view nonce);
+// The longest record line the agent prints, marker to checksum; init.sh's rec() prints an ERROR
+// record instead of a longer one. Its longest genuine record is one line of base64 free text:
+// a sysfs value (MODPARAM, at most a 4 KiB page), /proc/cmdline (2 KiB on x86) or a printk line
+// (1 KiB), about 5.5 KiB encoded; 16 KiB leaves room for every field. No longer record is
+// accepted, whole or rebuilt, so rebuilding never looks further than this from a marker.
+inline constexpr std::size_t kMaxRecordLength = 16384;
+
+// Kernel text printed in the middle of a record line may stick to the record's head: its first
+// word, which lies within one printk record's text (at most 1 KiB, PRINTKRB_RECORD_MAX).
+inline constexpr std::size_t kMaxGluedKernelText = 1024;
+
+// Rebuilding split records costs a checksum per candidate split; in all it may hash this base
+// plus this much per console byte. A real console needs a tiny part of it (the agent keeps
+// printk off the console); a console that needs more is hostile, and the records that would
+// need more rebuilding are reported as problems.
+inline constexpr std::uint64_t kRecoveryBudgetBase = std::uint64_t{16} << 20;
+inline constexpr std::uint64_t kRecoveryBudgetPerByte = 2;
+
+// What parsing cost, for tests that prove it linear in the console size: bytes visited while
+// looking for records, and bytes hashed to check them.
+struct ParseWork {
+  std::uint64_t scanned = 0;
+  std::uint64_t hashed = 0;
+};
+
+// Linear in the console's size (see ParseWork): each byte is visited a bounded number of times.
+GuestReport parse_guest_console(std::string_view console, std::string_view nonce, ParseWork* work = nullptr);
 
 // "ABVM1:<nonce>:": how every record of this nonce starts. The record format is spelled here
 // only; callers that look for records (the accel probe, scripts via `abvm`) ask for it.

@@ -9,6 +9,7 @@
 #include "core/process.hpp"
 #include "guest/job.hpp"
 #include "guest/records.hpp"
+#include "hostile_console.hpp"
 
 namespace fs = std::filesystem;
 using namespace abvm;
@@ -222,6 +223,66 @@ TEST(GuestRecords, RealCapturedConsole) {
   EXPECT_FALSE(other.begun);
   EXPECT_TRUE(other.runs.empty());
   EXPECT_TRUE(has_problem(other, "foreign nonce"));
+}
+
+// Guest output is hostile input (issue 11): every worst case of hostile_console.hpp costs a
+// bounded amount of work per console byte, counted (ParseWork) rather than timed, so a rescan
+// that makes parsing superlinear fails here; bench/records_parse_bench.cpp times it.
+TEST(GuestRecords, ParsingIsLinearInTheConsoleSize) {
+  const std::string n = "hostilenonce1";
+  for (const auto kind : test::kHostileKinds) {
+    ParseWork small, large;
+    const std::string one = test::hostile_console(n, 1 << 20, kind);
+    const std::string four = test::hostile_console(n, 4 << 20, kind);
+    parse_guest_console(one, n, &small);
+    const GuestReport r = parse_guest_console(four, n, &large);
+    EXPECT_FALSE(r.begun) << test::to_string(kind);
+    // Visiting: a few times per byte, and four times the bytes is about four times the work.
+    EXPECT_LE(large.scanned, 16 * four.size()) << test::to_string(kind);
+    EXPECT_LE(large.scanned, 5 * std::max<std::uint64_t>(small.scanned, 1)) << test::to_string(kind);
+    // Hashing: whole records at most once each, rebuilding within its budget.
+    EXPECT_LE(large.hashed, kRecoveryBudgetBase + (kRecoveryBudgetPerByte + 1) * four.size()) << test::to_string(kind);
+    EXPECT_LE(r.problems.size(), 102u) << test::to_string(kind);
+  }
+}
+
+// The agent never prints a record longer than kMaxRecordLength, so a longer one, even with the
+// right checksum, is not a record of the agent's.
+TEST(GuestRecords, RecordsLongerThanTheAgentPrintsAreRejected) {
+  const std::string n = "n0nce123";
+  const std::string head = format_guest_record(n, 0, "BEGIN", "dA==,0.5") + "\n";
+  const std::string end = "\n" + format_guest_record(n, 2, "END", "2") + "\n";
+  const std::size_t fixed = format_guest_record(n, 1, "DMESG", "").size();
+  const std::string longest = format_guest_record(n, 1, "DMESG", std::string(kMaxRecordLength - fixed, 'A'));
+  ASSERT_EQ(longest.size(), kMaxRecordLength);
+  EXPECT_TRUE(parse_guest_console(head + longest + end, n).problems.empty());
+  const std::string longer = format_guest_record(n, 1, "DMESG", std::string(kMaxRecordLength - fixed + 4, 'A'));
+  const GuestReport r = parse_guest_console(head + longer + end, n);
+  EXPECT_TRUE(has_problem(r, "truncated or malformed record")) << ::testing::PrintToString(r.problems);
+  EXPECT_TRUE(has_problem(r, "record 1 is missing"));
+}
+
+// Records printed whole still count after a hostile flood; a record that kernel text split is
+// rebuilt until the flood has used up the rebuilding budget, and the report says so after that.
+TEST(GuestRecords, AFloodUsesUpRebuildingNotParsing) {
+  const std::string n = "n0nce123";
+  const std::string uname = format_guest_record(n, 1, "UNAME", base64_encode("6.1.0-57-cloud-amd64"));
+  const std::string split = uname.substr(0, 30) + "random: crng init done\r\n" + uname.substr(30) + "\n";
+  const std::string begin = format_guest_record(n, 0, "BEGIN", "dA==,0.5") + "\n";
+  const std::string end = format_guest_record(n, 2, "END", "2") + "\n";
+  EXPECT_TRUE(parse_guest_console(begin + split + end, n).problems.empty());
+
+  const std::string flood = test::hostile_console(n, 1 << 20, test::Hostile::broken_records) + "\n";
+  const GuestReport whole = parse_guest_console(flood + begin + uname + "\n" + end, n);
+  EXPECT_TRUE(whole.ended);
+  EXPECT_EQ(whole.kernel_release, "6.1.0-57-cloud-amd64");
+  EXPECT_TRUE(has_problem(whole, "more problems of this kind are not listed")) << whole.problems.size();
+  EXPECT_LE(whole.problems.size(), 102u);
+
+  const GuestReport broken = parse_guest_console(flood + begin + split + end, n);
+  EXPECT_TRUE(broken.ended);
+  EXPECT_EQ(broken.kernel_release, "");
+  EXPECT_TRUE(has_problem(broken, "are no longer rebuilt")) << ::testing::PrintToString(broken.problems);
 }
 
 }  // namespace
