@@ -768,6 +768,8 @@ class Loader {
     note("schedule.allow_identical_sides", render(s.allow_identical_sides));
     s.infra_retries = get_int("schedule.infra_retries").value_or(s.infra_retries);
     note("schedule.infra_retries", std::to_string(s.infra_retries));
+    s.console_limit = get_size("schedule.console_limit").value_or(s.console_limit);
+    note("schedule.console_limit", quote(format_size(s.console_limit)));
 
     SequentialSettings& q = s.sequential;
     q.enabled = get_bool("schedule.sequential.enabled").value_or(q.enabled);

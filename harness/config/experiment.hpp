@@ -70,6 +70,8 @@ struct ScheduleSettings {
   std::chrono::milliseconds run_timeout = std::chrono::seconds(120);
   bool allow_identical_sides = false;
   int infra_retries = 1;
+  // What abvm keeps of a trial's console, in bytes; a guest that prints more is invalid-output.
+  std::uint64_t console_limit = std::uint64_t{64} << 20;
   SequentialSettings sequential;
 };
 

@@ -193,6 +193,11 @@ std::vector<KeySpec> build_table() {
        .doc = "allow A and B to be the same (an A/A run: the false-alarm rate of this host)"});
   add({.path = "schedule.infra_retries", .type = KeyType::integer, .default_text = "1",
        .doc = "retries of a trial after an infrastructure error (recorded)", .range = closed(0, 10)});
+  // A real trial prints some hundreds of KiB (boot messages, records, fio JSON in base64); 64 MiB
+  // is far above that and still cheap to hold and parse. A guest printing more is stopped.
+  add({.path = "schedule.console_limit", .type = KeyType::size, .default_text = "\"64M\"",
+       .doc = "console bytes kept per trial; a guest printing more is stopped and invalid-output (its head and tail kept)",
+       .range = closed(64 << 10, 1ULL << 30)});
   add({.path = "schedule.sequential", .type = KeyType::table,
        .doc = "sequential stopping: add A/B blocks while the verdict is inconclusive"});
   add({.path = "schedule.sequential.enabled", .type = KeyType::boolean, .default_text = "false",

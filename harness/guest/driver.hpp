@@ -13,6 +13,7 @@
 // outcome), not an exception. Exceptions: abvm::Error when the DomainSpec is invalid (the user
 // can fix it), abvm::InfraError when the driver itself is unusable (lost connection).
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -34,10 +35,16 @@ struct DomainSpec {
   VirtioBlkOptions disk;
   std::string disk_serial = "abvm-scratch";  // the guest finds its disk by this serial
   std::filesystem::path console_log;         // where the serial console is captured (truncated first)
+  // At most this many console bytes are kept (guest/console_cap.hpp); a guest that prints more is
+  // destroyed at once. The schedule.console_limit key.
+  std::uint64_t console_limit = std::uint64_t{64} << 20;
   Accelerator accelerator = Accelerator::tcg;  // see guest/accel.hpp
 };
 
-// How a boot ended. `console` is the whole serial console text, whatever the end.
+// How a boot ended. `console` is the whole serial console text, whatever the end, unless the
+// guest printed more than the spec's console_limit: then `console_cut` is set, the guest was
+// destroyed when that was seen (`end` is `finished`), and `console` holds the first and the
+// last bytes with a line between them that says how much is left out (ConsoleCap::text).
 struct GuestOutcome {
   enum class End {
     finished,     // the caller's predicate accepted the console; the guest was then destroyed
@@ -53,6 +60,8 @@ struct GuestOutcome {
   // The driver's own cost around the guest (abvm's per-trial overhead, recorded and benchmarked):
   double start_seconds = 0;  // starting the guest (create request until it runs)
   double stop_seconds = 0;   // after the end was seen: destroy and collect the console
+  bool console_cut = false;        // the guest printed more than console_limit
+  std::uint64_t console_bytes = 0; // console bytes the guest printed in all
 };
 
 std::string_view to_string(GuestOutcome::End end);

@@ -27,6 +27,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
+#include "guest/console_cap.hpp"
 #include "guest/domain_xml.hpp"
 #include "guest/records.hpp"
 
@@ -255,8 +256,8 @@ class LogTail {
   }
   LogTail(const LogTail&) = delete;
   LogTail& operator=(const LogTail&) = delete;
-  // Appends new bytes to `text`; true when there were any.
-  bool read_more(std::string& text) {
+  // Hands new bytes to `console`; true when there were any.
+  bool read_more(ConsoleCap& console) {
     if (fd_ < 0) {
       fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd_ < 0) return false;
@@ -266,7 +267,7 @@ class LogTail {
     for (;;) {
       ssize_t n = ::read(fd_, buf, sizeof buf);
       if (n > 0) {
-        text.append(buf, static_cast<std::size_t>(n));
+        console.add(std::string_view(buf, static_cast<std::size_t>(n)));
         any = true;
         continue;
       }
@@ -567,6 +568,7 @@ struct WatchedGuest {
   const DomainSpec& spec;
   virDomainPtr dom;
   LogTail& tail;
+  ConsoleCap& console;
   const StopEvents& events;
   const std::function<bool(std::string_view console)>& done;
   std::vector<std::string>& lost_domains;  // guests a lost connection left running
@@ -589,10 +591,10 @@ void record_stop(WatchedGuest& g, int active, GuestOutcome& outcome) {
     }
     return;
   }
-  g.tail.read_more(outcome.console);  // QEMU has exited: the log is complete now
-  if (g.done(outcome.console)) {
+  g.tail.read_more(g.console);  // QEMU has exited: the log is complete now
+  if (g.console.cut() || g.done(g.console.so_far())) {
     outcome.end = GuestOutcome::End::finished;
-  } else if (find_kernel_panic(outcome.console) != std::string_view::npos) {
+  } else if (find_kernel_panic(g.console.so_far()) != std::string_view::npos) {
     outcome.end = GuestOutcome::End::crashed;
     outcome.detail = "kernel panic (see the console log)";
   } else if (g.events.stop_detail(std::chrono::milliseconds(1000)) == VIR_DOMAIN_EVENT_STOPPED_FAILED) {
@@ -613,7 +615,8 @@ void record_stop(WatchedGuest& g, int active, GuestOutcome& outcome) {
 void watch_guest(WatchedGuest& g, Clock::time_point deadline, std::chrono::milliseconds timeout,
                  GuestOutcome& outcome) {
   for (;;) {
-    if (g.tail.read_more(outcome.console) && g.done(outcome.console)) {
+    if (g.tail.read_more(g.console) && (g.console.cut() || g.done(g.console.so_far()))) {
+      // A guest that printed more than the limit is hostile or broken: it is stopped now.
       outcome.end = GuestOutcome::End::finished;
       return;
     }
@@ -680,19 +683,23 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
     outcome.detail = fmt::format("libvirt could not start domain {}: {}", spec.name, last_error());
     outcome.seconds = elapsed();
     LogTail tail(spec.console_log);
-    tail.read_more(outcome.console);
+    ConsoleCap console(spec.console_limit);
+    tail.read_more(console);
+    keep_console(console, outcome);
     return outcome;
   }
   DomainHandle dom(raw);
   outcome.start_seconds = elapsed();
   const long qemu_pid = embedded_qemu_pid(impl_->uri, spec.name);
   LogTail tail(spec.console_log);
-  WatchedGuest guest{impl_->conn.get(), impl_->uri, spec, dom.get(), tail, events, done, lost_domains_};
+  ConsoleCap console(spec.console_limit);
+  WatchedGuest guest{impl_->conn.get(), impl_->uri, spec, dom.get(), tail, console, events, done, lost_domains_};
   watch_guest(guest, start + timeout, timeout, outcome);
   outcome.seconds = elapsed();
   const auto stop = Clock::now();
   destroy_guest(dom.get(), qemu_pid, spec, impl_->uri);
-  tail.read_more(outcome.console);
+  tail.read_more(console);
+  keep_console(console, outcome);
   outcome.stop_seconds = std::chrono::duration<double>(Clock::now() - stop).count();
   return outcome;
 }

@@ -83,6 +83,7 @@ DomainSpec trial_domain(const ExecutionSpec& spec, const Trial& trial) {
   d.scratch_disk = spec.scratch_disk;
   d.disk = side.disk;
   d.console_log = files.console_log();
+  d.console_limit = spec.console_limit;
   d.accelerator = spec.accelerator;
   return d;
 }

@@ -43,6 +43,7 @@ struct ExecutionSpec {
   std::chrono::milliseconds boot_timeout{60000};
   std::chrono::milliseconds run_timeout{120000};  // per run, warm-ups included
   int infra_retries = 1;                // extra boots after an infra-error, per trial
+  std::uint64_t console_limit = std::uint64_t{64} << 20;  // console bytes kept per trial (DomainSpec)
   bool keep_initrd = false;             // debugging: keep trials/<id>/initrd.img
 
   const SideBoot& side(Side id) const { return id == Side::a ? a : b; }

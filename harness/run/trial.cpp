@@ -55,6 +55,13 @@ void classify_trial(const GuestOutcome& guest, const GuestReport& report, const 
              guest.detail.empty() ? "the hypervisor could not run the guest" : guest.detail);
     return;
   }
+  // Its records cannot be trusted with a middle left out, and a guest that floods its console
+  // is not one whose numbers count.
+  if (guest.console_cut) {
+    fail_all(result, workloads, Outcome::invalid_output,
+             fmt::format("the console exceeded its limit: {}; console.log keeps its head and its tail", guest.detail));
+    return;
+  }
   // A panic explains a timeout or a missing end record, so it is checked first.
   if (const auto at = find_kernel_panic(guest.console); at != std::string::npos) {
     fail_all(result, workloads, Outcome::panic, line_at(guest.console, at));

@@ -82,6 +82,7 @@ TEST(ConfigExperiment, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(s.run_timeout, std::chrono::seconds(120));
   EXPECT_FALSE(s.allow_identical_sides);
   EXPECT_EQ(s.infra_retries, 1);
+  EXPECT_EQ(s.console_limit, 64u << 20);
   EXPECT_FALSE(s.sequential.enabled);
   EXPECT_EQ(s.sequential.max_boots_per_side, 40);
   EXPECT_EQ(s.sequential.max_wall_time, std::chrono::hours(2));
@@ -151,6 +152,8 @@ TEST(ConfigExperiment, ErrorsNameFileLineAndKey) {
        "demo.toml:8: key 'disk.size': invalid size '1Q': write a whole number of bytes with an optional K, M, G "
        "or T suffix (binary: 1K = 1024), e.g. \"512K\", \"8M\", \"1G\""},
       {"[disk]\nsize = \"1K\"\n", "demo.toml:8: key 'disk.size' = \"1K\" is out of range: use 1M..1T"},
+      {"[schedule]\nconsole_limit = \"1K\"\n",
+       "demo.toml:8: key 'schedule.console_limit' = \"1K\" is out of range: use 64K..1G"},
       {"[device]\ncache = \"fast\"\n",
        "demo.toml:8: key 'device.cache' = \"fast\" is not one of none, writethrough, writeback, directsync, unsafe"},
       {"[device]\ncache = \"writeback\"\n",

@@ -14,6 +14,7 @@
 #include "config/workload.hpp"
 #include "core/base64.hpp"
 #include "core/files.hpp"
+#include "guest/console_cap.hpp"
 #include "guest/driver.hpp"
 #include "guest/records.hpp"
 
@@ -93,8 +94,14 @@ class FakeDriver : public GuestDriver {
     boots.push_back(b);
     if (during_boot) during_boot();
     const FakeAnswer a = answer ? answer(b) : FakeAnswer{};
-    GuestOutcome o{.end = a.end, .console = a.console, .seconds = a.seconds, .detail = a.detail};
-    if (o.end != GuestOutcome::End::infra_error && done(o.console)) o.end = GuestOutcome::End::finished;
+    GuestOutcome o{.end = a.end, .seconds = a.seconds, .detail = a.detail};
+    // The scripted console goes through the same cap as the real driver's.
+    ConsoleCap console(spec.console_limit);
+    console.add(a.console);
+    keep_console(console, o);
+    if (o.end != GuestOutcome::End::infra_error && !o.console_cut && done(o.console)) {
+      o.end = GuestOutcome::End::finished;
+    }
     return o;
   }
   std::string describe() const override { return host_; }

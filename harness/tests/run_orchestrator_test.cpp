@@ -5,6 +5,8 @@
 // without QEMU. The dd text inside the records is real GNU dd output (tests/data/dd/).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <deque>
 #include <filesystem>
 #include <functional>
@@ -291,6 +293,36 @@ TEST_F(OrchestratorTest, ForgedRecordsAreInvalidOutput) {
   const TrialResult r = run_one(Script::foreign_nonce);
   EXPECT_EQ(r.outcome, Outcome::invalid_output);
   EXPECT_NE(r.detail.find("no begin record"), std::string::npos) << r.detail;
+}
+
+// A guest that prints more than schedule.console_limit (issue 11): invalid-output, its console
+// kept as head + a line saying what was left out + tail, and the next trial runs as usual.
+TEST_F(OrchestratorTest, ConsoleOverItsLimitIsInvalidOutputWithHeadAndTailKept) {
+  spec.console_limit = 64 << 10;
+  const std::string flood = "HEAD of the console\n" + std::string(1 << 20, 'A') + "\nTAIL of the console\n";
+  bool flooded = false;
+  driver.answer = [&](const test::FakeBoot& b) {
+    if (flooded) return guests(b);
+    flooded = true;
+    return test::FakeAnswer{.console = flood};
+  };
+  Orchestrator o(driver, spec, sink);
+  o.run(trials(1), {}, {});
+  ASSERT_EQ(sink.results.size(), 2u);
+  EXPECT_EQ(driver.boots.at(0).spec.console_limit, 64u << 10);
+  const TrialResult& r = sink.results[0];
+  EXPECT_EQ(r.outcome, Outcome::invalid_output);
+  EXPECT_EQ(r.detail, fmt::format("the console exceeded its limit: the guest printed {} console bytes, more than "
+                                  "schedule.console_limit = 65536, and was destroyed; console.log keeps its head "
+                                  "and its tail",
+                                  flood.size()));
+  const std::string log = read_file(ResultsDir(dir).trial(r.trial.id).console_log());
+  EXPECT_TRUE(log.starts_with("HEAD of the console\nAAAA")) << log.substr(0, 40);
+  EXPECT_TRUE(log.ends_with("AAAA\nTAIL of the console\n"));
+  EXPECT_NE(log.find(fmt::format("\n[abvm: {} console bytes left out here", flood.size() - (64 << 10))),
+            std::string::npos);
+  EXPECT_LE(log.size(), (64u << 10) + 200);
+  EXPECT_EQ(sink.results[1].outcome, Outcome::ok);
 }
 
 TEST_F(OrchestratorTest, RecordsOfAnotherTrialAreInvalidOutput) {
