@@ -13,41 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "samples/sample.hpp"
+#include "bench/seed_like_data.hpp"
 #include "verdict/analysis.hpp"
 
-namespace {
-
-struct Bimodal {
-  double fast_fraction = 0.7;
-  double fast_median = 4.5e9, fast_sigma = 0.08;
-  double slow_median = 1.4e9, slow_sigma = 0.15;
-};
-
-double draw(std::mt19937_64& rng, const Bimodal& d) {
-  // Own transforms rather than std distributions so the figures are the same on every platform.
-  auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53; };
-  double u1 = uniform(), u2 = uniform();
-  double z = std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
-  bool fast = uniform() < d.fast_fraction;
-  return fast ? d.fast_median * std::exp(d.fast_sigma * z) : d.slow_median * std::exp(d.slow_sigma * z);
-}
-
-abvm::SampleSet simulate(std::mt19937_64& rng, const Bimodal& d, std::size_t n, double b_factor) {
-  abvm::MetricSamples m;
-  m.name = "dd.bandwidth";
-  m.unit = "B/s";
-  m.better = abvm::Better::higher;
-  for (std::size_t i = 0; i < n; ++i) {
-    m.a.push_back({.value = draw(rng, d), .order = static_cast<std::int64_t>(2 * i)});
-    m.b.push_back({.value = draw(rng, d) * b_factor, .order = static_cast<std::int64_t>(2 * i + 1)});
-  }
-  abvm::SampleSet s;
-  s.metrics.push_back(std::move(m));
-  return s;
-}
-
-}  // namespace
+using abvm::bench::Bimodal;
+using abvm::bench::simulate;
 
 int main(int argc, char** argv) {
   const int sims = argc > 1 ? std::atoi(argv[1]) : 1000;
