@@ -2,7 +2,7 @@
 """Rehearses the nightly jobs on this machine, night after night: the shell steps of
 .github/workflows/nightly.yml and the script lines of .gitlab-ci.yml's nightly-demo, in their order,
 read from those files, with the CI's cache and artifact steps stood in by directories under WORKDIR.
-Each night starts from a fresh copy of the tracked files (the build directory is kept, as a warm CI
+Each night starts from a fresh copy of the commit HEAD (the build directory is kept, as a warm CI
 cache would). After the last night it checks that each night after the first compared against the
 night before (when that one became the baseline) and prints what each job would have shown.
 
@@ -31,12 +31,9 @@ def fresh_checkout(ws):
             continue
         p = os.path.join(ws, name)
         shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.remove(p)
-    files = subprocess.run(["git", "-C", REPO, "ls-files", "-z"], check=True, capture_output=True).stdout
-    for f in files.decode().split("\0"):
-        if not f or not os.path.lexists(os.path.join(REPO, f)):
-            continue
-        os.makedirs(os.path.dirname(os.path.join(ws, f)), exist_ok=True)
-        shutil.copy2(os.path.join(REPO, f), os.path.join(ws, f), follow_symlinks=False)
+    # What the CI checks out: the commit (HEAD), not the working tree's edits.
+    archive = subprocess.run(["git", "-C", REPO, "archive", "HEAD"], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", ws], input=archive, check=True)
 
 
 def copy_dir(src, dst):
