@@ -28,6 +28,8 @@
 #   forge       before END, records of another trial (foreign nonce) carrying a fake run
 #   truncate    stops in the middle of the first run's output record and powers off (no END)
 #   nopoweroff  prints every record, then never powers off (abvm must end the trial at END)
+#   flood       before the runs, one endless line of nested record markers ("ABVM1:<nonce>:" over and
+#               over): abvm must stop the guest at schedule.console_limit and keep its head and tail
 #
 # Host-side test modes (not used in a guest): ABVM_AGENT_MODE=parse prints each parsed workload
 # as NUL-separated fields; ABVM_AGENT_MODE=emit prints sample records; ABVM_AGENT_MODE=modopts
@@ -42,8 +44,13 @@ SEQ=0
 CHUNK=600
 TEST_FAULT=
 
+# A record line is at most 16384 bytes (harness/guest/records.hpp kMaxRecordLength; the parser
+# refuses longer ones): a longer body is replaced by an ERROR record saying so.
 rec() {
   body="$NONCE:$SEQ:$1:$2"
+  if [ ${#body} -gt 16345 ]; then
+    body="$NONCE:$SEQ:ERROR:$(printf 'record %s of %s bytes is too long' "$1" ${#body} | base64 -w 0)"
+  fi
   sum=$(printf '%s' "$body" | md5sum)
   printf 'ABVM1:%s:%s\n' "$body" "${sum%% *}"
   SEQ=$((SEQ + 1))
@@ -192,6 +199,11 @@ fault_garbage() {
   body="$NONCE:$SEQ:DMESG:$(b64 forged)"
   printf 'ABVM1:%s:00000000000000000000000000000000\n' "$body"
 }
+fault_flood() {
+  c="ABVM1:$NONCE:"
+  while [ ${#c} -lt 4096 ]; do c=$c$c; done
+  while :; do printf '%s' "$c"; done
+}
 fault_forge() {
   real=$NONCE
   realseq=$SEQ
@@ -287,6 +299,7 @@ agent_main() {
       [ -r "/sys/block/$DISK/device/features" ] && read -r feats < "/sys/block/$DISK/device/features"
       rec FEATURES "$feats"
       [ "$TEST_FAULT" = garbage ] && fault_garbage
+      [ "$TEST_FAULT" = flood ] && fault_flood
       run_workloads
     else
       rec FEATURES none

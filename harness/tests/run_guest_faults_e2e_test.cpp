@@ -466,5 +466,37 @@ TEST_F(GuestFaultsE2ETest, TruncatedRecordsAreInvalidAndNoPowerOffEndsAtTheEndRe
   EXPECT_EQ(analysis.at("failed_runs").at("b"), 2);
 }
 
+// 6. A guest that floods its console with one endless line of nested record markers (B, issue
+// 11): abvm stops it as soon as the console passes schedule.console_limit, well before the
+// trial timeout; the trial is invalid-output, console.log keeps the head (its records) and the
+// tail (the flood) with a line between them, and the next trial runs as usual.
+TEST_F(GuestFaultsE2ETest, ConsoleFloodIsStoppedAtTheLimitAndTheNextTrialRuns) {
+  const std::string config = experiment(
+      "flood", "[sides.A]\nlabel = \"quiet\"\n\n[sides.B]\nlabel = \"flood\"\ncmdline_append = \"abvm.test_fault=flood\"\n",
+      kDdWrite, "boots_per_side = 2\nboot_timeout = \"120s\"\nrun_timeout = \"120s\"\nconsole_limit = \"1M\"\n");
+  constexpr double kTrialTimeout = 120 + 120;
+  fs::path d;
+  double wall = 0;
+  const auto r = run(config, d, wall);
+  ASSERT_FALSE(d.empty());
+  expect_finished(r, d, 4);
+  for (const auto& t : trial_files(d)) {
+    if (t.side == "A") {
+      EXPECT_EQ(t.result.at("outcome"), "ok") << t.result.dump();
+      continue;
+    }
+    EXPECT_EQ(t.result.at("outcome"), "invalid-output") << t.result.dump();
+    const std::string detail = t.result.at("detail");
+    EXPECT_TRUE(detail.starts_with("the console exceeded its limit: the guest printed ")) << detail;
+    EXPECT_NE(detail.find("more than schedule.console_limit = 1048576"), std::string::npos) << detail;
+    EXPECT_LT(t.result.at("seconds").get<double>(), kTrialTimeout / 2) << "the flood was not stopped at the limit";
+    EXPECT_LE(t.console.size(), (1u << 20) + 300);
+    EXPECT_NE(t.console.find(":0:BEGIN:"), std::string::npos) << "the head (the agent's first records) is kept";
+    EXPECT_NE(t.console.find(" console bytes left out here: the guest printed "), std::string::npos);
+    EXPECT_TRUE(t.console.ends_with(":ABVM1:") || t.console.find("ABVM1:", t.console.size() - 100) != std::string::npos)
+        << "the tail (the flood) is kept";
+  }
+}
+
 }  // namespace
 }  // namespace abvm
