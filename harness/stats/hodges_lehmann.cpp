@@ -150,6 +150,15 @@ IntervalRank normal_rank(double mu, double sigma, double confidence, std::uint64
   return {static_cast<std::uint64_t>(k), std::max(0.0, achieved)};
 }
 
+// No rank interval covers more than the widest one can (`ceiling`, see mann_whitney_max_confidence):
+// an approximation that claims more is cut down to it, and when even the widest falls short of
+// `confidence` the widest is the answer (rank 1), as the exact tables give.
+IntervalRank capped(IntervalRank rank, double ceiling, double confidence) {
+  if (ceiling + 1e-12 < confidence) return {1, ceiling};
+  rank.achieved = std::min(rank.achieved, ceiling);
+  return rank;
+}
+
 // Median of `total` sorted-on-demand values: the mean of the two middle ones for an even count.
 template <class Kth>
 double median_by_selection(std::uint64_t total, Kth kth) {
@@ -218,7 +227,8 @@ ShiftEstimate hodges_lehmann_shift(std::span<const double> x, std::span<const do
     const double nm = static_cast<double>(total);
     const double big_n = static_cast<double>(xs.size() + ys.size());
     const double sigma = std::sqrt(nm / 12 * ((big_n + 1) - tie_term(ties) / (big_n * (big_n - 1))));
-    rank = normal_rank(nm / 2, sigma, confidence, total);
+    rank = capped(normal_rank(nm / 2, sigma, confidence, total), mann_whitney_max_confidence(xs.size(), ys.size()),
+                  confidence);
     out.method = kShiftNormalMethod;
   }
   out.low = kth(rank.k - 1);
@@ -248,7 +258,8 @@ ShiftEstimate hodges_lehmann_paired(std::span<const double> d, double confidence
   } else {
     const double nd = static_cast<double>(n);
     const double sigma = std::sqrt(nd * (nd + 1) * (2 * nd + 1) / 24 - tie_term(ties) / 48);
-    rank = normal_rank(static_cast<double>(total) / 2, sigma, confidence, total);
+    rank = capped(normal_rank(static_cast<double>(total) / 2, sigma, confidence, total), wilcoxon_max_confidence(n),
+                  confidence);
     out.method = kPairedNormalMethod;
   }
   out.low = kth(rank.k - 1);

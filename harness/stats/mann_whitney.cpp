@@ -38,6 +38,15 @@ std::vector<double> mann_whitney_null_cdf(std::size_t n, std::size_t m) {
   return std::move(f);
 }
 
+double mann_whitney_max_confidence(std::size_t n, std::size_t m) {
+  if (n == 0 || m == 0) return 0;
+  // C(n+m, n) as a running product over the smaller size; past 1e300 the answer is 1 anyway.
+  const std::size_t a = std::min(n, m), b = std::max(n, m);
+  double c = 1;
+  for (std::size_t i = 1; i <= a && c < 1e300; ++i) c = c * static_cast<double>(b + i) / static_cast<double>(i);
+  return std::max(0.0, 1 - 2 / c);
+}
+
 MannWhitney mann_whitney(std::span<const double> x, std::span<const double> y) {
   if (x.empty() || y.empty()) throw std::invalid_argument("Mann-Whitney needs two non-empty samples");
   require_no_nan(x, "Mann-Whitney sample x");
@@ -70,7 +79,8 @@ MannWhitney mann_whitney(std::span<const double> x, std::span<const double> y) {
     return result;
   }
   const double z = (u_max - nd * md / 2.0 - 0.5) / std::sqrt(variance);
-  result.p = std::min(1.0, 2.0 * normal_sf(z));
+  const double smallest_p = 1 - mann_whitney_max_confidence(n, m);
+  result.p = std::min(1.0, std::max(smallest_p, 2.0 * normal_sf(z)));
   return result;
 }
 

@@ -21,10 +21,21 @@ struct MannWhitney {
   bool exact = false; // true: exact distribution; false: normal approximation
 };
 
+// The highest two-sided confidence any Mann-Whitney interval can have for sample sizes n and m:
+// 1 - 2 / C(n+m, n), the coverage of the widest interval [min, max] of the differences (excluded
+// only when every x lies below every y or above it, one arrangement each out of C(n+m, n)).
+// Repeated values within a sample do not raise it (the extreme arrangement stays one arrangement)
+// and ties between the samples only make the permutation distribution coarser, so no rank
+// interval or test, exact or approximate, may claim more. 1 when C(n+m, n) is beyond double range.
+// Equivalently, 1 - this is the smallest two-sided p-value the test can give.
+double mann_whitney_max_confidence(std::size_t n, std::size_t m);
+
 // Two-sided test. Exact (SciPy method='exact') when there are no ties in the pooled data and
 // n * m <= kMannWhitneyExactMaxProduct; otherwise the normal approximation with tie and
-// continuity correction (SciPy method='asymptotic', use_continuity=True). When every value is
-// tied the variance is zero and p = 1.
+// continuity correction (SciPy method='asymptotic', use_continuity=True), but never below the
+// smallest p-value the permutation distribution allows (1 - mann_whitney_max_confidence): with ties
+// in tiny samples the approximation would claim more than any arrangement can show. When every
+// value is tied the variance is zero and p = 1.
 // Throws std::invalid_argument when x or y is empty or contains NaN.
 MannWhitney mann_whitney(std::span<const double> x, std::span<const double> y);
 

@@ -30,6 +30,10 @@ std::vector<double> wilcoxon_null_cdf(std::size_t n) {
   return count;
 }
 
+double wilcoxon_max_confidence(std::size_t n) {
+  return n == 0 ? 0.0 : std::max(0.0, 1 - std::ldexp(2.0, -static_cast<int>(std::min<std::size_t>(n, 2000))));
+}
+
 SignedRank wilcoxon_signed_rank(std::span<const double> d) {
   if (d.empty()) throw std::invalid_argument("signed-rank test needs at least one value");
   require_no_nan(d, "signed-rank input");

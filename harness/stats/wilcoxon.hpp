@@ -24,6 +24,11 @@ struct SignedRank {
 // zero, w = 0 and p = 1 (SciPy raises instead). Throws std::invalid_argument on empty input or NaN.
 SignedRank wilcoxon_signed_rank(std::span<const double> d);
 
+// The highest two-sided confidence any signed-rank interval can have for n differences:
+// 1 - 2 / 2^n, the coverage of the widest interval [min, max] of the Walsh averages (excluded only
+// when every sign is the same, 2 of 2^n sign patterns). Ties do not raise it. 0 for n = 0.
+double wilcoxon_max_confidence(std::size_t n);
+
 // Null distribution of the signed-rank statistic T+ for n non-zero, untied values: element t is
 // P(T+ <= t), t = 0 .. n(n+1)/2. O(n^3) time, O(n^2) memory.
 // Throws std::invalid_argument unless 1 <= n <= 1000.

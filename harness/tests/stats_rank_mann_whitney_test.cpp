@@ -109,6 +109,39 @@ TEST(StatsRankMannWhitney, CompleteSeparationOfSmallSamplesIsExact) {
   EXPECT_TRUE(relatively_equal(r.p, 2.0 / 70.0, 1e-14));
 }
 
+// The ceiling on any two-sided Mann-Whitney confidence, 1 - 2/C(n+m, n), and with it the smallest
+// p-value. Issue 11 item 4: with every value repeated inside its side, the exact permutation p of
+// the observed (most extreme) outcome is exactly that bound, while the tie-corrected normal
+// approximation claimed 0.047 (3 vs 3) and 0.0044 (1 vs 10). References:
+//   /usr/bin/python3 -c "import numpy as np; from scipy import stats; print(stats.permutation_test(([900.]*3,
+//     [1000.]*3), lambda x, y, axis: stats.mannwhitneyu(x, y, axis=axis).statistic,
+//     permutation_type='independent', n_resamples=np.inf).pvalue)"            -> 0.1
+//   1 vs 10 (SciPy's permutation_test needs 2 values per sample): enumerating the 11 arrangements
+//     with stats.mannwhitneyu(...).statistic as above gives p = 2/11 = 0.1818.
+//   R 4.x: wilcox.test(b, a) has only the normal approximation with ties (p 0.037 for 3 vs 3), and
+//     wilcox.test(b, a, conf.int = TRUE) stops with "missing value where TRUE/FALSE needed" on both.
+TEST(StatsRankMannWhitney, MaxConfidenceIsOneMinusTwoOverTheArrangements) {
+  EXPECT_DOUBLE_EQ(mann_whitney_max_confidence(3, 3), 0.9);
+  EXPECT_DOUBLE_EQ(mann_whitney_max_confidence(1, 10), 1 - 2.0 / 11);
+  EXPECT_DOUBLE_EQ(mann_whitney_max_confidence(10, 1), 1 - 2.0 / 11);
+  EXPECT_DOUBLE_EQ(mann_whitney_max_confidence(4, 4), 1 - 2.0 / 70);
+  EXPECT_EQ(mann_whitney_max_confidence(1, 1), 0);
+  EXPECT_EQ(mann_whitney_max_confidence(1000, 1000), 1);
+  for (std::size_t n = 1; n <= 8; ++n) {
+    for (std::size_t m = 1; m <= 8; ++m) {
+      EXPECT_NEAR(mann_whitney_max_confidence(n, m), std::max(0.0, 1 - 2 * mann_whitney_null_cdf(n, m)[0]), 1e-12);
+    }
+  }
+}
+
+TEST(StatsRankMannWhitney, TiedTinySamplesGetNoSmallerPThanThePermutationsAllow) {
+  const MannWhitney three = mann_whitney(std::vector<double>(3, 1000), std::vector<double>(3, 900));
+  EXPECT_FALSE(three.exact);
+  EXPECT_NEAR(three.p, 0.1, 1e-12);
+  const MannWhitney one = mann_whitney(std::vector<double>{1000}, std::vector<double>(10, 900));
+  EXPECT_NEAR(one.p, 2.0 / 11, 1e-12);
+}
+
 TEST(StatsRankMannWhitney, RejectsEmptyAndNan) {
   const std::vector<double> ok = {1, 2}, empty;
   const std::vector<double> nan = {1, std::numeric_limits<double>::quiet_NaN()};
