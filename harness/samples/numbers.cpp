@@ -23,7 +23,13 @@ std::vector<NumberValue> parse_numbers(std::string_view text, std::string_view s
   for (const auto& [line, number] : text::split_lines(text)) {
     std::string_view field = strip_comment(line);
     if (field.empty()) continue;
-    auto v = text::parse_double(field);
+    const text::ParsedNumber parsed = text::parse_number(field);
+    if (parsed.status == text::NumberStatus::out_of_range)
+      throw Error(located(source, number,
+                          fmt::format("\"{}\" is out of range: a value must lie between about 4.9e-324 and "
+                                      "1.8e308 in magnitude; check its unit",
+                                      field)));
+    auto v = parsed.status == text::NumberStatus::ok ? std::optional<double>(parsed.value) : std::nullopt;
     if (!v)
       throw Error(located(source, number,
                           fmt::format("\"{}\" is not a number: write one value per line "
@@ -46,9 +52,9 @@ bool looks_like_numbers(std::string_view text, std::size_t* first_bad) {
   for (const auto& [line, number] : text::split_lines(text)) {
     std::string_view field = strip_comment(line);
     if (field.empty()) continue;
-    auto v = text::parse_double(field);
-    // "nan" and "inf" count as number-shaped so that parse_numbers names the line.
-    if (!v) {
+    // "nan", "inf" and out-of-range numbers count as number-shaped so that parse_numbers names
+    // the line.
+    if (text::parse_number(field).status == text::NumberStatus::not_a_number) {
       if (first_bad) *first_bad = number;
       return false;
     }

@@ -7,6 +7,7 @@ namespace abvm::text {
 std::vector<Line> split_lines(std::string_view text) {
   std::vector<Line> lines;
   std::size_t number = 1;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   while (!text.empty()) {
     std::size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
@@ -26,15 +27,21 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
-std::optional<double> parse_double(std::string_view s) {
+ParsedNumber parse_number(std::string_view s) {
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  if (s.empty()) return std::nullopt;
+  if (s.empty()) return {};
   double v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  // from_chars reports out-of-range for denormal/huge values; treat those as not a number
-  // rather than guessing a value.
-  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
-  return v;
+  if (end != s.data() + s.size()) return {};
+  if (ec == std::errc::result_out_of_range) return {NumberStatus::out_of_range, 0};
+  if (ec != std::errc{}) return {};
+  return {NumberStatus::ok, v};
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  const ParsedNumber p = parse_number(s);
+  if (p.status != NumberStatus::ok) return std::nullopt;
+  return p.value;
 }
 
 std::optional<unsigned long long> parse_uint(std::string_view s) {

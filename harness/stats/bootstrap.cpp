@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/math/special_functions/beta.hpp>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,7 +43,7 @@ double resample_median(std::span<const double> sorted, Random& rng) {
   if (n % 2 == 1) return lower;
   const double v = 1.0 - rng.uniform();  // (0, 1]
   const double u_next = u_k + (1.0 - u_k) * (1.0 - std::pow(v, 1.0 / static_cast<double>(n - k)));
-  return (lower + at(u_next)) / 2.0;
+  return std::midpoint(lower, at(u_next));  // (a + b) / 2 unless that would overflow (values near 1e308)
 }
 
 Interval bootstrap_median_ratio(std::span<const double> x, std::span<const double> y, double confidence,

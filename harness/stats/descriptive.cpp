@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,7 +41,36 @@ double median_in_place(std::vector<double>& w) {
   const double upper = *mid;
   if (n % 2 == 1) return upper;
   const double lower = *std::max_element(w.begin(), mid);
-  return (lower + upper) / 2.0;  // as numpy.median (the mean of the middle pair)
+  return std::midpoint(lower, upper);  // as numpy.median (the mean of the middle pair), without overflow
+}
+
+// The plain sum, unless values near 1e308 overflow it: then the sum of the values scaled down by
+// the largest magnitude, scaled back (same result wherever the plain sum is finite).
+double mean_without_overflow(std::span<const double> v) {
+  const double n = static_cast<double>(v.size());
+  double sum = 0;
+  for (double x : v) sum += x;
+  if (std::isfinite(sum)) return sum / n;
+  double scale = 0;
+  for (double x : v) scale = std::max(scale, std::abs(x));
+  double scaled = 0;
+  for (double x : v) scaled += x / scale;
+  return scaled / n * scale;
+}
+
+// Two passes: the textbook one-pass formula loses all digits for large values with small spread
+// (bandwidths near 4e9 B/s varying by a few percent). The squares are scaled like the sum above
+// when they overflow.
+double sd_without_overflow(std::span<const double> v, double mean) {
+  const double n1 = static_cast<double>(v.size() - 1);
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  if (std::isfinite(ss)) return std::sqrt(ss / n1);
+  double scale = 0;
+  for (double x : v) scale = std::max(scale, std::abs(x / 2 - mean / 2));
+  double scaled = 0;
+  for (double x : v) scaled += ((x / 2 - mean / 2) / scale) * ((x / 2 - mean / 2) / scale);
+  return std::sqrt(scaled / n1) * scale * 2;
 }
 
 }  // namespace
@@ -67,17 +97,9 @@ Summary summarize(std::span<const double> v) {
   s.min = sorted.front();
   s.max = sorted.back();
   const std::size_t mid = s.n / 2;
-  s.median = s.n % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2.0;
-  double sum = 0;
-  for (double x : v) sum += x;
-  s.mean = sum / static_cast<double>(s.n);
-  if (s.n > 1) {
-    // Two passes: the textbook one-pass formula loses all digits for large values with small spread
-    // (bandwidths near 4e9 B/s varying by a few percent).
-    double ss = 0;
-    for (double x : v) ss += (x - s.mean) * (x - s.mean);
-    s.sd = std::sqrt(ss / static_cast<double>(s.n - 1));
-  }
+  s.median = s.n % 2 == 1 ? sorted[mid] : std::midpoint(sorted[mid - 1], sorted[mid]);
+  s.mean = mean_without_overflow(v);
+  if (s.n > 1) s.sd = sd_without_overflow(v, s.mean);
   s.mad = mad(v);
   s.iqr = quantile(sorted, 0.75) - quantile(sorted, 0.25);
   s.cv = s.mean == 0 ? 0 : s.sd / s.mean;

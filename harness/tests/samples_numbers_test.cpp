@@ -44,6 +44,28 @@ TEST(Numbers, Errors) {
             "e.txt: no values: write one number per line");
 }
 
+// Issue 11 item 5. Before: "\xEF\xBB\xBF1010" is not a number; "1e400" is not a number.
+TEST(Numbers, ByteOrderMarkIsSkippedAndOutOfRangeSaysSo) {
+  auto values = parse_numbers("\xEF\xBB\xBF" "1010\n1020\n", "bom.txt");
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(values[0].value, 1010);
+  EXPECT_EQ(values[0].line, 1u);
+  EXPECT_TRUE(looks_like_numbers("\xEF\xBB\xBF" "1010\n"));
+
+  for (const char* big : {"1e400", "-1e400", "1e-400"}) {
+    EXPECT_EQ(error_of([&] { parse_numbers(std::string("1\n") + big + "\n", "r.txt"); }),
+              std::string("r.txt:2: \"") + big +
+                  "\" is out of range: a value must lie between about 4.9e-324 and 1.8e308 in magnitude; check its unit");
+    EXPECT_TRUE(looks_like_numbers(std::string("1\n") + big + "\n")) << big;  // auto-detection names the line
+  }
+  // Denormals and values near the top of the range are numbers.
+  auto edge = parse_numbers("1e-310\n1.7e308\n4.9e-324\n", "edge.txt");
+  ASSERT_EQ(edge.size(), 3u);
+  EXPECT_EQ(edge[0].value, 1e-310);
+  EXPECT_EQ(edge[1].value, 1.7e308);
+  EXPECT_GT(edge[2].value, 0);
+}
+
 TEST(Numbers, LooksLikeNumbers) {
   std::size_t bad = 99;
   EXPECT_TRUE(looks_like_numbers(data_text("numbers/latency-b.txt"), &bad));

@@ -123,6 +123,21 @@ TEST(StatsDistDescriptive, SdKeepsItsDigitsForLargeValuesWithSmallSpread) {
   EXPECT_DOUBLE_EQ(summarize(v).sd, 1.0);
 }
 
+// Issue 11 item 5: the sum, the middle pair and the squares overflowed near 1e308 (inf, then
+// "quantile: non-finite value"). NumPy gives inf for np.mean([1.7e308, 1.6e308]); the true values
+// are below.
+TEST(StatsDistDescriptive, ValuesNearTheTopOfTheRangeStayFinite) {
+  const std::vector<double> v = {1.7e308, 1.6e308, 1.5e308, 1.4e308};
+  const Summary s = summarize(v);
+  EXPECT_NEAR(s.mean, 1.55e308, 1e-14 * 1e308);
+  EXPECT_NEAR(s.median, 1.55e308, 1e-14 * 1e308);
+  EXPECT_NEAR(s.sd, 0.12909944487358056e308, 1e-12 * 1e308);  // numpy.std([1.7, 1.6, 1.5, 1.4], ddof=1)
+  EXPECT_NEAR(median(v), 1.55e308, 1e-14 * 1e308);
+  // Denormals keep their ratio.
+  const Summary d = summarize(std::vector<double>{1e-310, 3e-310});
+  EXPECT_NEAR(d.mean / 2e-310, 1, 1e-9);
+}
+
 TEST(StatsDistDescriptive, CvIsZeroWhenTheMeanIsZero) {
   const std::vector<double> v = {-1.0, 1.0};
   const Summary s = summarize(v);
