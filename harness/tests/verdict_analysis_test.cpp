@@ -130,6 +130,59 @@ TEST(VerdictAnalysis, AnIntervalBelowTheAskedConfidenceDecidesNothing) {
   EXPECT_EQ(seven.verdict, Verdict::improvement);
 }
 
+// Issue 11 item 4: repeated values made the tie-corrected normal approximation claim 97.3 % (1 vs
+// 10) and 95.3 % (3 vs 3), levels no arrangement of so few values can have: the exact permutation
+// p of the most extreme outcome is 2/11 and 0.1 (the reference commands are at
+// StatsRankMannWhitney.MaxConfidenceIsOneMinusTwoOverTheArrangements). Before: regression, exit 1.
+TEST(VerdictAnalysis, RepeatedValuesDoNotMakeTinySamplesDecisive) {
+  Analysis one = analyze(one_metric({1000}, std::vector<double>(10, 900)), {.confidence = 0.95});
+  EXPECT_NEAR(one.metrics[0].effect.achieved_confidence, 1 - 2.0 / 11, 1e-12);
+  EXPECT_EQ(one.verdict, Verdict::inconclusive);
+  EXPECT_TRUE(any_contains(one.metrics[0].warnings, "no interval can reach 95.0 % confidence; the widest one reaches 81.8 %"));
+
+  Analysis three = analyze(one_metric({1000, 1000, 1000}, {900, 900, 900}), {.confidence = 0.95});
+  EXPECT_NEAR(three.metrics[0].effect.achieved_confidence, 0.9, 1e-12);
+  EXPECT_NEAR(three.metrics[0].mw_p, 0.1, 1e-12);
+  EXPECT_EQ(three.verdict, Verdict::inconclusive);
+  ASSERT_TRUE(three.metrics[0].runs_needed.has_value());
+  EXPECT_GE(*three.metrics[0].runs_needed, 4u);
+
+  // Four per side reach 1 - 2/70 with ties as without them: a regression.
+  Analysis four = analyze(one_metric({1000, 1000, 1000, 1000}, {900, 900, 900, 900}), {.confidence = 0.95});
+  EXPECT_EQ(four.verdict, Verdict::regression);
+  EXPECT_LE(four.metrics[0].effect.achieved_confidence, 1 - 2.0 / 70 + 1e-12);
+}
+
+// Issue 11 item 5: values anywhere in double's range are analysed (before: "internal error:
+// quantile: non-finite value", exit 3); values too far apart for their ratio to be a double are an
+// input error naming both runs.
+TEST(VerdictAnalysis, ExtremeButValidValuesAreAnalysed) {
+  Analysis huge = analyze(one_metric(spread(1.7e308, 0.02, 12), spread(1.6e308, 0.02, 12, 5)), {});
+  const MetricAnalysis& m = huge.metrics[0];
+  for (double v : {m.a.summary.mean, m.a.summary.sd, m.a.summary.median, m.effect.estimate, m.effect.low,
+                   m.effect.high, m.bootstrap.low, m.bootstrap.high}) {
+    EXPECT_TRUE(std::isfinite(v)) << v;
+  }
+  EXPECT_NEAR(m.a.summary.mean, 1.7e308, 1e-9 * 1.7e308);
+  EXPECT_NEAR(m.effect.estimate, 1.6 / 1.7, 0.01);
+
+  Analysis denormal = analyze(one_metric(spread(1e-310, 0.02, 12), spread(1.1e-310, 0.02, 12, 5)), {});
+  EXPECT_TRUE(std::isfinite(denormal.metrics[0].effect.estimate));
+  EXPECT_NEAR(denormal.metrics[0].effect.estimate, 1.1, 0.01);
+}
+
+TEST(VerdictAnalysis, ValuesWhoseRatioIsNoDoubleAreRejectedNamingTheirSource) {
+  for (auto [a, b] : {std::pair{1e-300, 1e300}, std::pair{1e-310, 1.0}}) {
+    try {
+      analyze(one_metric(spread(a, 0.02, 5), spread(b, 0.02, 5)), {});
+      FAIL() << a << " vs " << b;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("orders of magnitude apart"));
+      EXPECT_THAT(e.what(), HasSubstr("test:"));
+    }
+  }
+}
+
 TEST(VerdictAnalysis, TinyShiftInsideTheMarginIsNoChangeAndNoted) {
   auto a = spread(1000, 0.01, 40);
   Analysis r = analyze(one_metric(a, scaled(spread(1000, 0.01, 40, 3), 0.98)), {});

@@ -33,9 +33,11 @@ std::vector<double> logs(const std::vector<double>& v) {
 std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
 
 // Groups a side's runs into units: one per boot when any boot holds several runs.
-SideAnalysis side_analysis(const std::vector<Sample>& samples, const std::string& metric, Side side) {
+// Takes the samples over (2 x 1M runs hold a few hundred MB: one copy is enough).
+SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metric, Side side) {
   SideAnalysis s;
-  s.samples = samples;
+  s.samples = std::move(taken);
+  const std::vector<Sample>& samples = s.samples;
   for (const Sample& x : samples) {
     if (!(x.value > 0) || !std::isfinite(x.value)) {
       throw Error(fmt::format("{}: metric '{}' on side {} has value {}: values must be positive and finite "
@@ -87,6 +89,32 @@ SideAnalysis side_analysis(const std::vector<Sample>& samples, const std::string
   return s;
 }
 
+// Every ratio of two values must be a finite, non-zero double (the effect, the bootstrap and the
+// reports are ratios B/A): values more than ~1e304 apart cannot be compared, whatever the unit.
+// Names the two runs so that the user can check their units.
+constexpr double kMaxLogSpan = 700;  // log(DBL_MAX) is 709.8
+
+const Sample* extreme_run(const std::vector<Sample>& a, const std::vector<Sample>& b, bool largest) {
+  const Sample* best = nullptr;
+  for (const auto* side : {&a, &b}) {
+    for (const Sample& x : *side) {
+      if (!best || (largest ? x.value > best->value : x.value < best->value)) best = &x;
+    }
+  }
+  return best;
+}
+
+void check_ratio_range(const MetricAnalysis& m) {
+  const Sample* lo = extreme_run(m.a.samples, m.b.samples, false);
+  const Sample* hi = extreme_run(m.a.samples, m.b.samples, true);
+  if (!lo || std::log(hi->value) - std::log(lo->value) <= kMaxLogSpan) return;
+  auto where = [](const Sample& x) { return x.source.empty() ? std::string("input") : x.source; };
+  throw Error(fmt::format("{}: metric '{}' has value {:g}, and {} has {:g}: they are {:.0f} orders of magnitude apart, "
+                          "too far for their ratio to be a number; check the units of these inputs",
+                          where(*hi), m.name, hi->value, where(*lo), lo->value,
+                          (std::log(hi->value) - std::log(lo->value)) / std::log(10.0)));
+}
+
 Effect effect_from_shift(const stats::ShiftEstimate& e) {
   Effect r;
   r.estimate = std::exp(e.estimate);
@@ -99,7 +127,7 @@ Effect effect_from_shift(const stats::ShiftEstimate& e) {
 }
 
 // Per-block log ratios log(B/A) of interleaved blocks holding one unit of each side.
-std::vector<double> block_log_ratios(const MetricSamples& m) {
+std::vector<double> block_log_ratios(const std::vector<Sample>& a_samples, const std::vector<Sample>& b_samples) {
   auto per_block = [](const std::vector<Sample>& side) {
     std::map<int, std::vector<double>> out;
     for (const Sample& s : side) {
@@ -108,8 +136,8 @@ std::vector<double> block_log_ratios(const MetricSamples& m) {
     }
     return out;
   };
-  auto a = per_block(m.a);
-  auto b = per_block(m.b);
+  auto a = per_block(a_samples);
+  auto b = per_block(b_samples);
   std::vector<double> d;
   for (auto& [block, av] : a) {
     auto it = b.find(block);
@@ -187,9 +215,13 @@ std::uint64_t min_units_for_confidence(double confidence) {
 // Orients a ratio B/A so that > 1 means B is better.
 double oriented(double ratio, Better better) { return better == Better::higher ? ratio : 1.0 / ratio; }
 
+// "#3, #7, ...": the first kListedInWords runs, then how many more (a warning is read, not parsed;
+// 2 x 1M runs may have tens of thousands of outliers).
+constexpr std::size_t kListedInWords = 20;
 std::string list_runs(const std::vector<std::size_t>& idx) {
   std::string out;
-  for (std::size_t i : idx) out += (out.empty() ? "#" : ", #") + std::to_string(i + 1);
+  for (std::size_t k = 0; k < idx.size() && k < kListedInWords; ++k) out += (out.empty() ? "#" : ", #") + std::to_string(idx[k] + 1);
+  if (idx.size() > kListedInWords) out += fmt::format(" and {} more", idx.size() - kListedInWords);
   return out;
 }
 
@@ -409,14 +441,15 @@ void decide(MetricAnalysis& r, double margin) {
 
 // One metric, tested at level alpha; its Mann-Whitney p-value (1 when a side has no valid
 // unit) goes to pvalues for the Holm adjustment across metrics.
-MetricAnalysis analyze_metric(const MetricSamples& m, const AnalysisOptions& options, double alpha,
+MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options, double alpha,
                               std::vector<double>& pvalues) {
   MetricAnalysis r;
   r.name = m.name;
   r.unit = m.unit;
   r.better = m.better;
-  r.a = side_analysis(m.a, m.name, Side::a);
-  r.b = side_analysis(m.b, m.name, Side::b);
+  r.a = side_analysis(std::move(m.a), m.name, Side::a);
+  r.b = side_analysis(std::move(m.b), m.name, Side::b);
+  check_ratio_range(r);
   if (r.a.units.empty() || r.b.units.empty()) {
     mark_one_side_empty(r, alpha);
     pvalues.push_back(1);
@@ -424,7 +457,7 @@ MetricAnalysis analyze_metric(const MetricSamples& m, const AnalysisOptions& opt
   }
   auto la = logs(r.a.units), lb = logs(r.b.units);
   r.effect = effect_from_shift(stats::hodges_lehmann_shift(la, lb, 1 - alpha));
-  auto d = block_log_ratios(m);
+  auto d = block_log_ratios(r.a.samples, r.b.samples);
   if (d.size() >= 2) r.paired = effect_from_shift(stats::hodges_lehmann_paired(d, 1 - alpha));
   auto mw = stats::mann_whitney(r.a.units, r.b.units);
   r.mw_u = mw.u;
@@ -438,10 +471,15 @@ MetricAnalysis analyze_metric(const MetricSamples& m, const AnalysisOptions& opt
   if (r.verdict == Verdict::inconclusive) {
     r.runs_needed = estimate_runs_needed(std::log(r.effect.estimate), std::log(r.effect.low), std::log(r.effect.high),
                                          la.size(), lb.size(), options.margin);
-    if (r.runs_needed) *r.runs_needed = std::max(*r.runs_needed, min_units_for_confidence(1 - alpha));
+    // Too few units for the level: at least the size that can reach it, even when the interval
+    // has no width to extrapolate from (every value repeated).
+    const bool too_few = r.effect.achieved_confidence + 1e-9 < r.effect.confidence;
+    if (r.runs_needed || too_few) {
+      r.runs_needed = std::max(r.runs_needed.value_or(0), min_units_for_confidence(1 - alpha));
+    }
   }
   add_warnings(r, alpha);
-  describe_modes(r, m.a, m.b, r.modes.alpha);
+  describe_modes(r, r.a.samples, r.b.samples, r.modes.alpha);
   r.headline = headline(r);
   return r;
 }
@@ -485,6 +523,10 @@ void add_experiment_warnings(Analysis& out, const SampleSet& samples) {
 }  // namespace
 
 Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
+  return analyze(SampleSet(samples), options);
+}
+
+Analysis analyze(SampleSet&& samples, const AnalysisOptions& options) {
   check_analysis_inputs(samples, options);
   Analysis out;
   out.options = options;
@@ -499,7 +541,7 @@ Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
   out.interval_confidence = 1 - alpha;
 
   std::vector<double> pvalues;
-  for (const MetricSamples& m : samples.metrics) out.metrics.push_back(analyze_metric(m, options, alpha, pvalues));
+  for (MetricSamples& m : samples.metrics) out.metrics.push_back(analyze_metric(std::move(m), options, alpha, pvalues));
   auto adjusted = stats::holm_adjust(pvalues);
   for (std::size_t i = 0; i < out.metrics.size(); ++i) out.metrics[i].mw_p_holm = adjusted[i];
 

@@ -107,6 +107,8 @@ struct Analysis {
 // Throws Error when a metric has fewer than 2 values on a side (nothing to compare) or when
 // the options are out of range. Values must be > 0 (they are analysed on the log scale).
 Analysis analyze(const SampleSet& samples, const AnalysisOptions& options);
+// The same, taking the samples over instead of copying them (at 2 x 1M runs a copy is ~350 MB).
+Analysis analyze(SampleSet&& samples, const AnalysisOptions& options);
 
 // Exit code for a verdict (see core/error.hpp): 0 no_change/improvement, 1 regression, 4 inconclusive.
 int exit_code_for(Verdict v);
