@@ -125,7 +125,7 @@ def main():
     ap.add_argument("--workdir", default="/tmp/abvm-nightly-rehearsal")
     a = ap.parse_args()
     config = os.path.abspath(a.config) if a.config else ""
-    ok = True
+    ok, compared = True, 0
     for ci in a.ci.split(","):
         root = os.path.join(a.workdir, ci)
         ws, store = os.path.join(root, "workspace"), os.path.join(root, "store")
@@ -145,9 +145,15 @@ def main():
             if previous and previous["became_baseline"] and s.get("compare_rc") in (None, "none"):
                 print(f"!! night {night} did not run abvm compare")
                 ok = False
+            if previous and previous["became_baseline"] and s.get("baseline") == previous["run"]:
+                compared += 1
+            if previous and not previous["became_baseline"]:
+                print(f"!! night {night - 1} did not become the baseline: night {night} cannot show the comparison")
+                ok = False
             marker = os.path.join(ws, "baseline", ".nightly-run")
             became = os.path.exists(marker) and open(marker).read().strip() == run_dir
             previous = {"run": run_dir, "became_baseline": became}
+    ok = ok and compared > 0
     print("rehearsal: every night after the first compared against the night before" if ok else "rehearsal: FAILED")
     return 0 if ok else 1
 

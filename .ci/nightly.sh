@@ -29,7 +29,8 @@ completed() { case "$1" in 0 | 1 | 4) return 0 ;; *) return 1 ;; esac; }
 step_run() {
   local config=$1 run_rc compare_rc=none dir report_rc=none
   mkdir -p results
-  "$abvm" run "$config" --results-dir results
+  # Absolute: abvm run refuses a relative results directory once it builds the domain XML (exit 2).
+  "$abvm" run "$config" --results-dir "$PWD/results"
   run_rc=$?
   # The run's own directory: the newest one abvm made under results/ (there is one per run).
   dir=$(find results -mindepth 1 -maxdepth 1 -type d -newer "$state.start" -printf '%T@ %p\n' 2>/dev/null |
