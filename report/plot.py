@@ -65,6 +65,11 @@ def runs_of(metric, side):
     return metric[side].get("runs") or []
 
 
+def runs_omitted(metric):
+    """Runs the report left out of its listing (it lists up to a limit per side, evenly spaced)."""
+    return sum(int(metric[s].get("runs_omitted") or 0) for s in ("a", "b"))
+
+
 def plot_runs(plt, report, metric, path):
     """Box plot per side with every run on top. Runs sharing a boot are drawn in one column and
     joined by a line, so a boot's runs read as one unit (the analysis treats them as one)."""
@@ -76,7 +81,7 @@ def plot_runs(plt, report, metric, path):
         runs = runs_of(metric, side)
         vals = [r["value"] / div for r in runs if r["value"] is not None]
         data.append(vals)
-        labels.append(f"{side_label(report, side)} (n={len(vals)})")
+        labels.append(f"{side_label(report, side)} (n={metric[side].get('n', len(vals))})")
     ax.boxplot(data, widths=0.5, showfliers=False, medianprops={"color": "black"})
     for i, side in enumerate(("a", "b")):
         runs = runs_of(metric, side)
@@ -100,14 +105,16 @@ def plot_runs(plt, report, metric, path):
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], color=SIDE_COLOURS[side], alpha=0.35, lw=1)
         ys = [r["value"] / div for r in runs]
         ax.scatter(xs, ys, s=18, color=SIDE_COLOURS[side], alpha=0.8, zorder=3)
-        ox = [xs[k] for k in outliers if k < len(xs)]
-        oy = [ys[k] for k in outliers if k < len(ys)]
+        # Outliers are indices among all runs; a listed run carries its index ("index").
+        listed = [k for k, r in enumerate(runs) if r.get("index", k) in outliers]
+        ox = [xs[k] for k in listed]
+        oy = [ys[k] for k in listed]
         if ox:
             ax.scatter(ox, oy, s=60, facecolors="none", edgecolors="black", zorder=4, label="outlier")
     ax.set_xticks([1, 2])
     ax.set_xticklabels(labels)
     ax.set_ylabel(f"{metric['name']} ({unit})" if unit else metric["name"])
-    title = "Every run per side"
+    title = "Every run per side" if not runs_omitted(metric) else "Runs per side (an evenly spaced selection)"
     if metric["a"].get("unit_kind") == "boot":
         title += " (lines join the runs of one boot)"
     ax.set_title(title, fontsize=10)
@@ -138,7 +145,7 @@ def plot_order(plt, report, metric, path):
                 color=SIDE_COLOURS[side], alpha=0.85, label=side_label(report, side))
     ax.set_xlabel("position in the run order" + (" (grey: alternate A/B blocks)" if blocks else ""))
     ax.set_ylabel(f"{metric['name']} ({unit})" if unit else metric["name"])
-    title = "Runs in the order they were measured"
+    title = "Runs in the order they were measured" + (" (an evenly spaced selection)" if runs_omitted(metric) else "")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="best")
     ax.grid(alpha=0.3)
@@ -181,6 +188,8 @@ def plot_distribution(plt, report, metric, path):
     ax.set_xlabel(f"{metric['name']} ({unit}, log scale)" if unit else f"{metric['name']} (log scale)")
     ax.set_ylabel("runs")
     title = "Distributions" + (f" with {len(modes)} detected modes" if len(modes) > 1 else " (one mode)")
+    if runs_omitted(metric):
+        title += ", of an evenly spaced selection of the runs"
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="center right")
     fig.tight_layout()

@@ -1,5 +1,6 @@
 #include "report/json_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace abvm {
@@ -15,15 +16,36 @@ json effect_json(const Effect& e) {
           {"method", e.method}};
 }
 
-json side_json(const SideAnalysis& s) {
-  const auto& x = s.summary;
+// The runs listed: all of them up to kMaxListedRuns, else that many evenly spaced over the input
+// order (first and last included), so that plots of the listing still show the whole run.
+json listed_runs(const std::vector<Sample>& samples) {
+  const std::size_t n = samples.size();
+  const std::size_t listed = std::min(n, kMaxListedRuns);
   json runs = json::array();
-  for (const Sample& sample : s.samples) {
-    json r = {{"value", number(sample.value)}, {"order", sample.order}, {"run_in_boot", sample.run_in_boot}};
+  for (std::size_t k = 0; k < listed; ++k) {
+    const std::size_t i = listed < 2 ? k : k * (n - 1) / (listed - 1);
+    const Sample& sample = samples[i];
+    json r = {{"index", i},
+              {"value", number(sample.value)},
+              {"order", sample.order},
+              {"run_in_boot", sample.run_in_boot}};
     r["boot"] = sample.boot ? json(*sample.boot) : json(nullptr);
     r["block"] = sample.block ? json(*sample.block) : json(nullptr);
     runs.push_back(std::move(r));
   }
+  return runs;
+}
+
+// Outlier indices, the first kMaxListedRuns of them.
+json first_indices(const std::vector<std::size_t>& idx) {
+  const auto listed = static_cast<std::ptrdiff_t>(std::min(idx.size(), kMaxListedRuns));
+  return std::vector<std::size_t>(idx.begin(), idx.begin() + listed);
+}
+
+json side_json(const SideAnalysis& s) {
+  const auto& x = s.summary;
+  json runs = listed_runs(s.samples);
+  const std::size_t omitted = s.samples.size() - runs.size();
   return {{"n", x.n},
           {"median", number(x.median)},
           {"mean", number(x.mean)},
@@ -33,12 +55,14 @@ json side_json(const SideAnalysis& s) {
           {"min", number(x.min)},
           {"max", number(x.max)},
           {"cv", number(x.cv)},
-          {"outliers", s.outliers.any},
-          {"outliers_tukey", s.outliers.tukey},
-          {"outliers_modified_z", s.outliers.modified_z},
+          {"outliers", first_indices(s.outliers.any)},
+          {"outliers_tukey", first_indices(s.outliers.tukey)},
+          {"outliers_modified_z", first_indices(s.outliers.modified_z)},
+          {"outliers_omitted", s.outliers.any.size() - std::min(s.outliers.any.size(), kMaxListedRuns)},
           {"units", s.units.size()},
           {"unit_kind", s.per_boot ? "boot" : "run"},
-          {"runs", std::move(runs)}};
+          {"runs", std::move(runs)},
+          {"runs_omitted", omitted}};
 }
 
 json metric_json(const MetricAnalysis& m) {

@@ -16,6 +16,13 @@ struct ReportSource {
   std::string a_label = "A", b_label = "B";
 };
 
+// Runs listed per side and metric in "runs": a reader (the plots, a CI job) needs a picture of
+// the runs, not all of 2 x 1,000,000 of them (the journal keeps every run). Beyond the limit the
+// listing is an evenly spaced selection over the input order; each listed run carries its "index"
+// (what "outliers" refers to) and the side says how many runs it left out ("runs_omitted"). The
+// outlier lists hold their first kMaxListedRuns indices ("outliers_omitted": the rest).
+inline constexpr std::size_t kMaxListedRuns = 2000;
+
 nlohmann::json json_report(const Analysis& analysis, const ReportSource& source);
 
 // Serialised with two-space indentation and a trailing newline. NaN becomes null.

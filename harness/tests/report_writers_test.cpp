@@ -80,6 +80,35 @@ TEST(ReportJson, ResultsDirKeepsBootsBlocksAndFailures) {
   EXPECT_FALSE(dd["a"]["runs"][0]["block"].is_null());
 }
 
+// Issue 11 item 7: analysis.json listed every run (353 MB at 2 x 1M). It lists up to
+// kMaxListedRuns per side, evenly spaced over the input order, each with its index, and says how
+// many it left out.
+TEST(ReportJson, RunsAreListedUpToALimitEvenlySpacedWithTheirIndex) {
+  const std::size_t n = kMaxListedRuns + 3001;
+  SampleSet s;
+  MetricSamples m{.name = "m", .unit = "B/s", .better = Better::higher};
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = 1000 + static_cast<double>((i * 7919) % 1000);
+    m.a.push_back({.value = v, .order = static_cast<std::int64_t>(2 * i)});
+    m.b.push_back({.value = v * 0.9, .order = static_cast<std::int64_t>(2 * i + 1)});
+  }
+  s.metrics.push_back(std::move(m));
+  const json j = json_report(analyze(s, {}), {.kind = "files"});
+  const json& a = j["metrics"][0]["a"];
+  ASSERT_EQ(a["runs"].size(), kMaxListedRuns);
+  EXPECT_EQ(a["runs_omitted"], 3001);
+  EXPECT_EQ(a["n"], n);
+  EXPECT_EQ(a["runs"][0]["index"], 0);
+  EXPECT_EQ(a["runs"][kMaxListedRuns - 1]["index"], n - 1);
+  EXPECT_EQ(a["runs"][1]["order"], 2 * a["runs"][1]["index"].get<std::int64_t>());
+  EXPECT_LT(j.dump(2).size(), 2'000'000u);
+  // Below the limit every run is listed.
+  const json seed = seed_report();
+  EXPECT_EQ(seed["metrics"][0]["a"]["runs"].size(), seed["metrics"][0]["a"]["n"]);
+  EXPECT_EQ(seed["metrics"][0]["a"]["runs_omitted"], 0);
+  EXPECT_EQ(seed["metrics"][0]["a"]["runs"][3]["index"], 3);
+}
+
 // ---- JUnit ---------------------------------------------------------------------------------
 
 TEST(ReportJunit, SeedMatchesGolden) { expect_golden(junit_report(seed_report()), "report/seed-junit.golden.xml"); }
