@@ -12,11 +12,13 @@
 #include "core/error.hpp"
 #include "cli/decision_options.hpp"
 #include "cli/report.hpp"
+#include "cli/results_analysis.hpp"
 #include "core/files.hpp"
 #include "report/html.hpp"
 #include "report/json_report.hpp"
 #include "report/junit.hpp"
 #include "report/terminal.hpp"
+#include "results/directory.hpp"
 #include "samples/load.hpp"
 #include "verdict/analysis.hpp"
 
@@ -44,52 +46,74 @@ InputFormat parse_format(const std::string& s) {
   throw Error(fmt::format("--format {}: unknown format; use auto, dd, fio or numbers", s));
 }
 
-int run_analyze(const AnalyzeArgs& args) {
-  SampleSet samples;
-  ReportSource source;
-  if (!args.results_dir.empty()) {
-    if (!args.a.empty() || !args.b.empty()) {
-      throw Error("give either a results directory or --a/--b files, not both");
-    }
-    if (args.results_dir.size() != 1) throw Error("give one results directory");
-    source.kind = "results";
-    source.results_dir = args.results_dir[0];
-    samples = load_results_dir(args.results_dir[0]);
-  } else {
-    if (args.a.empty() || args.b.empty()) {
-      throw Error("nothing to compare: give files for both sides (--a FILE... --b FILE...) or a results directory");
-    }
-    if (args.higher && args.lower) throw Error("--higher-is-better and --lower-is-better exclude each other");
-    InputOptions opts;
-    opts.format = parse_format(args.format);
-    if (!args.metric.empty()) opts.metric = args.metric;
-    if (!args.unit.empty()) opts.unit = args.unit;
-    if (args.higher) opts.better = Better::higher;
-    if (args.lower) opts.better = Better::lower;
-    std::vector<std::filesystem::path> a(args.a.begin(), args.a.end()), b(args.b.begin(), args.b.end());
-    source.kind = "files";
-    source.a = args.a;
-    source.b = args.b;
-    samples = load_side_files(a, b, opts);
+// The analysis options given on the command line (not their defaults).
+AnalysisOverrides given_options(const CLI::App& sub, const DecisionArgs& d) {
+  AnalysisOverrides given;
+  if (sub.count("--margin") > 0) given.margin = d.margin;
+  if (sub.count("--confidence") > 0) given.confidence = d.confidence;
+  if (sub.count("--seed") > 0) given.seed = d.seed;
+  return given;
+}
+
+// A results directory of `abvm run` is analysed as its run decided (cli/results_analysis: the
+// experiment's margin, seed, metrics and final confidence), so that its analysis.json comes out
+// again; options given on the command line override and say so. A directory holding only a
+// journal is analysed with the command line's options.
+Decision analyze_results_dir(const AnalyzeArgs& args, const AnalysisOverrides& given) {
+  if (!args.a.empty() || !args.b.empty()) throw Error("give either a results directory or --a/--b files, not both");
+  if (args.results_dir.size() != 1) throw Error("give one results directory");
+  const std::filesystem::path path = args.results_dir[0];
+  if (!std::filesystem::exists(ResultsDir(path).manifest())) {
+    Decision d{.analysis = analyze(load_results_dir(path), args.decision.analysis_options()),
+               .source = {.kind = "results", .results_dir = path.string()}};
+    d.json_text = json_report_text(d.analysis, d.source);
+    return d;
   }
+  const ResultsDir dir = ResultsDir::open_run(path);
+  const RunManifest manifest = read_manifest(dir);
+  const Experiment e = load_saved_experiment(dir, manifest);
+  const double confidence = run_confidence(e, manifest);
+  for (const std::string& note : override_notes(e, confidence, given)) std::fprintf(stderr, "abvm: %s\n", note.c_str());
+  return decide(e, dir, confidence, given);
+}
+
+Decision analyze_files(const AnalyzeArgs& args) {
+  if (args.a.empty() || args.b.empty()) {
+    throw Error("nothing to compare: give files for both sides (--a FILE... --b FILE...) or a results directory");
+  }
+  if (args.higher && args.lower) throw Error("--higher-is-better and --lower-is-better exclude each other");
+  InputOptions opts;
+  opts.format = parse_format(args.format);
+  if (!args.metric.empty()) opts.metric = args.metric;
+  if (!args.unit.empty()) opts.unit = args.unit;
+  if (args.higher) opts.better = Better::higher;
+  if (args.lower) opts.better = Better::lower;
+  std::vector<std::filesystem::path> a(args.a.begin(), args.a.end()), b(args.b.begin(), args.b.end());
+  Decision d{.analysis = analyze(load_side_files(a, b, opts), args.decision.analysis_options()),
+             .source = {.kind = "files", .a = args.a, .b = args.b}};
+  d.json_text = json_report_text(d.analysis, d.source);
+  return d;
+}
+
+int run_analyze(const AnalyzeArgs& args, const AnalysisOverrides& given) {
+  const Decision d = args.results_dir.empty() ? analyze_files(args) : analyze_results_dir(args, given);
   const DecisionArgs& out = args.decision;
-  Analysis analysis = analyze(samples, out.analysis_options());
   // Write the JSON before printing so that a closed terminal cannot lose it.
-  if (!out.json_path.empty()) write_file_atomic(out.json_path, json_report_text(analysis, source));
+  if (!out.json_path.empty()) write_file_atomic(out.json_path, d.json_text);
   if (!out.junit_path.empty() || !out.html_path.empty()) {
-    const nlohmann::json report = json_report(analysis, source);
+    const nlohmann::json report = nlohmann::json::parse(d.json_text);
     if (!out.junit_path.empty()) write_file_atomic(out.junit_path, junit_report(report));
     if (!out.html_path.empty()) {
-      const HtmlInputs in = source.kind == "results"
-                                ? results_dir_html_inputs(source.results_dir, report, default_plot_options())
+      const HtmlInputs in = d.source.kind == "results"
+                                ? results_dir_html_inputs(d.source.results_dir, report, default_plot_options())
                                 : files_html_inputs(report, default_plot_options());
       write_file_atomic(out.html_path, html_report(in));
     }
   }
-  TerminalOptions term;
+  TerminalOptions term{.a_label = d.source.a_label, .b_label = d.source.b_label};
   term.color = ::isatty(STDOUT_FILENO) != 0;
-  std::cout << terminal_report(analysis, term) << std::flush;
-  return exit_code_for(analysis.verdict);
+  std::cout << terminal_report(d.analysis, term) << std::flush;
+  return exit_code_for(d.analysis.verdict);
 }
 
 }  // namespace
@@ -112,7 +136,7 @@ Command add_analyze(CLI::App& app) {
   sub->add_flag("--higher-is-better", args->higher, "Plain numbers: higher values are better (bandwidth, IOPS)");
   sub->add_flag("--lower-is-better", args->lower, "Plain numbers: lower values are better (latency, time)");
   add_decision_options(*sub, args->decision);
-  return {sub, [args] { return run_analyze(*args); }};
+  return {sub, [args, sub] { return run_analyze(*args, given_options(*sub, args->decision)); }};
 }
 
 }  // namespace abvm::cli

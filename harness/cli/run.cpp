@@ -10,6 +10,7 @@
 
 #include "cli/decision_options.hpp"
 #include "cli/report.hpp"
+#include "cli/results_analysis.hpp"
 #include "config/experiment.hpp"
 #include "core/cache.hpp"
 #include "core/error.hpp"
@@ -28,8 +29,6 @@
 #include "run/prepare.hpp"
 #include "run/progress.hpp"
 #include "run/runner.hpp"
-#include "samples/load.hpp"
-#include "samples/select.hpp"
 #include "verdict/analysis.hpp"
 
 namespace abvm::cli {
@@ -119,27 +118,6 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
 
 // ---- analysis ------------------------------------------------------------------------------
 
-struct Decision {
-  Analysis analysis;
-  std::string json_text;
-  std::string summary;
-};
-
-// The experiment's analysis of what the results directory holds, at `confidence`.
-Decision decide(const Experiment& e, const ResultsDir& dir, double confidence) {
-  const SampleSet samples = select_metrics(load_results_dir(dir.root()), e.analysis.metrics);
-  AnalysisOptions options;
-  options.margin = e.analysis.margin;
-  options.confidence = confidence;
-  options.seed = e.analysis.seed;
-  Decision d{.analysis = analyze(samples, options)};
-  const ReportSource source{.kind = "results", .results_dir = dir.root().string(), .a_label = e.a.label,
-                            .b_label = e.b.label};
-  d.json_text = json_report_text(d.analysis, source);
-  d.summary = terminal_report(d.analysis, {.a_label = e.a.label, .b_label = e.b.label, .color = false});
-  return d;
-}
-
 // The end of every run: analysis.json, summary.txt, the terminal summary, report.html, JUnit.
 // The analysis is saved first: a report that cannot be written loses nothing gathered.
 int finish_run(const Experiment& e, const ResultsDir& dir, double confidence, const RunArgs& args) {
@@ -186,7 +164,7 @@ int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, boo
   const RunManifest manifest = read_manifest(dir);
   if (manifest.status != RunStatus::running) {
     say(fmt::format("{}: every trial is done ({}); analysing again", dir.root().string(), to_string(manifest.status)));
-    return finish_run(e, dir, manifest.final_confidence.value_or(e.analysis.confidence), args);
+    return finish_run(e, dir, run_confidence(e, manifest), args);
   }
   install_interrupt_handlers();
   const std::string uri = connection_uri(args, manifest);

@@ -8,6 +8,7 @@
 
 #include "core/files.hpp"
 #include "core/process.hpp"
+#include "results/directory.hpp"
 
 using namespace abvm;
 using ::testing::HasSubstr;
@@ -43,6 +44,12 @@ std::string numbers(double base, double step, int n) {
   std::string s = "# plain numbers\n";
   for (int i = 0; i < n; ++i) s += std::to_string(base + step * ((i * 7) % n)) + "\n";
   return s;
+}
+
+std::string fmt_number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g\n", v);
+  return buf;
 }
 
 }  // namespace
@@ -127,4 +134,76 @@ TEST_F(CliAnalyze, HelpMentionsTheExitCodes) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.out, HasSubstr("4 inconclusive"));
   EXPECT_THAT(r.out, HasSubstr("--higher-is-better"));
+}
+
+// Issue 11 item 5, through the binary. Before: exit 3 "internal error: quantile: non-finite
+// value" for the first two, "is not a number" for the BOM and 1e400.
+TEST_F(CliAnalyze, ExtremeValuesAreAnalysedOrRejectedNamingFileAndLine) {
+  std::string huge_a, huge_b, tiny;
+  for (int i = 0; i < 12; ++i) {
+    huge_a += fmt_number(1.7e308 - 1e306 * i);
+    huge_b += fmt_number(1.6e308 - 1e306 * ((i * 5) % 12));
+    tiny += fmt_number(1e-300 * (1 + 0.01 * i));
+  }
+  auto r = abvm_run({"analyze", "--a", write("a.txt", huge_a), "--b", write("b.txt", huge_b), "--unit", "B/s",
+                     "--higher-is-better"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // B is about 6 % lower
+  EXPECT_THAT(r.out, HasSubstr("verdict: regression"));
+
+  const std::string small = write("small.txt", tiny);
+  auto apart = abvm_run({"analyze", "--a", small, "--b", write("big.txt", "1e300\n2e300\n3e300\n"), "--unit", "s",
+                         "--lower-is-better"});
+  EXPECT_EQ(apart.exit_code, 2) << apart.out << apart.err;
+  EXPECT_THAT(apart.err, HasSubstr(":3: metric"));  // the largest value, 3e300, is on line 3
+  EXPECT_THAT(apart.err, HasSubstr(small + ":1"));   // the smallest, on line 1
+  EXPECT_THAT(apart.err, HasSubstr("orders of magnitude apart"));
+
+  auto bom = abvm_run({"analyze", "--a", write("bom.txt", "\xEF\xBB\xBF" "1010\n1020\n1030\n1040\n"), "--b",
+                       write("plain.txt", "1010\n1020\n1030\n1040\n"), "--unit", "s", "--lower-is-better"});
+  EXPECT_NE(bom.exit_code, 2) << bom.err;
+  EXPECT_NE(bom.exit_code, 3) << bom.err;
+
+  const std::string range = write("range.txt", "1000\n1e400\n");
+  auto out_of_range = abvm_run({"analyze", "--a", range, "--b", write("c.txt", "1000\n1001\n"), "--unit", "s",
+                                "--lower-is-better"});
+  EXPECT_EQ(out_of_range.exit_code, 2);
+  EXPECT_THAT(out_of_range.err, HasSubstr(range + ":2: \"1e400\" is out of range"));
+}
+
+// Issue 11 item 6: `abvm analyze RESULTS_DIR` analyses as the run did (its [analysis] margin, seed
+// and metrics, and run.json's final_confidence) and so writes the run's analysis.json again.
+// Before: the defaults (margin 0.05, confidence 0.95, every metric), so the two disagreed.
+TEST_F(CliAnalyze, ResultsDirectoryReproducesItsAnalysisAndSaysWhatTheCommandLineOverrides) {
+  const fs::path dir = dir_ / "run";
+  fs::copy(std::string(ABVM_TEST_DATA) + "/report/results-demo", dir, fs::copy_options::recursive);
+  {
+    std::ofstream config(dir / "config.toml", std::ios::app);
+    config << "\n[analysis]\nmargin = 0.2\nseed = 7\nmetrics = [{ name = \"dd-write.bandwidth\" }]\n";
+  }
+  const ResultsDir results(dir);
+  write_manifest(results, {.abvm_version = "test", .config = dir / "config.toml", .config_dir = dir,
+                           .started = "2026-11-29T00:00:00Z", .status = RunStatus::complete,
+                           .final_confidence = 0.99});
+  write_file_atomic(results.plan(), "{}\n");  // a finished run reads no plan
+  auto run = abvm_run({"run", "--resume", dir.string()});
+  ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1 || run.exit_code == 4) << run.out << run.err;
+  const auto saved = nlohmann::json::parse(read_file(results.analysis()));
+  ASSERT_EQ(saved["options"]["margin"], 0.2);
+  ASSERT_EQ(saved["options"]["confidence"], 0.99);
+
+  const std::string again = (dir_ / "again.json").string();
+  auto analyze = abvm_run({"analyze", dir.string(), "--json", again});
+  EXPECT_EQ(analyze.exit_code, run.exit_code) << analyze.err;
+  EXPECT_EQ(nlohmann::json::parse(read_file(again)), saved);
+  EXPECT_EQ(analyze.err, "");
+
+  const std::string wider = (dir_ / "wider.json").string();
+  auto overridden = abvm_run({"analyze", dir.string(), "--margin", "0.3", "--confidence", "0.9", "--json", wider});
+  EXPECT_THAT(overridden.err, HasSubstr("--margin 0.3 overrides the experiment's margin 0.2"));
+  EXPECT_THAT(overridden.err, HasSubstr("--confidence 0.9 overrides the experiment's confidence 0.99"));
+  const auto w = nlohmann::json::parse(read_file(wider));
+  EXPECT_EQ(w["options"]["margin"], 0.3);
+  EXPECT_EQ(w["options"]["confidence"], 0.9);
+  EXPECT_EQ(w["options"]["seed"], 7);
+  EXPECT_EQ(w["metrics"].size(), 1u);
 }

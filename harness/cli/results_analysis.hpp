@@ -1,0 +1,42 @@
+#pragma once
+// The analysis of an abvm results directory as its experiment asks for it: the experiment's
+// [analysis] margin, seed and metrics, at the confidence the run decided with (its final look's,
+// for a sequential run). `abvm run` (every look and the final analysis) and `abvm analyze
+// RESULTS_DIR` both call decide(), so re-analysing a directory reproduces its analysis.json.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/experiment.hpp"
+#include "report/json_report.hpp"
+#include "results/directory.hpp"
+#include "verdict/analysis.hpp"
+
+namespace abvm::cli {
+
+// Settings given on the command line, each overriding the experiment's when present.
+struct AnalysisOverrides {
+  std::optional<double> margin, confidence;
+  std::optional<std::uint64_t> seed;
+};
+
+struct Decision {
+  Analysis analysis;
+  ReportSource source;     // kind "results", with the sides' labels
+  std::string json_text;   // analysis.json
+  std::string summary;     // summary.txt (the terminal report without colour)
+};
+
+// The experiment's analysis of what `dir` holds at `confidence`, with `overrides` applied.
+Decision decide(const Experiment& e, const ResultsDir& dir, double confidence, const AnalysisOverrides& overrides = {});
+
+// The confidence a finished run decided with: run.json's final_confidence (the last look of a
+// sequential run), else the experiment's [analysis] confidence.
+double run_confidence(const Experiment& e, const RunManifest& manifest);
+
+// One line per override that changes the experiment's setting, e.g. "--margin 0.1 overrides the
+// experiment's margin 0.05": what `abvm analyze RESULTS_DIR` prints on stderr.
+std::vector<std::string> override_notes(const Experiment& e, double confidence, const AnalysisOverrides& overrides);
+
+}  // namespace abvm::cli
