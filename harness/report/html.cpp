@@ -191,6 +191,20 @@ std::set<Accelerator> accelerators(const HtmlInputs& in) {
   return acc;
 }
 
+// "virtio_blk.queue_depth=1 (12 boots); virtio_pci.force_legacy=N (12 boots)": what the side's
+// guests reported running with, so a driver setting of the experiment can be seen to have held.
+std::string describe_module_params(const SideContext& c) {
+  std::vector<std::string> parts;
+  for (const auto& [param, values] : c.module_params) {
+    for (const auto& [value, boots] : values) {
+      parts.push_back(fmt::format("{}={} ({} boot{})", param, value, boots, boots == 1 ? "" : "s"));
+    }
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
 std::string host_rows(const HostEnvironment& env) {
   std::string out;
   const auto row = [&](const std::string& k, const std::string& v) {
@@ -219,6 +233,10 @@ std::string host_section(const HtmlInputs& in) {
     const std::string hosts = joined(c.hosts), acc = joined(accs);
     const std::string where = hosts + (acc.empty() ? "" : " (" + acc + ")");
     if (!where.empty()) out += fmt::format("<tr><th>side {} measured on</th><td>{}</td></tr>\n", to_string(side), e(where));
+    if (!c.module_params.empty()) {
+      out += fmt::format("<tr><th>side {} module parameters</th><td>{}</td></tr>\n", to_string(side),
+                         e(describe_module_params(c)));
+    }
   }
   out += "</table>\n";
   if (accelerators(in).contains(Accelerator::tcg)) {

@@ -61,6 +61,12 @@ class Node {
     expect(j_.is_array(), "an array");
     for (std::size_t i = 0; i < j_.size(); ++i) f(Node(origin_, j_[i], fmt::format("{}[{}]", path_, i)));
   }
+  // f(key, Node) for every member of an object, in key order.
+  template <class F>
+  void members(F f) const {
+    expect(j_.is_object(), "an object");
+    for (const auto& [key, value] : j_.items()) f(key, Node(origin_, value, fmt::format("{}.{}", path_, key)));
+  }
   std::vector<std::string> strings() const {
     std::vector<std::string> out;
     each([&](const Node& n) { out.push_back(n.str()); });
@@ -199,6 +205,15 @@ ReportSource source_of(const Node& n) {
 SideContext context_of(const Node& n) {
   SideContext c{.hosts = n["hosts"].strings()};
   n["accelerators"].each([&](const Node& a) { c.accelerators.push_back(a.word(parse_accelerator, "kvm, tcg")); });
+  // Module parameters the guests reported (parameter -> value -> boots); absent in reports of
+  // runs without them (plain files, abvm before the guests reported them).
+  if (n.has("module_params")) {
+    n["module_params"].members([&](const std::string& param, const Node& values) {
+      values.members([&](const std::string& value, const Node& boots) {
+        c.module_params[param][value] = static_cast<int>(boots.count());
+      });
+    });
+  }
   return c;
 }
 

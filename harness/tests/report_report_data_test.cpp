@@ -202,3 +202,30 @@ TEST(ReportData, EnvironmentMissingOrMistypedFieldsAreErrors) {
   env["load_average"][2] = "high";
   EXPECT_EQ(environment_error(env), "r/environment.json: load_average[2] is \"high\", not a number; restore it");
 }
+
+// The module parameters the guests reported (analysis.json context.<side>.module_params) read
+// back and appear in the report's host section per side; reports without them still read.
+TEST(ReportData, ModuleParametersPerSideReadBackAndShowInTheHtml) {
+  Analysis a = demo_analysis();
+  a.context_b.module_params["virtio_blk.queue_depth"]["1"] = 12;
+  a.context_a.module_params["virtio_blk.queue_depth"]["0"] = 11;
+  a.context_a.module_params["virtio_blk.queue_depth"]["1"] = 1;
+  const ReportData r = read_report_data(demo_json(a), kAnalysis);
+  EXPECT_EQ(r.context_b.module_params, a.context_b.module_params);
+  EXPECT_EQ(r.context_a.module_params, a.context_a.module_params);
+
+  HtmlInputs in;
+  in.report = r;
+  in.template_html = "<title>{{title}}</title>{{body}}";
+  const std::string html = html_report(in);
+  EXPECT_NE(html.find("<tr><th>side A module parameters</th><td>virtio_blk.queue_depth=0 (11 boots); "
+                      "virtio_blk.queue_depth=1 (1 boot)</td></tr>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<tr><th>side B module parameters</th><td>virtio_blk.queue_depth=1 (12 boots)</td></tr>"),
+            std::string::npos);
+
+  json without = demo_json(demo_analysis());
+  without["context"]["a"].erase("module_params");
+  EXPECT_EQ(report_error(without), "");
+}

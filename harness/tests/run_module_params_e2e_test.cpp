@@ -124,6 +124,12 @@ TEST_F(ModuleParamsE2ETest, SideBsCommandLineReachesTheLoadedVirtioBlkModule) {
   const std::string a_default = *v["A"]["virtio_blk.queue_depth"].begin();
   EXPECT_EQ(context.at("b").at("module_params").at("virtio_blk.queue_depth"), json({{"1", 2}}));
   EXPECT_EQ(context.at("a").at("module_params").at("virtio_blk.queue_depth"), json({{a_default, 2}}));
+  // The report says it per side.
+  const std::string html = read_file(d / "report.html");
+  const std::size_t b_row = html.find("<th>side B module parameters</th>");
+  ASSERT_NE(b_row, std::string::npos);
+  EXPECT_NE(html.find("virtio_blk.queue_depth=1 (2 boots)", b_row), std::string::npos);
+  EXPECT_NE(html.find("virtio_blk.queue_depth=" + a_default + " (2 boots)"), std::string::npos);
 
   // Each trial's record holds what its guest reported.
   int trials = 0;
