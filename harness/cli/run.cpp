@@ -197,12 +197,13 @@ int run_command(const RunArgs& args) {
   if (!args.resume.empty()) {
     if (!args.config.empty()) throw Error("give either CONFIG or --resume DIR, not both");
     if (args.dry_run) throw Error("--dry-run does not apply to --resume");
-    const ResultsDir dir = ResultsDir::open_run(args.resume);
+    // Absolute: the guests get paths inside it, and libvirt takes absolute paths only.
+    const ResultsDir dir = ResultsDir::open_run(fs::absolute(args.resume));
     return execute(load_saved_experiment(dir, read_manifest(dir)), dir, args, true);
   }
   if (args.config.empty()) throw Error("nothing to run: give an experiment file (abvm run CONFIG) or --resume DIR");
   const Experiment e = load_experiment(args.config);
-  const fs::path root = args.results_root.empty() ? default_results_root() : fs::path(args.results_root);
+  const fs::path root = fs::absolute(args.results_root.empty() ? default_results_root() : fs::path(args.results_root));
   if (args.dry_run) return dry_run(e, root);
   const std::uint64_t seed = choose_seed(e);
   const ResultsDir dir = start_run(e, make_plan(e, seed), root, args.config, args.connect);

@@ -206,8 +206,9 @@ TEST_F(RunE2ETest, DryRunPrintsPlanDomainXmlAndJobWithoutBooting) {
 }
 
 TEST_F(RunE2ETest, SmallInterleavedExperimentReachesAVerdictWithCompleteResults) {
-  const auto r = run_process({ABVM_BINARY, "run", "--results-dir", results.string(), config.string()},
-                             {.timeout = std::chrono::minutes(9)});
+  // A relative --results-dir (from the test's directory): the guests still get absolute paths.
+  const auto r = run_process({ABVM_BINARY, "run", "--results-dir", "results", config.string()},
+                             {.cwd = dir, .timeout = std::chrono::minutes(9)});
   // 2 boots per side cannot settle much: any verdict is fine, an error is not.
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4) << r.exit_code << "\n" << r.err;
   const fs::path d = results_dir();
@@ -272,7 +273,9 @@ TEST_F(RunE2ETest, ResumeAfterKillCompletesWithoutDuplicates) {
   EXPECT_FALSE(fs::exists(d / "analysis.json"));
 
   // A second runner on the same directory while none holds the lock is fine: the kill freed it.
-  const auto r = run_process({ABVM_BINARY, "run", "--resume", d.string()}, {.timeout = std::chrono::minutes(9)});
+  // Resumed by a relative path, as a user in the results root would type it.
+  const auto r = run_process({ABVM_BINARY, "run", "--resume", d.filename().string()},
+                             {.cwd = d.parent_path(), .timeout = std::chrono::minutes(9)});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4) << r.exit_code << "\n" << r.err;
   EXPECT_NE(r.err.find("resuming " + d.string()), std::string::npos) << r.err;
   expect_complete(d);
