@@ -229,3 +229,21 @@ TEST(ReportData, ModuleParametersPerSideReadBackAndShowInTheHtml) {
   without["context"]["a"].erase("module_params");
   EXPECT_EQ(report_error(without), "");
 }
+
+// A run whose every trial failed has no metric: its report still reads back and renders, with the
+// family's confidence as the interval level (it once wrote 1 - (1 - 0.95) / 0 = -inf, i.e. null,
+// and the HTML report refused its own analysis.json).
+TEST(ReportData, ARunWithOnlyFailedTrialsReadsBackAndRenders) {
+  SampleSet failed_only;
+  failed_only.failures.push_back({.side = Side::a, .what = "bad checksum", .outcome = "invalid-output", .source = "t0000"});
+  failed_only.failures.push_back({.side = Side::b, .what = "foreign nonce", .outcome = "invalid-output", .source = "t0001"});
+  const Analysis a = analyze(failed_only, {});
+  EXPECT_TRUE(a.metrics.empty());
+  EXPECT_EQ(a.interval_confidence, a.options.confidence);
+  const json j = demo_json(a);
+  ASSERT_EQ(report_error(j), "");
+  HtmlInputs in;
+  in.report = read_report_data(j, kAnalysis);
+  in.template_html = "<title>{{title}}</title>{{body}}";
+  EXPECT_NE(html_report(in).find("inconclusive"), std::string::npos);
+}

@@ -536,7 +536,8 @@ Analysis analyze(SampleSet&& samples, const AnalysisOptions& options) {
   out.context_b = samples.context_b;
   for (const auto& f : samples.failures) (f.side == Side::a ? out.failed_a : out.failed_b)++;
 
-  const double k = static_cast<double>(samples.metrics.size());
+  // With no metric (every trial failed) the level is the family's own, not 1 - inf.
+  const double k = static_cast<double>(std::max<std::size_t>(1, samples.metrics.size()));
   const double alpha = (1 - options.confidence) / k;  // Bonferroni level per metric
   out.interval_confidence = 1 - alpha;
 
