@@ -21,6 +21,17 @@ const char* to_string(ScheduleOrder order) {
   return order == ScheduleOrder::interleaved ? "interleaved" : "sequential";
 }
 
+const char* to_string(Design design) {
+  return design == Design::co_scheduled ? "co-scheduled" : "sequential-blocks";
+}
+
+std::optional<Design> design_from_string(std::string_view text) {
+  for (auto d : {Design::sequential_blocks, Design::co_scheduled}) {
+    if (text == to_string(d)) return d;
+  }
+  return std::nullopt;
+}
+
 const char* to_string(LookCorrection correction) {
   switch (correction) {
     case LookCorrection::obrien_fleming: return "obrien-fleming";
@@ -750,6 +761,31 @@ class Loader {
     return fio;
   }
 
+  // schedule.design and schedule.cpu_set (after schedule.order, which co-scheduling needs).
+  void read_design(ScheduleSettings& s) {
+    if (auto design = get_string("schedule.design")) s.design = *design_from_string(*design);  // choices checked
+    note("schedule.design", quote(to_string(s.design)));
+    if (s.design == Design::co_scheduled && at("disk.path") != nullptr) {
+      fail(line_of("schedule.design"), "schedule.design = \"co-scheduled\" runs two guests at once, each on a scratch "
+                                       "image of its own: remove disk.path and let abvm create them");
+    }
+    if (s.design == Design::co_scheduled && s.order != ScheduleOrder::interleaved) {
+      fail(line_of("schedule.design"), "schedule.design = \"co-scheduled\" runs each block's A and B guests at the "
+                                       "same time: it needs schedule.order = \"interleaved\"; remove the order");
+    }
+    if (auto cpus = get_string("schedule.cpu_set")) {
+      if (!rules::valid_cpu_set(*cpus)) {
+        fail(line_of("schedule.cpu_set"), fmt::format("key 'schedule.cpu_set' = {} is not a host CPU set: write "
+                                                      "CPU numbers and ranges such as \"0\", \"2-3\" or \"0,2\"",
+                                                      quote(*cpus)));
+      }
+      s.cpu_set = *cpus;
+    } else if (s.design == Design::co_scheduled) {
+      s.cpu_set = kDefaultCoScheduledCpuSet;
+    }
+    note("schedule.cpu_set", s.cpu_set.empty() ? "unset" : quote(s.cpu_set));
+  }
+
   void read_schedule(Experiment& e) {
     ScheduleSettings& s = e.schedule;
     s.boots_per_side = get_int("schedule.boots_per_side").value_or(s.boots_per_side);
@@ -758,6 +794,7 @@ class Loader {
       s.order = *order == "sequential" ? ScheduleOrder::sequential : ScheduleOrder::interleaved;
     }
     note("schedule.order", quote(to_string(s.order)));
+    read_design(s);
     if (auto seed = get_integer("schedule.seed")) s.seed = static_cast<std::uint64_t>(*seed);
     note("schedule.seed", std::to_string(s.seed));
     s.boot_timeout = get_duration("schedule.boot_timeout").value_or(s.boot_timeout);

@@ -48,6 +48,18 @@ struct DiskSettings {
 enum class ScheduleOrder { interleaved, sequential };
 const char* to_string(ScheduleOrder order);
 
+// How the A and B boots of one block meet the host's noise (plan/plan.hpp):
+//   sequential_blocks: one guest at a time, the block's A and B boots one after the other;
+//   co_scheduled: the block's A and B guests run at the same time, pinned to the same host CPU
+//     set, so a slow phase of that CPU hits both; their per-block ratio is the paired unit.
+enum class Design { sequential_blocks, co_scheduled };
+const char* to_string(Design design);
+// "sequential-blocks" / "co-scheduled"; nullopt for anything else.
+std::optional<Design> design_from_string(std::string_view text);
+
+// The host CPU set co-scheduled guests share when schedule.cpu_set is unset.
+inline constexpr const char* kDefaultCoScheduledCpuSet = "0";
+
 // How sequential stopping splits 1 - confidence over the looks (see plan/looks.hpp): Lan-DeMets
 // group-sequential boundaries (obrien_fleming, pocock), or each look at its own share of alpha by
 // the union bound (pocock_spending, bonferroni; conservative, kept for existing experiment files).
@@ -65,6 +77,10 @@ struct SequentialSettings {
 struct ScheduleSettings {
   int boots_per_side = 10;
   ScheduleOrder order = ScheduleOrder::interleaved;
+  Design design = Design::sequential_blocks;
+  // Host CPUs (libvirt cpuset syntax, "0" or "2-3") every guest is pinned to, vCPUs and QEMU's
+  // own threads; "" leaves the guests unpinned. co_scheduled defaults it to "0".
+  std::string cpu_set;
   std::uint64_t seed = 0;              // 0: the run picks one and records it in plan.json
   std::chrono::milliseconds boot_timeout = std::chrono::seconds(60);
   std::chrono::milliseconds run_timeout = std::chrono::seconds(120);

@@ -183,6 +183,12 @@ std::vector<KeySpec> build_table() {
   add({.path = "schedule.order", .type = KeyType::string, .default_text = "\"interleaved\"",
        .doc = "interleaved: A/B blocks in seeded random order; sequential: all A, then all B",
        .choices = {"interleaved", "sequential"}});
+  add({.path = "schedule.design", .type = KeyType::string, .default_text = "\"sequential-blocks\"",
+       .doc = "sequential-blocks: one guest at a time; co-scheduled: a block's A and B guests run at once on the "
+              "same host CPUs and their ratio is the paired unit (the noise of the host's CPU speed cancels)",
+       .choices = {"sequential-blocks", "co-scheduled"}});
+  add({.path = "schedule.cpu_set", .type = KeyType::string, .default_text = "unset",
+       .doc = "host CPUs every guest is pinned to, e.g. \"0\" or \"2-3\" (unset: unpinned; \"0\" when co-scheduled)"});
   add({.path = "schedule.seed", .type = KeyType::integer, .default_text = "0",
        .doc = "seed of the trial order (0: abvm picks one and records it)", .range = closed(0, kMaxInt63)});
   add({.path = "schedule.boot_timeout", .type = KeyType::duration, .default_text = "\"1m\"",

@@ -51,4 +51,29 @@ constexpr bool io_allowed_with_cache(std::string_view io, std::string_view cache
   return io != "native" || cache == "none" || cache == "directsync";
 }
 
+// A host CPU set as libvirt's cpuset attribute takes it, restricted to what abvm needs: CPU
+// numbers (host_cpu bounds) and ascending ranges, comma-separated ("0", "2-3", "0,2-3").
+constexpr bool valid_cpu_set(std::string_view text) {
+  if (text.empty()) return false;
+  std::int64_t first = -1, number = -1;
+  bool in_range = false;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ',';
+    if (c >= '0' && c <= '9') {
+      number = (number < 0 ? 0 : number * 10) + (c - '0');
+      if (!host_cpu.contains(number)) return false;
+    } else if (c == '-' && number >= 0 && !in_range) {
+      first = number;
+      number = -1;
+      in_range = true;
+    } else if (c == ',' && number >= 0 && (!in_range || first <= number)) {
+      number = -1;
+      in_range = false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace abvm::rules

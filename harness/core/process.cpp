@@ -260,4 +260,10 @@ bool process_alive(long pid) {
   return !(close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z');
 }
 
+std::string host_name() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
 }  // namespace abvm

@@ -48,4 +48,7 @@ std::optional<std::filesystem::path> find_program(const std::string& name);
 // A command line for messages and logs (quoted where needed); never executed.
 std::string describe_command(const std::vector<std::string>& argv);
 
+// This machine's name (gethostname): journal lines and the host calibration carry it.
+std::string host_name();
+
 }  // namespace abvm

@@ -122,6 +122,9 @@ void validate(const DomainSpec& s) {
     throw Error(fmt::format("disk serial '{}' must be 1-20 characters (QEMU's limit)", s.disk_serial));
   }
 
+  if (!s.host_cpus.empty() && !rules::valid_cpu_set(s.host_cpus)) {
+    throw Error(fmt::format("host CPU set '{}' is not CPU numbers and ranges such as \"0\" or \"2-3\"", s.host_cpus));
+  }
   validate_machine(s.machine);
   validate_disk(s.disk);
 }
@@ -171,6 +174,8 @@ std::string domain_xml(const DomainSpec& spec) {
   memory.text().set(m.memory_mib);
   auto vcpu = domain.append_child("vcpu");
   vcpu.append_attribute("placement").set_value("static");
+  // The domain's default CPU set: libvirt pins the vCPUs and QEMU's emulator threads to it.
+  if (!spec.host_cpus.empty()) vcpu.append_attribute("cpuset").set_value(spec.host_cpus.c_str());
   vcpu.text().set(m.vcpus);
   if (d.iothread) domain.append_child("iothreads").text().set(1);
   if (!m.vcpu_pins.empty()) {

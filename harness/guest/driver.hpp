@@ -7,7 +7,8 @@
 // of the kernel, initramfs and scratch-disk files (a local driver uses the paths as they are; a
 // remote one, qemu+ssh in a later issue, copies them to the host first and the console log back).
 //
-// Contract of run_guest: one call is one boot (one trial). It returns when the caller's `done`
+// Contract of run_guest: one call is one boot (one trial). Calls may come from several threads at
+// once (co-scheduled blocks boot their A and B guests together). It returns when the caller's `done`
 // predicate accepts the console text, or the guest ends on its own, or the timeout passes; in
 // every case the guest is gone (destroyed) before it returns. A guest that fails is data (an
 // outcome), not an exception. Exceptions: abvm::Error when the DomainSpec is invalid (the user
@@ -31,6 +32,9 @@ struct DomainSpec {
   std::filesystem::path initrd;              // initramfs (with the trial's job appended), may be empty
   std::string cmdline;                       // kernel command line
   MachineOptions machine;
+  // Host CPUs (libvirt cpuset syntax) the whole guest runs on, its vCPUs and QEMU's own threads:
+  // co-scheduled guests share them. Empty: unpinned.
+  std::string host_cpus;
   std::filesystem::path scratch_disk;        // raw image for the virtio-blk disk; empty: no disk
   VirtioBlkOptions disk;
   std::string disk_serial = "abvm-scratch";  // the guest finds its disk by this serial

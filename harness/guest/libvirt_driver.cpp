@@ -674,10 +674,23 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   // A connection lost in an earlier trial (a daemon that restarted) is made again first, and
   // the guest that trial left is destroyed; InfraError when the daemon does not come back.
-  ensure_connection(lost_domains_);
-  lost_domains_.clear();
-  StopEvents events(impl_->conn.get(), spec.name);
-  virDomainPtr raw = virDomainCreateXML(impl_->conn.get(), xml.c_str(), VIR_DOMAIN_NONE);
+  // This call holds its own reference to the connection: a concurrent call that reconnects
+  // replaces the handle, not the object this guest is watched through.
+  ConnHandle conn;
+  {
+    std::lock_guard lock(mutex_);
+    ensure_connection(lost_domains_);
+    lost_domains_.clear();
+    virConnectRef(impl_->conn.get());
+    conn.reset(impl_->conn.get());
+  }
+  std::vector<std::string> lost;
+  const auto keep_lost = [&] {
+    std::lock_guard lock(mutex_);
+    lost_domains_.insert(lost_domains_.end(), lost.begin(), lost.end());
+  };
+  StopEvents events(conn.get(), spec.name);
+  virDomainPtr raw = virDomainCreateXML(conn.get(), xml.c_str(), VIR_DOMAIN_NONE);
   if (!raw) {
     outcome.end = GuestOutcome::End::infra_error;
     outcome.detail = fmt::format("libvirt could not start domain {}: {}", spec.name, last_error());
@@ -693,8 +706,9 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
   const long qemu_pid = embedded_qemu_pid(impl_->uri, spec.name);
   LogTail tail(spec.console_log);
   ConsoleCap console(spec.console_limit);
-  WatchedGuest guest{impl_->conn.get(), impl_->uri, spec, dom.get(), tail, console, events, done, lost_domains_};
+  WatchedGuest guest{conn.get(), impl_->uri, spec, dom.get(), tail, console, events, done, lost};
   watch_guest(guest, start + timeout, timeout, outcome);
+  keep_lost();
   outcome.seconds = elapsed();
   const auto stop = Clock::now();
   destroy_guest(dom.get(), qemu_pid, spec, impl_->uri);

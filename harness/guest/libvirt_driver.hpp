@@ -24,6 +24,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,6 +85,9 @@ class LibvirtDriver final : public GuestDriver {
 
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  // Guards the connection handle and lost_domains_: co-scheduled trials call run_guest from
+  // two threads at once.
+  std::mutex mutex_;
   std::vector<std::string> lost_domains_;  // guests whose connection was lost while they ran
 };
 

@@ -36,6 +36,8 @@ Plan make_plan(const Experiment& experiment, std::uint64_t seed) {
   plan.label_a = experiment.a.label;
   plan.label_b = experiment.b.label;
   plan.order = experiment.schedule.order;
+  plan.design = experiment.schedule.design;
+  plan.cpu_set = experiment.schedule.cpu_set;
   plan.seed = seed;
   return extend_plan(plan, experiment.schedule.boots_per_side);
 }
@@ -59,8 +61,10 @@ Plan extend_plan(const Plan& plan, int extra_blocks) {
 }
 
 std::string describe_plan(const Plan& plan) {
-  std::string out = fmt::format("plan for {}: {} trials, {} boots per side, order {}, seed {}\n", plan.experiment,
-                                plan.trials.size(), plan.blocks, to_string(plan.order), plan.seed);
+  std::string out = fmt::format("plan for {}: {} trials, {} boots per side, order {}, design {}{}, seed {}\n",
+                                plan.experiment, plan.trials.size(), plan.blocks, to_string(plan.order),
+                                to_string(plan.design),
+                                plan.cpu_set.empty() ? "" : fmt::format(" on host CPUs {}", plan.cpu_set), plan.seed);
   out += fmt::format("{:<7} {:>5}  {}\n", "trial", "block", "side");
   for (const Trial& t : plan.trials) {
     out += fmt::format("{:<7} {:>5}  {} ({})\n", t.id, t.block, to_string(t.side),
@@ -78,6 +82,8 @@ nlohmann::json plan_to_json(const Plan& plan) {
           {"experiment", plan.experiment},
           {"labels", {{"A", plan.label_a}, {"B", plan.label_b}}},
           {"order", to_string(plan.order)},
+          {"design", to_string(plan.design)},
+          {"cpu_set", plan.cpu_set},
           {"seed", plan.seed},
           {"blocks", plan.blocks},
           {"trials", trials}};
@@ -100,6 +106,12 @@ Plan plan_from_json(const nlohmann::json& json) {
     const std::string order = json.at("order").get<std::string>();
     if (order != "interleaved" && order != "sequential") throw bad(fmt::format("unknown order '{}'", order));
     plan.order = order == "sequential" ? ScheduleOrder::sequential : ScheduleOrder::interleaved;
+    // Plans written before designs existed ran sequential blocks, unpinned.
+    const std::string design = json.value("design", to_string(Design::sequential_blocks));
+    const auto parsed_design = design_from_string(design);
+    if (!parsed_design) throw bad(fmt::format("unknown design '{}'", design));
+    plan.design = *parsed_design;
+    plan.cpu_set = json.value("cpu_set", "");
     plan.seed = json.at("seed").get<std::uint64_t>();
     plan.blocks = json.at("blocks").get<int>();
     for (const auto& t : json.at("trials")) {

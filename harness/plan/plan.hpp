@@ -10,6 +10,9 @@
 //     systematic "first after the other side" effect is randomised away.
 //   sequential (only on request): all A, then all B (what the seed's data did; confounds
 //     host drift with the kernel).
+// The design (config/experiment.hpp Design) says how a block's two trials run: one after the
+// other, or co-scheduled (both guests at once on the same host CPUs; the run stage starts them
+// together). Recorded here so that the plan says what its blocks mean.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,6 +36,8 @@ struct Plan {
   std::string label_a;
   std::string label_b;
   ScheduleOrder order = ScheduleOrder::interleaved;
+  Design design = Design::sequential_blocks;
+  std::string cpu_set;             // host CPUs the guests are pinned to ("" unpinned)
   std::uint64_t seed = 0;
   int blocks = 0;                  // boots per side
   std::vector<Trial> trials;       // in execution order

@@ -14,6 +14,7 @@
 //   trials.jsonl       the ledger: one line per finished trial, written AFTER its journal lines
 //   trials/<id>/       console.log, domain.xml, result.json, raw tool output per run
 //   scratch.raw        abvm's own scratch disk image while a session runs
+//   scratch-1.raw      the second one, for the second guest of a co-scheduled block
 //   analysis.json, summary.txt, report.html   at the end
 //   .lock              held (flock) by the running abvm
 //
@@ -71,7 +72,11 @@ class ResultsDir {
   std::filesystem::path analysis() const { return root_ / "analysis.json"; }
   std::filesystem::path summary() const { return root_ / "summary.txt"; }
   std::filesystem::path report_html() const { return root_ / "report.html"; }
-  std::filesystem::path scratch_disk() const { return root_ / "scratch.raw"; }
+  // Slot 0 is every guest's disk; co-scheduled blocks run two guests at once, and the second
+  // trial of a block writes to slot 1 (a disk image cannot be opened by two QEMUs).
+  std::filesystem::path scratch_disk(int slot = 0) const {
+    return root_ / (slot == 0 ? std::string("scratch.raw") : "scratch-" + std::to_string(slot) + ".raw");
+  }
   std::filesystem::path accel_probe_dir() const { return root_ / "accel-probe"; }
   std::filesystem::path lock_file() const { return root_ / ".lock"; }
   TrialFiles trial(std::string_view id) const { return {root_ / trial_relative(id)}; }

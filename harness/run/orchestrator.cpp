@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <exception>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -80,7 +83,9 @@ DomainSpec trial_domain(const ExecutionSpec& spec, const Trial& trial) {
   d.initrd = files.initrd();
   d.cmdline = side.cmdline;
   d.machine = side.machine;
-  d.scratch_disk = spec.scratch_disk;
+  d.host_cpus = spec.host_cpus;
+  const bool second_of_block = spec.design == Design::co_scheduled && trial.position % 2 == 1;
+  d.scratch_disk = second_of_block ? spec.second_scratch_disk : spec.scratch_disk;
   d.disk = side.disk;
   d.console_log = files.console_log();
   d.console_limit = spec.console_limit;
@@ -139,6 +144,34 @@ std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial,
   return result;
 }
 
+std::vector<std::optional<TrialResult>> Orchestrator::run_together(const std::vector<Trial>& batch,
+                                                                   const std::function<bool()>& stop_requested) {
+  // The first trial runs on this thread, the others on one thread each; every thread is waited
+  // for before an exception of any of them goes on (no guest is left running unwatched).
+  std::vector<std::future<std::optional<TrialResult>>> others;
+  for (std::size_t k = 1; k < batch.size(); ++k) {
+    others.push_back(std::async(std::launch::async, [this, &stop_requested, trial = batch[k]] {
+      return run_trial(trial, stop_requested);
+    }));
+  }
+  std::vector<std::optional<TrialResult>> out;
+  std::exception_ptr error;
+  try {
+    out.push_back(run_trial(batch[0], stop_requested));
+  } catch (...) {
+    error = std::current_exception();
+  }
+  for (auto& other : others) {
+    try {
+      out.push_back(other.get());
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
 RunSummary Orchestrator::run(std::vector<Trial> trials, const std::set<std::string>& done,
                              const Controls& controls) {
   RunSummary summary;
@@ -152,6 +185,29 @@ RunSummary Orchestrator::run(std::vector<Trial> trials, const std::set<std::stri
       if (t.block == block && !finished.contains(t.id)) return false;
     }
     return true;
+  };
+  // A finished trial goes to the sink, then to the ledger (only then is it done).
+  const auto record = [&](const TrialResult& result, double seconds) {
+    sink_.on_trial_finished(result);
+    append_line_durable(ledger, to_ledger_line({.trial = result.trial.id,
+                                                .side = result.trial.side,
+                                                .outcome = result.outcome,
+                                                .attempts = result.attempts,
+                                                .seconds = result.seconds,
+                                                .time = result.time,
+                                                .detail = result.detail}));
+    finished.insert(result.trial.id);
+    ++summary.ran;
+    trial_seconds_sum += seconds;
+    if (controls.on_trial_end) {
+      controls.on_trial_end({.result = &result,
+                             .done = finished.size(),
+                             .total = trials.size(),
+                             .session_seconds = std::chrono::duration<double>(
+                                                    std::chrono::steady_clock::now() - session_start)
+                                                    .count(),
+                             .mean_trial_seconds = trial_seconds_sum / static_cast<double>(summary.ran)});
+    }
   };
 
   std::size_t i = 0;
@@ -170,33 +226,28 @@ RunSummary Orchestrator::run(std::vector<Trial> trials, const std::set<std::stri
       summary.interrupted = true;
       break;
     }
-    if (controls.on_trial_start) controls.on_trial_start(trial, finished.size(), trials.size());
+    // Co-scheduled: the block's other unfinished trials (they follow in the plan) start with it.
+    std::vector<Trial> batch{trial};
+    while (spec_.design == Design::co_scheduled && i < trials.size() && trials[i].block == trial.block) {
+      const Trial& t = trials[i++];
+      if (finished.contains(t.id)) {
+        ++summary.skipped;
+      } else {
+        batch.push_back(t);
+      }
+    }
+    for (const Trial& t : batch) {
+      if (controls.on_trial_start) controls.on_trial_start(t, finished.size(), trials.size());
+    }
     const auto t0 = std::chrono::steady_clock::now();
-    std::optional<TrialResult> result = run_trial(trial, controls.stop_requested);
-    if (!result) {
+    const auto results = run_together(batch, controls.stop_requested);
+    // An interrupted block is dropped whole: its trials run again, together, on --resume.
+    if (std::any_of(results.begin(), results.end(), [](const auto& r) { return !r; })) {
       summary.interrupted = true;
       break;
     }
-    sink_.on_trial_finished(*result);
-    append_line_durable(ledger, to_ledger_line({.trial = result->trial.id,
-                                                .side = result->trial.side,
-                                                .outcome = result->outcome,
-                                                .attempts = result->attempts,
-                                                .seconds = result->seconds,
-                                                .time = result->time,
-                                                .detail = result->detail}));
-    finished.insert(trial.id);
-    ++summary.ran;
-    trial_seconds_sum += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (controls.on_trial_end) {
-      controls.on_trial_end({.result = &*result,
-                             .done = finished.size(),
-                             .total = trials.size(),
-                             .session_seconds = std::chrono::duration<double>(
-                                                    std::chrono::steady_clock::now() - session_start)
-                                                    .count(),
-                             .mean_trial_seconds = trial_seconds_sum / static_cast<double>(summary.ran)});
-    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const auto& result : results) record(*result, seconds / static_cast<double>(batch.size()));
     if (controls.at_block_end && block_complete(trial.block) &&
         controls.at_block_end(trial.block) == BlockDecision::stop) {
       summary.stopped_early = true;

@@ -39,7 +39,14 @@ struct ExecutionSpec {
   SideBoot a, b;
   std::vector<Workload> workloads;
   std::filesystem::path scratch_disk;   // empty: no disk
+  // co_scheduled: the disk of the second trial of each block (its first is on scratch_disk).
+  // The plan draws each block's order, so which side gets which image is random per block.
+  std::filesystem::path second_scratch_disk;
   Accelerator accelerator = Accelerator::tcg;
+  // co_scheduled: the trials of one block run at the same time (one thread each), and only when
+  // the whole block has ended are they handed to the sink and the ledger, in plan order.
+  Design design = Design::sequential_blocks;
+  std::string host_cpus;                // every guest's host CPU set (DomainSpec::host_cpus)
   std::chrono::milliseconds boot_timeout{60000};
   std::chrono::milliseconds run_timeout{120000};  // per run, warm-ups included
   int infra_retries = 1;                // extra boots after an infra-error, per trial
@@ -102,6 +109,11 @@ class Orchestrator {
   // One trial, with the bounded infra-error retry; does not touch the ledger or the sink.
   // Returns nullopt when stop_requested() interrupted it.
   std::optional<TrialResult> run_trial(const Trial& trial, const std::function<bool()>& stop_requested);
+
+  // The trials of `batch` at the same time (co-scheduled blocks), results in batch order; the
+  // driver must take concurrent run_guest calls.
+  std::vector<std::optional<TrialResult>> run_together(const std::vector<Trial>& batch,
+                                                       const std::function<bool()>& stop_requested);
 
  private:
   GuestDriver& driver_;

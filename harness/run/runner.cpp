@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/process.hpp"
 #include "core/files.hpp"
 #include "guest/accel.hpp"
 #include "guest/image.hpp"
@@ -21,12 +22,6 @@ namespace abvm {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string hostname() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -144,10 +139,10 @@ class ProgressFeed {
 // abvm's own scratch image goes whenever a session ends (a resume makes a new one), so a
 // stopped or failed nightly job leaves no disk image behind; a SIGKILL leaves it to the resume.
 struct ScratchRemover {
-  fs::path path;
+  std::vector<fs::path> paths;
   ~ScratchRemover() {
     std::error_code ec;
-    if (!path.empty()) fs::remove(path, ec);
+    for (const auto& path : paths) fs::remove(path, ec);
   }
 };
 
@@ -191,6 +186,9 @@ ExecutionSpec execution_spec(const Experiment& e, const PreparedGuests& guests, 
   spec.workloads = e.workloads;
   spec.scratch_disk = scratch_disk;
   spec.accelerator = accelerator;
+  spec.design = e.schedule.design;
+  spec.host_cpus = e.schedule.cpu_set;
+  if (spec.design == Design::co_scheduled) spec.second_scratch_disk = dir.scratch_disk(1);
   spec.boot_timeout = e.schedule.boot_timeout;
   spec.run_timeout = e.schedule.run_timeout;
   spec.infra_retries = e.schedule.infra_retries;
@@ -269,8 +267,14 @@ RunEnd Runner::execute(GuestDriver& driver, const RunSession& session, const Pre
                        const Recovered& recovered, RunManifest& manifest) {
   Plan plan = read_plan(dir_);
   const fs::path scratch = prepare_scratch_disk(experiment_.disk, dir_.root(), !session.resuming);
-  const ScratchRemover remover{experiment_.disk.path.empty() && !session.keep_scratch ? scratch : fs::path()};
-  JournalSink sink(dir_.journal(), experiment_.workloads, hostname());
+  ScratchRemover remover;
+  if (experiment_.disk.path.empty() && !session.keep_scratch) remover.paths.push_back(scratch);
+  if (experiment_.schedule.design == Design::co_scheduled) {
+    // The loader allows co-scheduling with abvm's own images only (two QEMUs cannot share one).
+    prepare_scratch_disk(experiment_.disk, dir_.root(), !session.resuming, 1);
+    if (!session.keep_scratch) remover.paths.push_back(dir_.scratch_disk(1));
+  }
+  JournalSink sink(dir_.journal(), experiment_.workloads, host_name());
   sink.remember(recovered.journal);
   SequentialLooks looks(experiment_, dir_, plan, c_, recovered.earlier_seconds);
   ProgressFeed feed(experiment_, c_.observer, sink, recovered.done.size());

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "results/directory.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -39,9 +40,9 @@ void create_raw(const fs::path& path, std::uint64_t size, bool preallocate) {
 
 }  // namespace
 
-fs::path prepare_scratch_disk(const DiskSettings& disk, const fs::path& results_dir, bool first_use) {
+fs::path prepare_scratch_disk(const DiskSettings& disk, const fs::path& results_dir, bool first_use, int slot) {
   if (disk.path.empty()) {
-    const fs::path path = results_dir / "scratch.raw";
+    const fs::path path = ResultsDir(results_dir).scratch_disk(slot);
     std::error_code ec;
     if (!fs::exists(path, ec) || fs::file_size(path, ec) != disk.size_bytes) {
       create_raw(path, disk.size_bytes, disk.preallocate);

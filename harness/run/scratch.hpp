@@ -10,13 +10,13 @@
 
 namespace abvm {
 
-// Creates results_dir/scratch.raw of disk.size_bytes when disk.path is empty (an existing one
+// Creates ResultsDir(results_dir).scratch_disk(slot) of disk.size_bytes when disk.path is empty (an existing one
 // from an interrupted run is reused at that size), else checks disk.path: not a block device
 // (also through a symlink), not a directory, not an existing non-empty file unless
 // disk.overwrite, and creates it (sparse) when missing. `first_use` is false on --resume, when
 // the file being non-empty is our own doing. Returns the path to give the guest.
 // Throws Error (unsafe path) or InfraError (cannot create).
 std::filesystem::path prepare_scratch_disk(const DiskSettings& disk, const std::filesystem::path& results_dir,
-                                           bool first_use);
+                                           bool first_use, int slot = 0);
 
 }  // namespace abvm

@@ -332,3 +332,41 @@ TEST(ConfigExperiment, ShippedConfigsLoad) {
 
 }  // namespace
 }  // namespace abvm
+
+namespace abvm {
+namespace {
+
+TEST(ConfigExperiment, DesignDefaultsToSequentialBlocksUnpinned) {
+  const Experiment e = load(kBase);
+  EXPECT_EQ(e.schedule.design, Design::sequential_blocks);
+  EXPECT_EQ(e.schedule.cpu_set, "");
+}
+
+TEST(ConfigExperiment, CoScheduledPinsToCpuZeroUnlessTold) {
+  EXPECT_EQ(load(kBase + "[schedule]\ndesign = \"co-scheduled\"\n").schedule.cpu_set, "0");
+  const Experiment e = load(kBase + "[schedule]\ndesign = \"co-scheduled\"\ncpu_set = \"2-3\"\n");
+  EXPECT_EQ(e.schedule.design, Design::co_scheduled);
+  EXPECT_EQ(e.schedule.cpu_set, "2-3");
+  EXPECT_NE(describe_effective_config(e).find("schedule.design"), std::string::npos);
+}
+
+TEST(ConfigExperiment, DesignErrorsNameTheKeyAndWhatToDo) {
+  EXPECT_EQ(error_of(kBase + "[schedule]\ndesign = \"parallel\"\n"),
+            "demo.toml:8: key 'schedule.design' = \"parallel\" is not one of sequential-blocks, co-scheduled");
+  EXPECT_EQ(error_of(kBase + "[schedule]\ndesign = \"co-scheduled\"\norder = \"sequential\"\n"),
+            "demo.toml:8: schedule.design = \"co-scheduled\" runs each block's A and B guests at the same time: it "
+            "needs schedule.order = \"interleaved\"; remove the order");
+  EXPECT_EQ(error_of(kBase + "[disk]\npath = \"my.img\"\n[schedule]\ndesign = \"co-scheduled\"\n"),
+            "demo.toml:10: schedule.design = \"co-scheduled\" runs two guests at once, each on a scratch image of "
+            "its own: remove disk.path and let abvm create them");
+  for (const char* bad : {"", "x", "1-", "3-1", "0,,1", "-1", "99999"}) {
+    EXPECT_EQ(error_of(kBase + "[schedule]\ncpu_set = \"" + bad + "\"\n"),
+              std::string("demo.toml:8: key 'schedule.cpu_set' = \"") + bad +
+                  "\" is not a host CPU set: write CPU numbers and ranges such as \"0\", \"2-3\" or \"0,2\"")
+        << bad;
+  }
+  EXPECT_EQ(load(kBase + "[schedule]\ncpu_set = \"0,2-3\"\n").schedule.cpu_set, "0,2-3");
+}
+
+}  // namespace
+}  // namespace abvm

@@ -3,11 +3,16 @@
 // the guest tests). It boots nothing: it records what it was asked to boot, reads the trial id
 // and nonce out of the job archive abvm appended to the initrd (as the guest agent would), and
 // answers with the console text a test scripts, in the real record format when the test uses
-// fake_guest_console(). `done` is applied as the real driver applies it.
+// fake_guest_console(). `done` is applied as the real driver applies it. Like the real driver it
+// takes calls from several threads at once (co-scheduled blocks); `hold` keeps each fake guest
+// "running" that long, and max_running says how many ran at the same time.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -82,6 +87,8 @@ class FakeDriver : public GuestDriver {
   // Called while the "guest runs", e.g. to deliver a signal mid-trial.
   std::function<void()> during_boot;
   std::vector<FakeBoot> boots;
+  std::chrono::milliseconds hold{0};
+  int max_running = 0;
 
   GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
                          const std::function<bool(std::string_view)>& done) override {
@@ -91,9 +98,17 @@ class FakeDriver : public GuestDriver {
       b.trial = job_field(initrd, "trial");
       b.nonce = job_field(initrd, "nonce");
     }
+    {
+      std::lock_guard lock(mutex_);
+      max_running = std::max(max_running, ++running_);
+    }
+    std::this_thread::sleep_for(hold);
+    std::unique_lock lock(mutex_);
+    --running_;
     boots.push_back(b);
     if (during_boot) during_boot();
     const FakeAnswer a = answer ? answer(b) : FakeAnswer{};
+    lock.unlock();
     GuestOutcome o{.end = a.end, .seconds = a.seconds, .detail = a.detail};
     // The scripted console goes through the same cap as the real driver's.
     ConsoleCap console(spec.console_limit);
@@ -109,6 +124,8 @@ class FakeDriver : public GuestDriver {
 
  private:
   std::string host_;
+  std::mutex mutex_;
+  int running_ = 0;
 };
 
 }  // namespace abvm::test

@@ -167,3 +167,16 @@ TEST(GuestDomainXml, ImpossibleSettingsAreClearErrors) {
   s.disk_serial = std::string(21, 's');
   EXPECT_NE(error_of(s).find("must be 1-20 characters"), std::string::npos);
 }
+
+// Co-scheduled guests share a host CPU set: libvirt's <vcpu cpuset> pins the vCPUs and QEMU's
+// emulator threads; an explicit per-vCPU pin still wins for its vCPU.
+TEST(GuestDomainXml, HostCpuSetPinsTheWholeGuest) {
+  auto s = basic();
+  s.host_cpus = "0-1";
+  auto doc = parse(domain_xml(s));
+  EXPECT_STREQ(doc.select_node("/domain/vcpu").node().attribute("cpuset").value(), "0-1");
+  EXPECT_TRUE(doc.select_node("/domain/cputune").node().empty());
+  EXPECT_TRUE(parse(domain_xml(basic())).select_node("/domain/vcpu").node().attribute("cpuset").empty());
+  s.host_cpus = "0;rm";
+  EXPECT_EQ(error_of(s), "host CPU set '0;rm' is not CPU numbers and ranges such as \"0\" or \"2-3\"");
+}

@@ -117,12 +117,40 @@ TEST(Plan, DamagedOrNewerJsonIsRefused) {
 TEST(Plan, DescribeShowsTheTrialOrder) {
   const Plan plan = make_plan(experiment(2, "sequential"), 3);
   EXPECT_EQ(describe_plan(plan),
-            "plan for p: 4 trials, 2 boots per side, order sequential, seed 3\n"
+            "plan for p: 4 trials, 2 boots per side, order sequential, design sequential-blocks, seed 3\n"
             "trial   block  side\n"
             "t0000       0  A (base)\n"
             "t0001       1  A (base)\n"
             "t0002       0  B (new)\n"
             "t0003       1  B (new)\n");
+}
+
+}  // namespace
+}  // namespace abvm
+
+namespace abvm {
+namespace {
+
+// The plan records its design and CPU set; a plan.json of an abvm without designs reads as
+// sequential blocks, unpinned (what it ran).
+TEST(Plan, DesignIsRecordedAndOlderPlansReadAsSequentialBlocks) {
+  Experiment e = experiment(3);
+  e.schedule.design = Design::co_scheduled;
+  e.schedule.cpu_set = "1";
+  const Plan plan = make_plan(e, 7);
+  EXPECT_EQ(plan.design, Design::co_scheduled);
+  nlohmann::json json = plan_to_json(plan);
+  EXPECT_EQ(json["design"], "co-scheduled");
+  EXPECT_EQ(json["cpu_set"], "1");
+  EXPECT_EQ(plan_from_json(json), plan);
+  EXPECT_NE(describe_plan(plan).find("design co-scheduled on host CPUs 1"), std::string::npos);
+  json.erase("design");
+  json.erase("cpu_set");
+  const Plan old = plan_from_json(json);
+  EXPECT_EQ(old.design, Design::sequential_blocks);
+  EXPECT_EQ(old.cpu_set, "");
+  json["design"] = "sideways";
+  EXPECT_EQ(json_error(json), "plan.json: unknown design 'sideways': the results directory is damaged; start a new run");
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <deque>
+#include <map>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -436,6 +438,85 @@ TEST(ConsoleEndRecord, NeedsTheWholeLineWithThisNonce) {
   EXPECT_FALSE(console_has_end_record(format_guest_record("ffeeddccbbaa99887766554433221100", 7, "END", "7") + "\n",
                                       nonce));
   EXPECT_FALSE(console_has_end_record(format_guest_record(nonce, 3, "RUN", "END,0,0,1.0") + "\n", nonce));
+}
+
+
+// Co-scheduled blocks: the block's A and B guests run at the same time, on the same host CPUs,
+// each on its own scratch image (the second trial of a block on the second one), and they reach
+// the sink and the ledger in plan order once both have ended.
+TEST_F(OrchestratorTest, CoScheduledBlocksRunTheirTwoGuestsTogetherOnTheSameCpus) {
+  spec.design = Design::co_scheduled;
+  spec.host_cpus = "1";
+  spec.second_scratch_disk = dir / "scratch-1.raw";
+  driver.hold = std::chrono::milliseconds(300);
+  Orchestrator o(driver, spec, sink);
+  const RunSummary summary = o.run(trials(2), {}, {});
+  EXPECT_EQ(summary.ran, 4u);
+  EXPECT_EQ(driver.max_running, 2) << "the block's guests did not overlap";
+  ASSERT_EQ(driver.boots.size(), 4u);
+  std::map<std::string, fs::path> disk_of;
+  for (const auto& b : driver.boots) {
+    EXPECT_EQ(b.spec.host_cpus, "1");
+    disk_of[b.trial] = b.spec.scratch_disk;
+  }
+  EXPECT_EQ(disk_of["t0000"], spec.scratch_disk);
+  EXPECT_EQ(disk_of["t0001"], spec.second_scratch_disk);
+  EXPECT_EQ(disk_of["t0002"], spec.scratch_disk);
+  EXPECT_EQ(disk_of["t0003"], spec.second_scratch_disk);
+  EXPECT_EQ(ledger_trials(), (std::vector<std::string>{"t0000", "t0001", "t0002", "t0003"}));
+  ASSERT_EQ(sink.results.size(), 4u);
+  EXPECT_EQ(sink.results[1].trial.id, "t0001");
+  EXPECT_NE(read_file(dir / "trials" / "t0001" / "domain.xml").find("cpuset=\"1\""), std::string::npos);
+}
+
+TEST_F(OrchestratorTest, SequentialBlocksRunOneGuestAtATime) {
+  driver.hold = std::chrono::milliseconds(50);
+  Orchestrator o(driver, spec, sink);
+  o.run(trials(2), {}, {});
+  EXPECT_EQ(driver.max_running, 1);
+  for (const auto& b : driver.boots) EXPECT_EQ(b.spec.scratch_disk, spec.scratch_disk);
+}
+
+// A failure voids only its own trial: the other guest of the block still counts.
+TEST_F(OrchestratorTest, CoScheduledTrialThatFailsLeavesItsPartnerOk) {
+  spec.design = Design::co_scheduled;
+  spec.second_scratch_disk = dir / "scratch-1.raw";
+  spec.infra_retries = 0;
+  driver.answer = [this](const test::FakeBoot& b) {
+    if (b.trial == "t0001") return test::FakeAnswer{.end = GuestOutcome::End::timeout, .seconds = 3};
+    return guests(b);
+  };
+  Orchestrator o(driver, spec, sink);
+  o.run(trials(1), {}, {});
+  ASSERT_EQ(sink.results.size(), 2u);
+  EXPECT_EQ(sink.results[0].outcome, Outcome::ok);
+  EXPECT_EQ(sink.results[1].outcome, Outcome::timeout);
+}
+
+// Ctrl-C while a co-scheduled block runs drops the whole block; resume runs both again, together.
+TEST_F(OrchestratorTest, CoScheduledBlockInterruptedIsRunAgainWholeOnResume) {
+  spec.design = Design::co_scheduled;
+  spec.second_scratch_disk = dir / "scratch-1.raw";
+  std::atomic<bool> signalled = false;
+  std::atomic<int> boots = 0;
+  driver.during_boot = [&] {
+    if (++boots == 3) signalled = true;
+  };
+  {
+    Orchestrator o(driver, spec, sink);
+    const RunSummary s = o.run(trials(2), {}, {.stop_requested = [&] { return signalled.load(); }});
+    EXPECT_TRUE(s.interrupted);
+  }
+  EXPECT_EQ(ledger_trials(), (std::vector<std::string>{"t0000", "t0001"}));
+  signalled = false;
+  driver.during_boot = nullptr;
+  driver.boots.clear();
+  driver.hold = std::chrono::milliseconds(200);
+  Orchestrator o(driver, spec, sink);
+  const RunSummary s = o.run(trials(2), done_trials(read_ledger(dir / "trials.jsonl")), {});
+  EXPECT_EQ(s.ran, 2u);
+  EXPECT_EQ(driver.max_running, 2);
+  EXPECT_EQ(ledger_trials(), (std::vector<std::string>{"t0000", "t0001", "t0002", "t0003"}));
 }
 
 }  // namespace
