@@ -110,7 +110,8 @@ int run_analyze(const AnalyzeArgs& args, const AnalysisOverrides& given) {
       write_file_atomic(out.html_path, html_report(in));
     }
   }
-  TerminalOptions term{.a_label = d.source.a_label, .b_label = d.source.b_label};
+  TerminalOptions term{.a_label = d.source.a_label, .b_label = d.source.b_label,
+                       .seconds_per_block = d.seconds_per_block};
   term.color = ::isatty(STDOUT_FILENO) != 0;
   std::cout << terminal_report(d.analysis, term) << std::flush;
   return exit_code_for(d.analysis.verdict);

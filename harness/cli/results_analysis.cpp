@@ -8,16 +8,39 @@
 
 namespace abvm::cli {
 
+namespace {
+
+// The wall time of one A/B block in this run, from the ledger: a sequential block is two trials
+// one after the other, a co-scheduled one lasts about as long as one of its trials. 0 when no
+// trial is done.
+double seconds_per_block(const Experiment& e, const ResultsDir& dir) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const auto& line : read_ledger(dir.ledger())) {
+    sum += line.seconds;
+    ++n;
+  }
+  if (n == 0) return 0;
+  return (e.schedule.design == Design::co_scheduled ? 1 : 2) * sum / static_cast<double>(n);
+}
+
+}  // namespace
+
 Decision decide(const Experiment& e, const ResultsDir& dir, double confidence, const AnalysisOverrides& overrides) {
   AnalysisOptions options;
   options.margin = overrides.margin.value_or(e.analysis.margin);
   options.confidence = overrides.confidence.value_or(confidence);
   options.seed = overrides.seed.value_or(e.analysis.seed);
+  // Fixed by the design before any data was seen: co-scheduled blocks are analysed as pairs.
+  options.paired_primary = e.schedule.design == Design::co_scheduled;
   Decision d{.analysis = analyze(select_metrics(load_results_dir(dir.root()), e.analysis.metrics), options),
              .source = {.kind = "results", .results_dir = dir.root().string(), .a_label = e.a.label,
-                        .b_label = e.b.label}};
+                        .b_label = e.b.label, .design = to_string(e.schedule.design),
+                        .decided_by = read_manifest(dir).stop_reason}};
   d.json_text = json_report_text(d.analysis, d.source);
-  d.summary = terminal_report(d.analysis, {.a_label = e.a.label, .b_label = e.b.label, .color = false});
+  d.seconds_per_block = seconds_per_block(e, dir);
+  d.summary = terminal_report(d.analysis, {.a_label = e.a.label, .b_label = e.b.label, .color = false,
+                                           .seconds_per_block = d.seconds_per_block});
   return d;
 }
 

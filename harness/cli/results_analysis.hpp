@@ -26,6 +26,7 @@ struct Decision {
   ReportSource source;     // kind "results", with the sides' labels
   std::string json_text;   // analysis.json
   std::string summary;     // summary.txt (the terminal report without colour)
+  double seconds_per_block = 0;  // this run's pace (0: no trial done yet)
 };
 
 // The experiment's analysis of what `dir` holds at `confidence`, with `overrides` applied.

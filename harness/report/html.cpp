@@ -149,6 +149,21 @@ std::string modes_table(const ReportMetric& m, const std::string& a_label, const
   return out;
 }
 
+// Where the metric's noise comes from and what a decision would cost with either estimate.
+std::string noise_paragraph(const ReportNoise& n, double margin) {
+  const auto shown = [](const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : std::string("?"); };
+  std::string out = fmt::format("<p class=\"noise\">Noise (sd of ln): between boots {}, within a boot {}",
+                                fixed(n.between_boot_sd, 3), fixed(n.within_boot_sd, 3));
+  if (n.pairs >= 2) {
+    out += fmt::format(", per-block B/A {} (pairing correlation {}, {} blocks)", fixed(n.pair_sd, 3),
+                       fixed(n.pair_correlation, 2), n.pairs);
+  }
+  out += fmt::format(". A ±{:.3g} % interval needs about {} boots per side unpaired", margin * 50,
+                     shown(n.blocks_unpaired));
+  if (n.pairs >= 2) out += fmt::format(", {} blocks paired", shown(n.blocks_paired));
+  return out + ".</p>\n";
+}
+
 std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetric& m) {
   const std::string& a_label = in.report.source.a_label;
   const std::string& b_label = in.report.source.b_label;
@@ -159,17 +174,25 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
   out += fmt::format("<p class=\"unit\">unit {}, {} is better</p>\n", e(m.unit.empty() ? "none" : m.unit),
                      e(to_string(m.better)));
   out += fmt::format("<p class=\"sentence\">{}</p>\n", e(metric_sentence(m, b_label)));
+  const bool paired = m.primary_estimate == Estimate::paired;
   if (m.runs_needed) {
-    out += fmt::format("<p class=\"runs-needed\">About {} {} per side would likely settle it.</p>\n", *m.runs_needed,
-                       m.a.per_boot ? "boots" : "runs");
+    out += paired ? fmt::format("<p class=\"runs-needed\">About {} A/B blocks would likely settle it.</p>\n",
+                                *m.runs_needed)
+                  : fmt::format("<p class=\"runs-needed\">About {} {} per side would likely settle it.</p>\n",
+                                *m.runs_needed, m.a.per_boot ? "boots" : "runs");
   }
   out += list_items(m.warnings, "warnings");
   out += list_items(m.notes, "notes");
   out += "<div class=\"tables\">\n<table class=\"stats\">\n" + side_stat_rows(m, a_label, b_label) + "</table>\n";
   out += "<table class=\"effects\">\n<tr><th>ratio B/A</th><th>estimate</th><th>interval</th><th>level</th>"
          "<th>method</th></tr>\n";
-  out += effect_row("effect", m.effect);
-  out += effect_row("paired effect", m.paired_effect);
+  if (paired) {
+    out += effect_row("paired effect (decides: the design pairs A and B)", m.effect);
+    out += effect_row("unpaired effect", m.unpaired_effect);
+  } else {
+    out += effect_row("effect", m.effect);
+    out += effect_row("paired effect", m.paired_effect);
+  }
   if (m.mode_test) out += effect_row("inside the dominant mode", m.mode_test->dominant_mode_effect);
   out += effect_row("bootstrap ratio of medians", m.bootstrap_median_ratio);
   out += "</table>\n";
@@ -177,6 +200,7 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
   out += fmt::format("<p>Mann-Whitney U = {}, p = {} (Holm-adjusted {}){}.</p>\n", fixed(mw.u, 1), pvalue(mw.p),
                      pvalue(mw.p_holm), mw.exact ? ", exact" : "");
   out += modes_table(m, a_label, b_label);
+  if (m.noise) out += noise_paragraph(*m.noise, in.report.margin);
   out += "</div>\n";
   out += plots_of(in.plots, i, m.name);
   out += "</section>\n";
@@ -418,6 +442,10 @@ std::string html_report(const HtmlInputs& in) {
   body += fmt::format("<p class=\"options\">Margin of practical interest ±{:.3g} %, family-wise confidence {:.3g} % "
                       "(intervals at {:.4g} % per metric), bootstrap seed {}.</p>\n",
                       report.margin * 100, report.confidence * 100, report.interval_confidence * 100, report.seed);
+  if (!report.source.design.empty()) {
+    body += fmt::format("<p class=\"design\">Design {}{}.</p>\n", e(report.source.design),
+                        report.source.decided_by.empty() ? "" : "; sequential stopping: " + e(report.source.decided_by));
+  }
   body += list_items(report.warnings, "warnings");
   body += "</section>\n";
 

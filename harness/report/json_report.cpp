@@ -42,6 +42,18 @@ json first_indices(const std::vector<std::size_t>& idx) {
   return std::vector<std::size_t>(idx.begin(), idx.begin() + listed);
 }
 
+json noise_json(const NoiseAnatomy& n) {
+  const auto count = [](const std::optional<std::uint64_t>& v) { return v ? json(*v) : json(nullptr); };
+  return {{"between_boot_sd_log", number(n.between_boot_sd)},
+          {"within_boot_sd_log", number(n.within_boot_sd)},
+          {"pair_sd_log", number(n.pair_sd)},
+          {"pair_correlation", number(n.pair_correlation)},
+          {"pair_drift_rho", number(n.drift_rho)},
+          {"pairs", n.pairs},
+          {"blocks_for_half_margin_unpaired", count(n.blocks_unpaired)},
+          {"blocks_for_half_margin_paired", count(n.blocks_paired)}};
+}
+
 json side_json(const SideAnalysis& s) {
   const auto& x = s.summary;
   json runs = listed_runs(s.samples);
@@ -94,7 +106,10 @@ json metric_json(const MetricAnalysis& m) {
               {"a", side_json(m.a)},
               {"b", side_json(m.b)},
               {"effect", effect_json(m.effect)},
+              {"primary_estimate", to_string(m.primary)},
+              {"unpaired_effect", effect_json(m.unpaired)},
               {"paired_effect", m.paired ? effect_json(*m.paired) : json(nullptr)},
+              {"noise", noise_json(m.noise)},
               {"mann_whitney",
                {{"u", number(m.mw_u)}, {"p", number(m.mw_p)}, {"p_holm", number(m.mw_p_holm)}, {"exact", m.mw_exact}}},
               {"bootstrap_median_ratio",
@@ -133,6 +148,8 @@ nlohmann::json json_report(const Analysis& analysis, const ReportSource& source)
     src["b"] = source.b;
   } else {
     src["results_dir"] = source.results_dir;
+    if (!source.design.empty()) src["design"] = source.design;
+    if (!source.decided_by.empty()) src["decided_by"] = source.decided_by;
   }
   return {{"schema_version", 1},
           {"tool", {{"name", "abvm"}, {"version", ABVM_VERSION}}},
@@ -142,7 +159,8 @@ nlohmann::json json_report(const Analysis& analysis, const ReportSource& source)
             {"confidence", analysis.options.confidence},
             {"interval_confidence", analysis.interval_confidence},
             {"seed", analysis.options.seed},
-            {"bootstrap_resamples", analysis.options.bootstrap_resamples}}},
+            {"bootstrap_resamples", analysis.options.bootstrap_resamples},
+            {"primary_estimate", analysis.options.paired_primary ? "paired" : "unpaired"}}},
           {"source", std::move(src)},
           {"context", {{"a", context_json(analysis.context_a)}, {"b", context_json(analysis.context_b)}}},
           {"failed_runs", {{"a", analysis.failed_a}, {"b", analysis.failed_b}}},

@@ -14,6 +14,9 @@ struct ReportSource {
   std::vector<std::string> a, b;    // input files per side (kind "files")
   std::string results_dir;          // kind "results"
   std::string a_label = "A", b_label = "B";
+  // kind "results": the run's design ("sequential-blocks", "co-scheduled") and, for sequential
+  // stopping, the look that decided and its level (run.json's stop_reason); "" when not known.
+  std::string design, decided_by;
 };
 
 // Runs listed per side and metric in "runs": a reader (the plots, a CI job) needs a picture of

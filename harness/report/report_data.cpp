@@ -164,6 +164,25 @@ std::optional<ReportModeTest> mode_test_of(const Node& n) {
                         .dominant_mode_effect = effect_or_null(n["dominant_mode_effect"])};
 }
 
+std::optional<Estimate> parse_estimate(std::string_view s) {
+  for (Estimate e : {Estimate::unpaired, Estimate::paired}) {
+    if (s == to_string(e)) return e;
+  }
+  return std::nullopt;
+}
+
+ReportNoise noise_of(const Node& n) {
+  const auto count_or_null = [](const Node& c) { return c.is_null() ? std::nullopt : std::optional(c.count()); };
+  return {.between_boot_sd = n["between_boot_sd_log"].number_or_null(),
+          .within_boot_sd = n["within_boot_sd_log"].number_or_null(),
+          .pair_sd = n["pair_sd_log"].number_or_null(),
+          .pair_correlation = n["pair_correlation"].number_or_null(),
+          .drift_rho = n["pair_drift_rho"].number_or_null(),
+          .pairs = n["pairs"].count(),
+          .blocks_unpaired = count_or_null(n["blocks_for_half_margin_unpaired"]),
+          .blocks_paired = count_or_null(n["blocks_for_half_margin_paired"])};
+}
+
 ReportMetric metric_of(const Node& n) {
   ReportMetric m{.name = n["name"].str(),
                  .unit = n["unit"].str(),
@@ -173,6 +192,11 @@ ReportMetric metric_of(const Node& n) {
                  .b = side_of(n["b"]),
                  .effect = effect_of(n["effect"]),
                  .paired_effect = effect_or_null(n["paired_effect"])};
+  if (n.has("primary_estimate")) {
+    m.primary_estimate = n["primary_estimate"].word(parse_estimate, "paired, unpaired");
+  }
+  if (n.has("unpaired_effect")) m.unpaired_effect = effect_of(n["unpaired_effect"]);
+  if (n.has("noise")) m.noise = noise_of(n["noise"]);
   const Node mw = n["mann_whitney"];
   m.mann_whitney = {.u = mw["u"].number_or_null(),
                     .p = mw["p"].number_or_null(),
@@ -194,6 +218,8 @@ ReportSource source_of(const Node& n) {
     s.b = n["b"].strings();
   } else if (s.kind == "results") {
     s.results_dir = n["results_dir"].str();
+    if (n.has("design")) s.design = n["design"].str();
+    if (n.has("decided_by")) s.decided_by = n["decided_by"].str();
   } else {
     n["kind"].fail(fmt::format("is \"{}\", not one of files, results", s.kind));
   }

@@ -53,13 +53,22 @@ struct ReportMannWhitney {
   bool exact = false;
 };
 
+struct ReportNoise {
+  double between_boot_sd = 0, within_boot_sd = 0, pair_sd = 0, pair_correlation = 0, drift_rho = 0;
+  std::uint64_t pairs = 0;
+  std::optional<std::uint64_t> blocks_unpaired, blocks_paired;
+};
+
 struct ReportMetric {
   std::string name, unit;
   Better better = Better::higher;
   Verdict verdict = Verdict::inconclusive;
   ReportSide a, b;
-  ReportEffect effect;
+  ReportEffect effect;                         // the primary estimate's (decides the verdict)
+  Estimate primary_estimate = Estimate::unpaired;  // absent in reports of older abvm: unpaired
   std::optional<ReportEffect> paired_effect;
+  std::optional<ReportEffect> unpaired_effect;  // absent in reports of older abvm (effect was it)
+  std::optional<ReportNoise> noise;            // absent in reports of older abvm
   ReportMannWhitney mann_whitney;
   ReportEffect bootstrap_median_ratio;
   std::vector<ReportMode> modes;

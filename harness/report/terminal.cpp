@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "report/format.hpp"
 
@@ -29,6 +30,31 @@ void side_row(std::string& out, const std::string& label, const SideAnalysis& s,
   out += "\n";
 }
 
+// The metric's noise by source and what a decision would cost with either estimate.
+// " (~12 min)" at the run's pace, "" when it is not known.
+std::string minutes(std::optional<std::uint64_t> blocks, double seconds_per_block) {
+  if (!blocks || !(seconds_per_block > 0)) return "";
+  return fmt::format(" (~{:.0f} min)", static_cast<double>(*blocks) * seconds_per_block / 60);
+}
+
+std::string noise_line(const NoiseAnatomy& n, double margin, double seconds_per_block, bool per_boot) {
+  std::string out = per_boot ? fmt::format("  noise (sd of ln): between boots {:.3f}, within a boot {:.3f}",
+                                           n.between_boot_sd, n.within_boot_sd)
+                             : fmt::format("  noise (sd of ln): between runs {:.3f}", n.between_boot_sd);
+  if (n.pairs >= 2) {
+    out += fmt::format(", per-block B/A {:.3f} (pairing correlation {:.2f}, {} blocks)", n.pair_sd,
+                       n.pair_correlation, n.pairs);
+  }
+  const auto shown = [](const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : std::string("?"); };
+  out += fmt::format("\n  a ±{:.3g} % interval needs about {} {} per side unpaired{}", margin * 50,
+                     shown(n.blocks_unpaired), per_boot ? "boots" : "runs", minutes(n.blocks_unpaired, seconds_per_block));
+  if (n.pairs >= 2) {
+    out += fmt::format(", {} blocks paired{}", shown(n.blocks_paired), minutes(n.blocks_paired, seconds_per_block));
+  }
+  if (seconds_per_block > 0) out += fmt::format(", at this run's {:.0f} s per block", seconds_per_block);
+  return out + "\n";
+}
+
 }  // namespace
 
 std::string terminal_report(const Analysis& analysis, const TerminalOptions& options) {
@@ -42,12 +68,16 @@ std::string terminal_report(const Analysis& analysis, const TerminalOptions& opt
                        "MAD", "min", "max", "CV");
     side_row(out, options.a_label, m.a, m.unit);
     side_row(out, options.b_label, m.b, m.unit);
-    out += fmt::format("  B/A {:.4f} [{:.4f}, {:.4f}]  ({} .. {}), {}\n", m.effect.estimate, m.effect.low,
-                       m.effect.high, pct(m.effect.low), pct(m.effect.high), m.effect.method);
-    if (m.paired) {
-      out += fmt::format("  paired B/A {:.4f} [{:.4f}, {:.4f}]  ({})\n", m.paired->estimate, m.paired->low,
-                         m.paired->high, m.paired->method);
+    const bool paired = m.primary == Estimate::paired;
+    out += fmt::format("  {}B/A {:.4f} [{:.4f}, {:.4f}]  ({} .. {}), {}{}\n", paired ? "paired " : "", m.effect.estimate,
+                       m.effect.low, m.effect.high, pct(m.effect.low), pct(m.effect.high), m.effect.method,
+                       paired ? "; decides (the design pairs A and B)" : "");
+    const Effect* other = paired ? &m.unpaired : m.paired ? &*m.paired : nullptr;
+    if (other != nullptr) {
+      out += fmt::format("  {} B/A {:.4f} [{:.4f}, {:.4f}]  ({})\n", paired ? "unpaired" : "paired", other->estimate,
+                         other->low, other->high, other->method);
     }
+    out += noise_line(m.noise, analysis.options.margin, options.seconds_per_block, m.a.per_boot || m.b.per_boot);
     out += fmt::format("  Mann-Whitney U = {:g}, p = {:.3g} (Holm {:.3g}){}; bootstrap median ratio {:.4f} [{:.4f}, "
                        "{:.4f}]\n",
                        m.mw_u, m.mw_p, m.mw_p_holm, m.mw_exact ? ", exact" : "", m.bootstrap.estimate, m.bootstrap.low,
@@ -72,7 +102,14 @@ std::string terminal_report(const Analysis& analysis, const TerminalOptions& opt
       }
     }
     out += "  verdict: " + colored(to_string(m.verdict), m.verdict, options.color);
-    if (m.runs_needed) out += fmt::format(" (about {} {} per side would likely settle it)", *m.runs_needed, m.a.per_boot ? "boots" : "runs");
+    if (m.runs_needed) {
+      out += m.primary == Estimate::paired
+                 ? fmt::format(" (about {} A/B blocks would likely settle it{})", *m.runs_needed,
+                               minutes(m.runs_needed, options.seconds_per_block))
+                 : fmt::format(" (about {} {} per side would likely settle it{})", *m.runs_needed,
+                               m.a.per_boot ? "boots" : "runs",
+                               m.a.per_boot ? minutes(m.runs_needed, options.seconds_per_block) : "");
+    }
     out += "\n";
     for (const auto& n : m.notes) out += "  note: " + n + "\n";
     for (const auto& w : m.warnings) out += "  warning: " + w + "\n";

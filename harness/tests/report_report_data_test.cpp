@@ -247,3 +247,46 @@ TEST(ReportData, ARunWithOnlyFailedTrialsReadsBackAndRenders) {
   in.template_html = "<title>{{title}}</title>{{body}}";
   EXPECT_NE(html_report(in).find("inconclusive"), std::string::npos);
 }
+
+// A co-scheduled run's report: the paired estimate decides and says so, the unpaired figures and
+// the noise anatomy read back, and the design and the deciding look show in the HTML.
+TEST(ReportData, APairedPrimaryEstimateAndTheNoiseAnatomyReadBackAndShow) {
+  Analysis a = demo_analysis();
+  MetricAnalysis& m = a.metrics[0];
+  m.paired = Effect{.estimate = 0.99, .low = 0.97, .high = 1.01, .confidence = 0.95, .achieved_confidence = 0.96,
+                    .method = "hodges-lehmann paired"};
+  m.effect = *m.paired;
+  m.primary = Estimate::paired;
+  m.noise = {.between_boot_sd = 0.15, .within_boot_sd = 0.07, .pair_sd = 0.05, .pair_correlation = 0.89,
+             .drift_rho = 0.1, .pairs = 12, .blocks_unpaired = 240, .blocks_paired = 15};
+  json j = json_report(a, {.kind = "results", .results_dir = "r", .a_label = "direct", .b_label = "dma",
+                           .design = "co-scheduled", .decided_by = "verdict no_change at look 2 of 5"});
+  const ReportData r = read_report_data(j, kAnalysis);
+  const ReportMetric& rm = r.metrics[0];
+  EXPECT_EQ(rm.primary_estimate, Estimate::paired);
+  EXPECT_EQ(rm.effect.estimate, 0.99);
+  ASSERT_TRUE(rm.unpaired_effect.has_value());
+  EXPECT_EQ(rm.unpaired_effect->high, m.unpaired.high);
+  ASSERT_TRUE(rm.noise.has_value());
+  EXPECT_EQ(rm.noise->pair_correlation, 0.89);
+  EXPECT_EQ(rm.noise->blocks_paired, 15u);
+  EXPECT_EQ(r.source.design, "co-scheduled");
+
+  HtmlInputs in;
+  in.report = r;
+  in.template_html = "<title>{{title}}</title>{{body}}";
+  const std::string html = html_report(in);
+  EXPECT_NE(html.find("paired effect (decides: the design pairs A and B)"), std::string::npos);
+  EXPECT_NE(html.find("unpaired effect"), std::string::npos);
+  EXPECT_NE(html.find("per-block B/A 0.050 (pairing correlation 0.89, 12 blocks)"), std::string::npos) << html;
+  EXPECT_NE(html.find("Design co-scheduled; sequential stopping: verdict no_change at look 2 of 5."), std::string::npos);
+
+  // Reports of an abvm before designs: no primary_estimate, noise or unpaired_effect.
+  for (const char* key : {"primary_estimate", "noise", "unpaired_effect"}) j["metrics"][0].erase(key);
+  const ReportData old = read_report_data(j, kAnalysis);
+  EXPECT_EQ(old.metrics[0].primary_estimate, Estimate::unpaired);
+  EXPECT_FALSE(old.metrics[0].noise.has_value());
+  j["metrics"][0]["primary_estimate"] = "both";
+  EXPECT_EQ(report_error(j), "r/analysis.json: metrics[0].primary_estimate is \"both\", not one of paired, unpaired; "
+                             "regenerate it with abvm analyze r");
+}

@@ -319,3 +319,87 @@ TEST(VerdictAnalysis, EmptySideIsInconclusiveNotACrash) {
   EXPECT_EQ(r.verdict, Verdict::inconclusive);
   EXPECT_TRUE(any_contains(r.metrics[0].warnings, "No valid runs of m on side B"));
 }
+
+namespace abvm {
+namespace {
+
+// 12 blocks whose A and B boots share the host's state: ln A = f, ln B = f + d, with the host
+// factor f = ±0.1 (alternating; `spread`: evenly from -0.165 to 0.165) and the pair difference
+// d = ±0.01; each boot has runs at its value and ±0.05 around it. What a co-scheduled design sees
+// when the pairing works.
+SampleSet shared_noise_blocks(bool spread = false) {
+  MetricSamples m{.name = "bw", .unit = "B/s", .better = Better::higher};
+  std::int64_t order = 0;
+  for (int k = 0; k < 12; ++k) {
+    const double f = spread ? 0.03 * (k - 5.5) : k % 2 ? 0.1 : -0.1, d = k % 4 < 2 ? 0.01 : -0.01;
+    for (Side side : {Side::a, Side::b}) {
+      for (int run = 0; run < 3; ++run) {
+        const double ln = (side == Side::a ? f : f + d) + 0.05 * (run - 1);
+        (side == Side::a ? m.a : m.b)
+            .push_back({.value = 1e9 * std::exp(ln), .order = order++, .order_known = true,
+                        .boot = std::string(to_string(side)) + std::to_string(k), .run_in_boot = run, .block = k});
+      }
+    }
+  }
+  SampleSet s;
+  s.metrics.push_back(m);
+  return s;
+}
+
+// The design fixes the primary estimate: the same data are no_change when the design pairs A
+// and B (the per-block ratio hardly moves) and inconclusive unpaired (the host factor is in both
+// sides' spread).
+TEST(VerdictAnalysis, ThePairedEstimateDecidesWhenTheDesignPairs) {
+  const Analysis unpaired = analyze(shared_noise_blocks(true), {});
+  const MetricAnalysis& u = unpaired.metrics[0];
+  EXPECT_EQ(u.primary, Estimate::unpaired);
+  EXPECT_EQ(u.verdict, Verdict::inconclusive);
+  EXPECT_EQ(u.effect.method, u.unpaired.method);
+
+  AnalysisOptions options;
+  options.paired_primary = true;
+  const Analysis paired = analyze(shared_noise_blocks(true), options);
+  const MetricAnalysis& p = paired.metrics[0];
+  EXPECT_EQ(p.primary, Estimate::paired);
+  ASSERT_TRUE(p.paired.has_value());
+  EXPECT_EQ(p.effect.estimate, p.paired->estimate);
+  EXPECT_EQ(p.effect.low, p.paired->low);
+  EXPECT_EQ(p.unpaired.high, u.unpaired.high) << "the unpaired figures stay reported";
+  EXPECT_NEAR(p.effect.estimate, 1.0, 1e-12);
+  EXPECT_EQ(p.verdict, Verdict::no_change);
+  EXPECT_NE(p.headline.find("paired, "), std::string::npos) << p.headline;
+}
+
+// Without two complete blocks there is no paired estimate: the unpaired one decides, with a warning.
+TEST(VerdictAnalysis, APairedDesignWithoutPairsFallsBackToUnpairedAndSaysSo) {
+  SampleSet s = one_metric({100, 101, 99, 100, 102}, {100, 99, 101, 100, 98});
+  AnalysisOptions options;
+  options.paired_primary = true;
+  const MetricAnalysis m = analyze(s, options).metrics[0];
+  EXPECT_EQ(m.primary, Estimate::unpaired);
+  EXPECT_TRUE(any_contains(m.warnings, "fewer than 2 blocks have valid runs on both sides"));
+}
+
+// The noise anatomy against the values the construction above implies, computed by hand.
+TEST(VerdictAnalysis, NoiseAnatomySeparatesBootRunAndPairNoise) {
+  const NoiseAnatomy n = analyze(shared_noise_blocks(), {}).metrics[0].noise;
+  // Per block ln(B/A) = d: six at +0.01, six at -0.01, mean 0.
+  EXPECT_NEAR(n.pair_sd, std::sqrt(12 * 1e-4 / 11), 1e-12);
+  EXPECT_EQ(n.pairs, 12u);
+  // Boot values around their side's mean (0 on both sides): A ±0.1; B -0.09, 0.11, -0.11, 0.09, ...
+  const double ss = 12 * 0.01 + 6 * (0.09 * 0.09) + 6 * (0.11 * 0.11);
+  EXPECT_NEAR(n.between_boot_sd, std::sqrt(ss / 22), 1e-12);
+  // Runs around their boot's median: -0.05, 0, +0.05 in each of 24 boots.
+  EXPECT_NEAR(n.within_boot_sd, std::sqrt(24 * 0.005 / 71), 1e-12);
+  EXPECT_NEAR(n.pair_correlation, 1 - n.pair_sd * n.pair_sd / (2 * n.between_boot_sd * n.between_boot_sd), 1e-12);
+  // ±2.5 % at 95 %: (1.96 sd / ln 1.025)^2 / (3/pi), twice (per side) unpaired.
+  const double z = 1.959963984540054, h = std::log(1.025);
+  ASSERT_TRUE(n.blocks_paired && n.blocks_unpaired);
+  EXPECT_EQ(*n.blocks_paired, static_cast<std::uint64_t>(std::ceil(std::pow(z * n.pair_sd / h, 2) * M_PI / 3)));
+  EXPECT_EQ(*n.blocks_unpaired,
+            static_cast<std::uint64_t>(std::ceil(2 * std::pow(z * n.between_boot_sd / h, 2) * M_PI / 3)));
+  EXPECT_LT(*n.blocks_paired * 20, *n.blocks_unpaired);
+}
+
+}  // namespace
+}  // namespace abvm

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numbers>
 #include <numeric>
 #include <set>
 
@@ -212,6 +213,14 @@ std::uint64_t min_units_for_confidence(double confidence) {
   return 64;
 }
 
+// The fewest pairs whose widest signed-rank interval, [min, max] of the Walsh averages, covers
+// `confidence`: it covers 1 - 2 / 2^n.
+std::uint64_t min_pairs_for_confidence(double confidence) {
+  std::uint64_t n = 1;
+  while (n < 64 && 1 - 2 / std::ldexp(1.0, static_cast<int>(n)) + 1e-12 < confidence) ++n;
+  return n;
+}
+
 // Orients a ratio B/A so that > 1 means B is better.
 double oriented(double ratio, Better better) { return better == Better::higher ? ratio : 1.0 / ratio; }
 
@@ -330,16 +339,21 @@ std::string headline(const MetricAnalysis& r) {
   std::string size = percent(std::abs(o - 1));
   std::string ci = fmt::format("{:.0f} % CI {:+.1f} % to {:+.1f} %", r.effect.confidence * 100, (olo - 1) * 100,
                                (ohi - 1) * 100);
-  std::string text = fmt::format("B is {} {} than A in {} (B/A {:.3f}; {}, >0 is better): {}", size, dir, r.name,
-                                 r.effect.estimate, ci, to_string(r.verdict));
+  std::string text = fmt::format("B is {} {} than A in {} (B/A {:.3f}; {}{}, >0 is better): {}", size, dir, r.name,
+                                 r.effect.estimate, r.primary == Estimate::paired ? "paired, " : "", ci,
+                                 to_string(r.verdict));
   if (r.verdict == Verdict::inconclusive && r.runs_needed) {
-    text += fmt::format("; about {} {} per side would likely settle it", *r.runs_needed,
-                        r.a.per_boot ? "boots" : "runs");
+    text += r.primary == Estimate::paired
+                ? fmt::format("; about {} A/B blocks would likely settle it", *r.runs_needed)
+                : fmt::format("; about {} {} per side would likely settle it", *r.runs_needed,
+                              r.a.per_boot ? "boots" : "runs");
   }
   return text;
 }
 
 }  // namespace
+
+const char* to_string(Estimate e) { return e == Estimate::paired ? "paired" : "unpaired"; }
 
 const char* to_string(Verdict v) {
   switch (v) {
@@ -439,6 +453,74 @@ void decide(MetricAnalysis& r, double margin) {
   }
 }
 
+// The design's estimate decides: the paired one when it asked for it and there are pairs.
+void choose_primary(MetricAnalysis& r, bool paired_primary) {
+  if (!paired_primary) return;
+  if (!r.paired) {
+    r.warnings.push_back("The design pairs A with B in blocks, but fewer than 2 blocks have valid runs on both "
+                         "sides: the unpaired estimate decides. Look at the failed trials.");
+    return;
+  }
+  r.effect = *r.paired;
+  r.primary = Estimate::paired;
+}
+
+// Blocks an interval of half-width ln(1 + margin/2) needs with an estimate of sd `sd` per unit
+// (normal approximation; Hodges-Lehmann's efficiency 3/pi); `per_side`: two independent sides.
+std::optional<std::uint64_t> blocks_for_half_margin(double sd, double margin, bool per_side, double alpha) {
+  if (!(sd > 0)) return std::nullopt;
+  const double z = stats::normal_upper_quantile(alpha / 2);
+  const double n = (per_side ? 2 : 1) * std::pow(z * sd / std::log1p(margin / 2), 2) * std::numbers::pi / 3;
+  return n < static_cast<double>(kMaxRunsNeeded) ? static_cast<std::uint64_t>(std::ceil(n)) : kMaxRunsNeeded;
+}
+
+double sample_sd(const std::vector<double>& deviations) {
+  if (deviations.size() < 2) return kNaN;
+  double ss = 0;
+  for (double x : deviations) ss += x * x;
+  return std::sqrt(ss / static_cast<double>(deviations.size() - 1));
+}
+
+// The metric's noise by source (see NoiseAnatomy), from its units, runs and per-block log ratios d.
+NoiseAnatomy noise_anatomy(const MetricAnalysis& r, const std::vector<double>& d, double margin) {
+  NoiseAnatomy n;
+  std::vector<double> between, within;
+  for (const SideAnalysis* side : {&r.a, &r.b}) {
+    const auto l = logs(side->units);
+    const double mean = l.empty() ? 0 : std::accumulate(l.begin(), l.end(), 0.0) / static_cast<double>(l.size());
+    for (double x : l) between.push_back(x - mean);
+    if (!side->per_boot) continue;
+    std::map<std::string, std::vector<double>> boots;
+    for (const Sample& s : side->samples) {
+      if (s.boot && s.value > 0) boots[*s.boot].push_back(std::log(s.value));
+    }
+    for (auto& [boot, values] : boots) {
+      const double mid = stats::median(values);
+      for (double v : values) within.push_back(v - mid);
+    }
+  }
+  // Between-boot sd: side means removed (one degree of freedom each).
+  n.between_boot_sd = between.size() > 3 ? sample_sd(between) * std::sqrt((between.size() - 1.0) / (between.size() - 2.0)) : kNaN;
+  n.within_boot_sd = sample_sd(within);
+  n.pairs = d.size();
+  if (d.size() >= 2) {
+    const double mean = std::accumulate(d.begin(), d.end(), 0.0) / static_cast<double>(d.size());
+    std::vector<double> dev;
+    for (double x : d) dev.push_back(x - mean);
+    n.pair_sd = sample_sd(dev);
+    // Var(B - A) = Var(A) + Var(B) - 2 cov: the correlation the pairing bought.
+    const double v = n.between_boot_sd * n.between_boot_sd;
+    if (v > 0) n.pair_correlation = std::clamp(1 - n.pair_sd * n.pair_sd / (2 * v), -1.0, 1.0);
+    std::vector<std::int64_t> order(d.size());
+    std::iota(order.begin(), order.end(), 0);
+    if (d.size() >= 3) n.drift_rho = spearman_trend(d, order).rho;
+  }
+  const double alpha = 1 - r.effect.confidence;
+  n.blocks_unpaired = blocks_for_half_margin(n.between_boot_sd, margin, true, alpha);
+  n.blocks_paired = blocks_for_half_margin(n.pair_sd, margin, false, alpha);
+  return n;
+}
+
 // One metric, tested at level alpha; its Mann-Whitney p-value (1 when a side has no valid
 // unit) goes to pvalues for the Holm adjustment across metrics.
 MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options, double alpha,
@@ -456,9 +538,12 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
     return r;
   }
   auto la = logs(r.a.units), lb = logs(r.b.units);
-  r.effect = effect_from_shift(stats::hodges_lehmann_shift(la, lb, 1 - alpha));
+  r.unpaired = effect_from_shift(stats::hodges_lehmann_shift(la, lb, 1 - alpha));
+  r.effect = r.unpaired;
   auto d = block_log_ratios(r.a.samples, r.b.samples);
   if (d.size() >= 2) r.paired = effect_from_shift(stats::hodges_lehmann_paired(d, 1 - alpha));
+  choose_primary(r, options.paired_primary);
+  r.noise = noise_anatomy(r, d, options.margin);
   auto mw = stats::mann_whitney(r.a.units, r.b.units);
   r.mw_u = mw.u;
   r.mw_p = mw.p;
@@ -469,13 +554,16 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
   analyze_modes(r, la, lb, alpha);
   decide(r, options.margin);
   if (r.verdict == Verdict::inconclusive) {
+    const bool paired = r.primary == Estimate::paired;
+    // n pairs act like n units on each side of an unpaired comparison: the interval narrows as 1/sqrt(n).
     r.runs_needed = estimate_runs_needed(std::log(r.effect.estimate), std::log(r.effect.low), std::log(r.effect.high),
-                                         la.size(), lb.size(), options.margin);
+                                         paired ? d.size() : la.size(), paired ? d.size() : lb.size(), options.margin);
     // Too few units for the level: at least the size that can reach it, even when the interval
     // has no width to extrapolate from (every value repeated).
     const bool too_few = r.effect.achieved_confidence + 1e-9 < r.effect.confidence;
     if (r.runs_needed || too_few) {
-      r.runs_needed = std::max(r.runs_needed.value_or(0), min_units_for_confidence(1 - alpha));
+      r.runs_needed = std::max(r.runs_needed.value_or(0),
+                               paired ? min_pairs_for_confidence(1 - alpha) : min_units_for_confidence(1 - alpha));
     }
   }
   add_warnings(r, alpha);

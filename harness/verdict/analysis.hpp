@@ -7,7 +7,9 @@
 //   2. Effect = ratio B/A as the Hodges-Lehmann shift on the log scale, with the distribution-free
 //      interval from inverting the Mann-Whitney test (stats/hodges_lehmann). When A and B units were
 //      interleaved in blocks, the paired estimate (Walsh averages of per-block log ratios, Wilcoxon
-//      signed-rank interval) is reported too.
+//      signed-rank interval) is reported too. Which of the two is primary (decides the verdict) is
+//      fixed by the design before any data is seen (AnalysisOptions::paired_primary): a design that
+//      runs A and B together in each block (co-scheduled) pairs them, sequential blocks do not.
 //   3. Family-wise error over k metrics: intervals at Bonferroni level 1 - alpha/k (the interval
 //      analogue of Holm), Mann-Whitney p-values Holm-adjusted.
 //   4. Verdict from the interval [lo, hi] of the ratio oriented so that > 1 is better, with margin d:
@@ -19,6 +21,7 @@
 //      the dominant mode did not move. The shift inside the dominant mode is estimated separately.
 // The overall verdict is the worst over metrics: regression > inconclusive > improvement > no_change.
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +49,26 @@ struct AnalysisOptions {
   double confidence = kDefaultConfidence;    // family-wise confidence level
   std::uint64_t seed = kDefaultAnalysisSeed; // bootstrap seed
   std::size_t bootstrap_resamples = 2000;
+  // The paired estimate decides (co-scheduled blocks share the host's noise); the unpaired one is
+  // still reported. A metric with fewer than 2 complete blocks falls back to the unpaired estimate.
+  bool paired_primary = false;
+};
+
+enum class Estimate { unpaired, paired };
+const char* to_string(Estimate e);
+
+// Where a metric's noise comes from, on the log scale (ln of the values): what decides how many
+// boots a verdict costs, and which design buys them cheapest. NaN where the data cannot tell.
+struct NoiseAnatomy {
+  double between_boot_sd = std::numeric_limits<double>::quiet_NaN();  // boot values within a side
+  double within_boot_sd = std::numeric_limits<double>::quiet_NaN();   // runs around their boot's median
+  double pair_sd = std::numeric_limits<double>::quiet_NaN();          // per-block ln(B/A)
+  double pair_correlation = std::numeric_limits<double>::quiet_NaN(); // A's and B's boot values over blocks
+  double drift_rho = std::numeric_limits<double>::quiet_NaN();        // Spearman of ln(B/A) against block
+  std::size_t pairs = 0;                                              // complete blocks
+  // Blocks an interval of ±margin/2 would take (normal approximation, Hodges-Lehmann efficiency
+  // 3/pi): with the unpaired estimate (boots per side) and with the paired one.
+  std::optional<std::uint64_t> blocks_unpaired, blocks_paired;
 };
 
 struct SideAnalysis {
@@ -79,14 +102,19 @@ struct MetricAnalysis {
   std::string name, unit;
   Better better = Better::higher;
   SideAnalysis a, b;
-  Effect effect;                        // primary: unpaired HL, ratio B/A
+  Effect effect;                        // the primary estimate's, which decides the verdict
+  Estimate primary = Estimate::unpaired;
+  Effect unpaired;                      // HL of the units, ratio B/A
   std::optional<Effect> paired;         // interleaved blocks only
+  NoiseAnatomy noise;
   double mw_u = 0, mw_p = 1, mw_p_holm = 1;
   bool mw_exact = false;
   stats::Interval bootstrap;            // ratio of medians B/A, secondary
   ModeAnalysis modes;
   Verdict verdict = Verdict::inconclusive;
-  std::optional<std::uint64_t> runs_needed;   // units per side likely to settle an inconclusive verdict
+  // Units per side (boots, or runs) likely to settle an inconclusive verdict; for a paired
+  // primary estimate, blocks.
+  std::optional<std::uint64_t> runs_needed;
   std::string headline;                 // one sentence, e.g. "B is 4.9 % slower in ... : regression"
   std::vector<std::string> warnings;    // plain words, each with what to do
   std::vector<std::string> notes;       // facts worth knowing that need no action
