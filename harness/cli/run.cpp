@@ -15,10 +15,12 @@
 #include "core/cache.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/process.hpp"
 #include "core/resources.hpp"
 #include "guest/domain_xml.hpp"
 #include "guest/job.hpp"
 #include "guest/libvirt_driver.hpp"
+#include "plan/calibration.hpp"
 #include "plan/looks.hpp"
 #include "plan/plan.hpp"
 #include "report/json_report.hpp"
@@ -125,7 +127,8 @@ int finish_run(const Experiment& e, const ResultsDir& dir, double confidence, co
   write_file_atomic(dir.analysis(), d.json_text);
   write_file_atomic(dir.summary(), d.summary);
   std::cout << (::isatty(STDOUT_FILENO) != 0
-                    ? terminal_report(d.analysis, {.a_label = e.a.label, .b_label = e.b.label, .color = true})
+                    ? terminal_report(d.analysis, {.a_label = e.a.label, .b_label = e.b.label, .color = true,
+                                                   .seconds_per_block = d.seconds_per_block})
                     : d.summary)
             << std::flush;
   const fs::path report = write_results_dir_report(dir.root());
@@ -138,6 +141,13 @@ int finish_run(const Experiment& e, const ResultsDir& dir, double confidence, co
 }
 
 // ---- the run -------------------------------------------------------------------------------
+
+// The host's design calibration (plan/calibration.hpp) against the experiment's budget.
+void warn_about_budget(const Experiment& e) {
+  if (const auto calibration = read_calibration(abvm_cache_dir() / "calibration.json")) {
+    if (const auto warning = budget_warning(e, *calibration, host_name())) say("warning: " + *warning);
+  }
+}
 
 // The libvirt connection: --connect, else the one the run used before, else the embedded driver.
 std::string connection_uri(const RunArgs& args, const RunManifest& manifest) {
@@ -203,6 +213,7 @@ int run_command(const RunArgs& args) {
   }
   if (args.config.empty()) throw Error("nothing to run: give an experiment file (abvm run CONFIG) or --resume DIR");
   const Experiment e = load_experiment(args.config);
+  warn_about_budget(e);
   const fs::path root = fs::absolute(args.results_root.empty() ? default_results_root() : fs::path(args.results_root));
   if (args.dry_run) return dry_run(e, root);
   const std::uint64_t seed = choose_seed(e);
