@@ -19,7 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kKinds = {"unit", "guest", "kernel-build", "download", "browser"};
+const std::set<std::string> kKinds = {"unit", "guest", "kernel-build", "download", "browser", "controls"};
 
 struct CtestEntry {
   std::string name;
@@ -64,7 +64,7 @@ TEST(CoreCtestLabels, EveryTestHasATimeoutAKindAndAStage) {
     EXPECT_NE(t.binary, "") << t.name << ": ctest has no command for it (is its test program built?)";
     EXPECT_GT(t.timeout, 0) << t.name << " has no TIMEOUT";
     ASSERT_EQ(t.labels.size(), 2u) << t.name << " should have exactly two labels (its kind, stage:<stage>)";
-    EXPECT_NE(kind_of(t), "") << t.name << ": no kind label (unit, guest, kernel-build, download, browser)";
+    EXPECT_NE(kind_of(t), "") << t.name << ": no kind label (unit, guest, kernel-build, download, browser, controls)";
     std::string stage;  // ctest lists labels sorted
     for (const auto& l : t.labels) {
       if (l.starts_with("stage:")) stage = l;
@@ -93,4 +93,5 @@ TEST(CoreCtestLabels, KindsAreTrue) {
   EXPECT_EQ(kinds_by_binary["abvm_kernels_build_test"], std::set<std::string>{"kernel-build"});
   EXPECT_EQ(kinds_by_binary["abvm_cli_run_e2e_test"], std::set<std::string>{"guest"});
   EXPECT_EQ(kinds_by_binary["abvm_guest_libvirt_driver_test"], std::set<std::string>{"guest"});
+  EXPECT_EQ(kinds_by_binary["abvm_cli_controls_test"], std::set<std::string>{"controls"});
 }
