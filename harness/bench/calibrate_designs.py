@@ -15,6 +15,12 @@ prints per design:
                 twice that per side for the unpaired estimate (sd(boot) then)
   wall±2.5%     the wall time those blocks take at the measured blk/min
   false reg.    A/A runs whose verdict (abvm analyze, the design's own primary estimate) was regression
+  resampled     with --false-alarms K: K sub-experiments of --subset-blocks blocks drawn without
+                replacement from the design's pooled A/A blocks, the side labels of each block swapped
+                at random (A and B are the same, so either labelling is an A/A experiment), each
+                analysed by `abvm analyze` as its design says: the rates of regression / no_change /
+                inconclusive verdicts. The sub-experiments share blocks, so they are not independent:
+                the rate is a check of the level on real data, not a precise estimate.
 
 It writes the figures as JSON to --out (default: $XDG_CACHE_HOME/abvm/calibration.json, else
 ~/.cache/abvm/calibration.json), where `abvm run` finds them and warns when a budget cannot settle
@@ -27,6 +33,9 @@ usage: /usr/bin/python3 harness/bench/calibrate_designs.py --abvm build/abvm [--
 """
 import argparse
 import collections
+import random
+import shutil
+import tempfile
 import json
 import math
 import os
@@ -103,6 +112,42 @@ def verdict_of(abvm, results_dir):
         return "error"
 
 
+def resampled_verdicts(abvm, dirs, k, n, seed):
+    """Verdicts of k A/A sub-experiments of n blocks drawn from the runs in dirs (see the docstring)."""
+    blocks = []  # (run index, block) -> journal lines
+    by_block = collections.defaultdict(list)
+    for r, d in enumerate(dirs):
+        with open(os.path.join(d, "journal.jsonl")) as f:
+            for line in f:
+                e = json.loads(line)
+                by_block[(r, e["block"])].append(e)
+    blocks = [b for b, lines in sorted(by_block.items()) if {e["side"] for e in lines} == {"A", "B"}]
+    if len(blocks) < n:
+        return {}
+    rng = random.Random(seed)
+    counts = collections.Counter()
+    work = tempfile.mkdtemp(prefix="abvm-calibrate-")
+    try:
+        for i in range(k):
+            sub = os.path.join(work, f"s{i}")
+            os.makedirs(sub)
+            for name in ("config.toml", "run.json", "plan.json"):
+                shutil.copy(os.path.join(dirs[0], name), sub)
+            with open(os.path.join(sub, "journal.jsonl"), "w") as out:
+                for j, key in enumerate(rng.sample(blocks, n)):
+                    swap = rng.random() < 0.5
+                    for e in by_block[key]:
+                        e = dict(e, block=j, boot=f"r{key[0]}-{e['boot']}", trial=f"r{key[0]}-{e['trial']}")
+                        if swap:
+                            e["side"] = "B" if e["side"] == "A" else "A"
+                        out.write(json.dumps(e) + "\n")
+            counts[verdict_of(abvm, sub)] += 1
+            shutil.rmtree(sub)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return dict(counts)
+
+
 def summarize(design, runs):
     pairs, boot_dev, run_dev, a_b = [], [], [], []
     blocks_total, wall_total, verdicts = 0, 0.0, []
@@ -150,6 +195,8 @@ def main():
     p.add_argument("--results", default="results/calibration")
     p.add_argument("--out", default=None)
     p.add_argument("--reanalyze", action="store_true", help="only analyse the runs already in --results")
+    p.add_argument("--false-alarms", type=int, default=0, metavar="K", help="resampled A/A sub-experiments per design")
+    p.add_argument("--subset-blocks", type=int, default=10, help="blocks per resampled sub-experiment")
     args = p.parse_args()
     abvm = os.path.abspath(args.abvm)
     os.makedirs(args.results, exist_ok=True)
@@ -183,6 +230,8 @@ def main():
             blocks, wall = read_run(d)
             data.append((blocks, wall, verdict_of(abvm, d)))
         table.append(summarize(design, data))
+        if args.false_alarms:
+            table[-1]["resampled"] = resampled_verdicts(abvm, runs[design], args.false_alarms, args.subset_blocks, 1)
     print(f"abvm design calibration on {socket.gethostname()}: A/A, dd-write.bandwidth, guests on CPUs {args.cpu_set}")
     print(f"{'design':<18} {'runs':>4} {'blocks':>6} {'sd(pair)':>8} {'sd(boot)':>8} {'sd(run)':>8} {'r(A,B)':>6} "
           f"{'blk/min':>7} {'primary':>8} {'blocks±2.5%':>11} {'wall±2.5%':>9} {'false reg.':>10}")
@@ -191,6 +240,11 @@ def main():
               f"{t['sd_run']:>8.3f} {t['ab_correlation']:>6.2f} {t['blocks_per_minute']:>7.2f} {t['primary']:>8} "
               f"{t['blocks_for_2_5_percent']:>11} {t['minutes_for_2_5_percent']:>7.0f} m "
               f"{t['false_regressions']:>4}/{t['runs']:<5}")
+    for t in table:
+        if t.get("resampled"):
+            total = sum(t["resampled"].values())
+            rates = ", ".join(f"{v} {c / total:.1%}" for v, c in sorted(t["resampled"].items()))
+            print(f"{t['design']}: {total} resampled A/A experiments of {args.subset_blocks} blocks: {rates}")
     if len(table) == 2 and table[1]["blocks_for_2_5_percent"] > 0:
         print(f"blocks needed, {table[0]['design']} / {table[1]['design']}: "
               f"{table[0]['blocks_for_2_5_percent'] / table[1]['blocks_for_2_5_percent']:.1f}x")
