@@ -3,7 +3,8 @@
 //
 // The golden files were written by this code and then checked by hand and by libvirt: each one was
 // accepted by `virsh -c qemu:///embed?root=... define --validate` (the driver tests boot the same
-// shape for real). Regenerate with ABVM_UPDATE_GOLDEN=1 and review the diff.
+// shape for real), and GoldensAndEveryOptionValidateAgainstLibvirtsSchema below checks them with
+// libvirt's schema on every run. Regenerate with ABVM_UPDATE_GOLDEN=1 and review the diff.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -13,6 +14,8 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/process.hpp"
+#include "environment_skip.hpp"
 #include "guest/domain_xml.hpp"
 
 using namespace abvm;
@@ -179,4 +182,24 @@ TEST(GuestDomainXml, HostCpuSetPinsTheWholeGuest) {
   EXPECT_TRUE(parse(domain_xml(basic())).select_node("/domain/vcpu").node().attribute("cpuset").empty());
   s.host_cpus = "0;rm";
   EXPECT_EQ(error_of(s), "host CPU set '0;rm' is not CPU numbers and ranges such as \"0\" or \"2-3\"");
+}
+
+// Independent of this code: libvirt's own RelaxNG schema (virt-xml-validate, libvirt-clients)
+// accepts every golden file and the XML of a spec with every option set, host CPU set included.
+TEST(GuestDomainXml, GoldensAndEveryOptionValidateAgainstLibvirtsSchema) {
+  if (!find_program("virt-xml-validate")) ABVM_SKIP_WITHOUT("virt-xml-validate is not installed (libvirt-clients)");
+  auto s = basic();
+  s.accelerator = Accelerator::kvm;
+  s.host_cpus = "0-1";
+  s.machine = {.vcpus = 2, .memory_mib = 1024, .vcpu_pins = {0, 1}};
+  s.disk = {.iommu_platform = true, .queues = 2, .queue_size = 256, .cache = "none", .io = "io_uring", .iothread = true};
+  const auto every_option = std::filesystem::temp_directory_path() / ("abvm-domain-" + std::to_string(::getpid()) + ".xml");
+  write_file_atomic(every_option, domain_xml(s));
+  std::vector<std::filesystem::path> files = {every_option};
+  for (const auto& e : std::filesystem::directory_iterator(kGolden)) files.push_back(e.path());
+  for (const auto& f : files) {
+    const ProcessResult r = run_process({"virt-xml-validate", f.string(), "domain"});
+    EXPECT_EQ(r.exit_code, 0) << f << ": " << r.out << r.err;
+  }
+  std::filesystem::remove(every_option);
 }
