@@ -15,7 +15,7 @@
 #   md5 = md5sum of "<nonce>:<seq>:<type>:<payload>" (lowercase hex). seq counts from 0.
 #   Free text (kernel release, cmdline, tool output, dmesg) is base64 so any byte survives
 #   and every record stays within [A-Za-z0-9+/=,._:-]; fields inside a payload are ','-separated.
-#   Types: BEGIN trial_b64,uptime | UNAME b64 | CMDLINE b64 | FEATURES bits|none
+#   Types: BEGIN trial_b64,uptime | UNAME b64 | KVERSION b64 (uname -v) | CMDLINE b64 | FEATURES bits|none
 #          RUN workload,index,warmup,t_start | OUT b64chunk | RUNEND workload,index,status,t_end
 #          MODPARAM b64("<module>.<param>=<value>") | DMESG b64 | ERROR b64 | END record_count
 #
@@ -30,6 +30,8 @@
 #   nopoweroff  prints every record, then never powers off (abvm must end the trial at END)
 #   flood       before the runs, one endless line of nested record markers ("ABVM1:<nonce>:" over and
 #               over): abvm must stop the guest at schedule.console_limit and keep its head and tail
+#   foreign-build  reports another kernel build (uname -v) than the one booted: abvm must record the
+#               trial as a mismatch of its side and say so with the verdict
 #
 # Host-side test modes (not used in a guest): ABVM_AGENT_MODE=parse prints each parsed workload
 # as NUL-separated fields; ABVM_AGENT_MODE=emit prints sample records; ABVM_AGENT_MODE=modopts
@@ -290,6 +292,9 @@ agent_main() {
   parse_job || ok=0
   rec BEGIN "$(b64 "${TRIAL:-}"),$(uptime_now)"
   rec UNAME "$(b64 "$(uname -r)")"
+  kversion=$(uname -v)
+  [ "$TEST_FAULT" = foreign-build ] && kversion="#1 SMP foreign-build"
+  rec KVERSION "$(b64 "$kversion")"
   rec CMDLINE "$(b64 "$(cat /proc/cmdline)")"
   load_modules
   report_module_params

@@ -22,10 +22,11 @@ std::optional<Side> parse_side(std::string_view text);
 //   infra-error      the hypervisor could not start or watch the guest, after the bounded retries
 //   invalid-output   the records cannot be trusted: no begin/end, bad checksums, a foreign trial,
 //                    runs missing, a console over its cap; or a tool's output that does not parse
-enum class Outcome { ok, workload_failed, panic, timeout, infra_error, invalid_output };
+// mismatch: the guest was not what its side must be (kernel, command line, negotiated features).
+enum class Outcome { ok, workload_failed, panic, timeout, infra_error, invalid_output, mismatch };
 const char* to_string(Outcome outcome);
 std::optional<Outcome> parse_outcome(std::string_view text);
-// "ok, workload-failed, panic, timeout, infra-error, invalid-output", for error messages.
+// "ok, workload-failed, panic, timeout, infra-error, invalid-output, mismatch", for error messages.
 const char* outcome_words();
 
 // Which way a metric is better: "higher" (bandwidth, IOPS) or "lower" (latency, seconds).

@@ -416,6 +416,8 @@ class ReportReader {
       }
     } else if (rec.type == "UNAME") {
       if (auto t = text(rec)) report_.kernel_release = *t;
+    } else if (rec.type == "KVERSION") {
+      if (auto t = text(rec)) report_.kernel_version = *t;
     } else if (rec.type == "CMDLINE") {
       if (auto t = text(rec)) report_.cmdline = *t;
     } else if (rec.type == "FEATURES") {

@@ -49,6 +49,7 @@ struct GuestReport {
   std::string trial_id;
   double boot_uptime = 0;                    // guest uptime (s) when the agent started reporting
   std::string kernel_release;                // uname -r
+  std::string kernel_version;                // uname -v: the build ("#1 SMP abvm-41398041b319")
   std::string cmdline;                       // /proc/cmdline
   std::optional<std::uint64_t> blk_features; // scratch disk's negotiated virtio features, bit i = feature i
   bool access_platform = false;              // bit 33 of blk_features

@@ -229,6 +229,43 @@ std::string describe_module_params(const SideContext& c) {
   return out;
 }
 
+// "negotiated in 12/12 boots": how many of the side's reporting boots showed `value` of `fact`.
+std::string fact_count(const SideContext& c, const std::string& fact, const std::string& value) {
+  const auto it = c.facts.find(fact);
+  if (it == c.facts.end()) return "";
+  int total = 0, with = 0;
+  for (const auto& [v, boots] : it->second) {
+    total += boots;
+    if (v == value) with = boots;
+  }
+  return fmt::format("{}/{} boots", with, total);
+}
+
+// What the sides' guests reported of themselves, side by side: the kernel each booted, and the
+// facts the sides are checked against (a mismatch is a failed trial, listed below).
+std::string facts_rows(const HtmlInputs& in) {
+  const SideContext& a = in.report.context_a;
+  const SideContext& b = in.report.context_b;
+  if (a.facts.empty() && b.facts.empty()) return "";
+  std::string out;
+  const auto values = [](const SideContext& c, const std::string& fact) {
+    std::string s;
+    if (const auto it = c.facts.find(fact); it != c.facts.end()) {
+      for (const auto& [v, boots] : it->second) s += fmt::format("{}{} ({} boot{})", s.empty() ? "" : "; ", v, boots, boots == 1 ? "" : "s");
+    }
+    return s;
+  };
+  for (const char* fact : {"kernel_release", "kernel_version"}) {
+    out += fmt::format("<tr><th>{}</th><td>A: {}<br>B: {}</td></tr>\n", e(fact), e(values(a, fact)), e(values(b, fact)));
+  }
+  out += fmt::format("<tr><th>VIRTIO_F_ACCESS_PLATFORM</th><td>side A negotiated it in {}; side B in {}</td></tr>\n",
+                     e(fact_count(a, "virtio_f_access_platform", "negotiated")),
+                     e(fact_count(b, "virtio_f_access_platform", "negotiated")));
+  out += fmt::format("<tr><th>\"DMA API in use\" (the seed's patch)</th><td>side A reported it in {}; side B in {}</td></tr>\n",
+                     e(fact_count(a, "dma_api_in_use", "reported")), e(fact_count(b, "dma_api_in_use", "reported")));
+  return out;
+}
+
 std::string host_rows(const HostEnvironment& env) {
   std::string out;
   const auto row = [&](const std::string& k, const std::string& v) {
@@ -262,6 +299,7 @@ std::string host_section(const HtmlInputs& in) {
                          e(describe_module_params(c)));
     }
   }
+  out += facts_rows(in);
   out += "</table>\n";
   if (accelerators(in).contains(Accelerator::tcg)) {
     out += "<p class=\"warning tcg\">Measured under TCG (QEMU's emulator, no KVM): the numbers describe the emulator "

@@ -130,7 +130,7 @@ json metric_json(const MetricAnalysis& m) {
 json context_json(const SideContext& c) {
   json accelerators = json::array();
   for (Accelerator a : c.accelerators) accelerators.push_back(to_string(a));
-  return {{"hosts", c.hosts}, {"accelerators", accelerators}, {"module_params", c.module_params}};
+  return {{"hosts", c.hosts}, {"accelerators", accelerators}, {"module_params", c.module_params}, {"facts", c.facts}};
 }
 
 }  // namespace

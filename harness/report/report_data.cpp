@@ -233,10 +233,11 @@ SideContext context_of(const Node& n) {
   n["accelerators"].each([&](const Node& a) { c.accelerators.push_back(a.word(parse_accelerator, "kvm, tcg")); });
   // Module parameters the guests reported (parameter -> value -> boots); absent in reports of
   // runs without them (plain files, abvm before the guests reported them).
-  if (n.has("module_params")) {
-    n["module_params"].members([&](const std::string& param, const Node& values) {
+  for (auto [key, into] : {std::pair{"module_params", &c.module_params}, std::pair{"facts", &c.facts}}) {
+    if (!n.has(key)) continue;
+    n[key].members([&](const std::string& name, const Node& values) {
       values.members([&](const std::string& value, const Node& boots) {
-        c.module_params[param][value] = static_cast<int>(boots.count());
+        (*into)[name][value] = static_cast<int>(boots.count());
       });
     });
   }

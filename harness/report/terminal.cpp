@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -117,7 +118,12 @@ std::string terminal_report(const Analysis& analysis, const TerminalOptions& opt
   if (!analysis.warnings.empty() || !analysis.notes.empty()) out += "\n";
   for (const auto& n : analysis.notes) out += "note: " + n + "\n";
   for (const auto& w : analysis.warnings) out += "warning: " + w + "\n";
-  out += "\nverdict: " + colored(to_string(analysis.verdict), analysis.verdict, options.color) + "\n";
+  out += "\nverdict: " + colored(to_string(analysis.verdict), analysis.verdict, options.color);
+  // Said with the verdict itself, which is what a reader looks at last.
+  const bool mismatch = std::any_of(analysis.failures.begin(), analysis.failures.end(),
+                                    [](const FailedRun& f) { return f.outcome == "mismatch"; });
+  if (mismatch) out += " (BUT THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: see the mismatch warning)";
+  out += "\n";
   return out;
 }
 

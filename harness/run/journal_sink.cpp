@@ -57,6 +57,7 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
     // Repeated on each run of the boot: a journal line stands alone (analysis counts boots).
     e.kernel_release = result.report.kernel_release;
     e.module_params = result.report.module_params;
+    if (result.report.begun) e.facts = guest_facts(result.report);
     if (run.outcome == Outcome::ok) {
       const auto w = std::find_if(workloads_.begin(), workloads_.end(),
                                   [&](const Workload& x) { return x.name == run.workload; });

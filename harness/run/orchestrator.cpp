@@ -35,6 +35,7 @@ json trial_result_json(const TrialResult& r) {
       {"ended", r.report.ended},
       {"boot_uptime", r.report.boot_uptime},
       {"kernel_release", r.report.kernel_release},
+      {"kernel_version", r.report.kernel_version},
       {"cmdline", r.report.cmdline},
       {"blk_features", r.report.blk_features ? json(*r.report.blk_features) : json(nullptr)},
       {"access_platform", r.report.access_platform},
@@ -128,6 +129,7 @@ std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial,
     result.report = parse_guest_console(outcome.console, nonce);
     result.attempts = attempt;
     classify_trial(outcome, result.report, spec_.workloads, result);
+    check_side(spec_.side(trial.side).expect, spec_.workloads, result);
     if (result.outcome != Outcome::infra_error || attempt == max_attempts) break;
     // Keep what the failed attempt left, then boot again: an infra error says nothing about
     // the kernel, so a new boot is a fair replacement (and it is recorded).

@@ -31,6 +31,7 @@ struct SideBoot {
   std::string modules_archive;          // guest/modules archive; empty when virtio is built in
   MachineOptions machine;
   VirtioBlkOptions disk;
+  SideExpectation expect;               // what its guests must report (run/trial.hpp check_side)
 };
 
 struct ExecutionSpec {

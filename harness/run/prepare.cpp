@@ -25,6 +25,18 @@ SideBoot side_boot(const SideSpec& side, std::filesystem::path kernel, std::stri
           .disk = side.device};
 }
 
+SideExpectation side_expectation(const SideSpec& side, const nlohmann::json& identity, const std::string& release) {
+  SideExpectation expect{.cmdline = guest_cmdline(side), .access_platform = side.device.iommu_platform};
+  expect.release = release;
+  expect.version = identity.value("version", "");
+  bool reports = false;
+  for (const auto& patch : identity.value("patches", nlohmann::json::array())) {
+    reports = reports || patch.value("name", "").find("abvm-report") != std::string::npos;
+  }
+  expect.dma_api_reported = reports;
+  return expect;
+}
+
 PreparedGuests BuildingPreparer::prepare(const Experiment& e) {
   PreparedGuests p;
   say_("guest image ...");
@@ -46,7 +58,9 @@ PreparedGuests BuildingPreparer::prepare(const Experiment& e) {
       built.emplace(side.kernel, std::pair{std::move(k), std::move(modules)});
     }
     const auto& [kernel, modules] = built.at(side.kernel);
-    (s == Side::a ? p.a : p.b) = side_boot(side, kernel.image, modules);
+    SideBoot& boot = s == Side::a ? p.a : p.b;
+    boot = side_boot(side, kernel.image, modules);
+    boot.expect = side_expectation(side, kernel.identity, kernel.release);
     p.kernels[to_string(s)] = {{"label", side.label},           {"recipe", side.kernel},
                                {"release", kernel.release},     {"image", kernel.image.string()},
                                {"cmdline", guest_cmdline(side)}, {"identity", kernel.identity}};

@@ -44,7 +44,13 @@ class BuildingPreparer final : public GuestPreparer {
 // The whole kernel command line of a side: abvm's guest command line plus the side's own.
 std::string guest_cmdline(const SideSpec& side);
 
-// The SideBoot of a side whose kernel and modules are known.
+// The SideBoot of a side whose kernel and modules are known (no expectation: nothing checked).
 SideBoot side_boot(const SideSpec& side, std::filesystem::path kernel, std::string modules_archive);
+
+// What a side's guests must report, given its built kernel: the side's command line, its
+// device.iommu_platform as the negotiated VIRTIO_F_ACCESS_PLATFORM, the kernel's release and build
+// (the identity's "version") and, when the kernel carries the seed's reporting patch ("abvm-report"
+// in a patch name), the "DMA API in use" line (else its absence). The real preparer sets it.
+SideExpectation side_expectation(const SideSpec& side, const nlohmann::json& identity, const std::string& release);
 
 }  // namespace abvm

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 namespace abvm {
@@ -125,6 +126,51 @@ void classify_trial(const GuestOutcome& guest, const GuestReport& report, const 
     fail_all(result, workloads, Outcome::invalid_output,
              fmt::format("the guest ended without reporting run{} {}", missing.size() > 1 ? "s" : "",
                          join(missing, ", ")));
+  }
+}
+
+std::map<std::string, std::string> guest_facts(const GuestReport& report) {
+  std::map<std::string, std::string> facts{{"kernel_release", report.kernel_release},
+                                           {"kernel_version", report.kernel_version},
+                                           {"cmdline", report.cmdline}};
+  if (report.blk_features) facts["virtio_f_access_platform"] = report.access_platform ? "negotiated" : "not negotiated";
+  const bool dma = std::any_of(report.dmesg.begin(), report.dmesg.end(),
+                               [](const std::string& l) { return l.find(kDmaApiInUse) != std::string::npos; });
+  facts["dma_api_in_use"] = dma ? "reported" : "not reported";
+  return facts;
+}
+
+std::vector<std::string> side_mismatches(const GuestReport& report, const SideExpectation& expect) {
+  std::vector<std::string> out;
+  const auto facts = guest_facts(report);
+  const auto differs = [&](const char* what, const std::string& got, const std::string& want) {
+    if (!want.empty() && got != want) out.push_back(fmt::format("{} is '{}', not the side's '{}'", what, got, want));
+  };
+  differs("kernel release", report.kernel_release, expect.release);
+  // The identity's version is "<release> (<builder>) <uname -v>": the build shows in its tail.
+  if (!expect.version.empty() &&
+      (report.kernel_version.empty() || !expect.version.ends_with(" " + report.kernel_version))) {
+    out.push_back(fmt::format("kernel build is '{}', not the side's '{}'", report.kernel_version, expect.version));
+  }
+  differs("kernel command line", report.cmdline, expect.cmdline);
+  if (expect.access_platform && report.blk_features && report.access_platform != *expect.access_platform) {
+    out.push_back(fmt::format("VIRTIO_F_ACCESS_PLATFORM was {}negotiated, but the side's device.iommu_platform is {}",
+                              report.access_platform ? "" : "not ", *expect.access_platform ? "true" : "false"));
+  }
+  if (expect.dma_api_reported && (facts.at("dma_api_in_use") == "reported") != *expect.dma_api_reported) {
+    out.push_back(*expect.dma_api_reported
+                      ? fmt::format("the kernel did not print '{}', which the side's patched kernel must", kDmaApiInUse)
+                      : fmt::format("the kernel printed '{}', which the side's kernel cannot", kDmaApiInUse));
+  }
+  return out;
+}
+
+void check_side(const SideExpectation& expect, const std::vector<Workload>& workloads, TrialResult& result) {
+  if (result.outcome != Outcome::ok && result.outcome != Outcome::workload_failed) return;
+  const auto why = side_mismatches(result.report, expect);
+  if (!why.empty()) {
+    fail_all(result, workloads, Outcome::mismatch,
+             fmt::format("side {} booted something else: {}", to_string(result.trial.side), join(why, "; ")));
   }
 }
 

@@ -4,6 +4,7 @@
 // sink like any other, and it never turns into a sample.
 // Its outcome is core/vocabulary.hpp's Outcome.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,34 @@ class TrialSink {
   virtual ~TrialSink() = default;
   virtual void on_trial_finished(const TrialResult& result) = 0;
 };
+
+// What a side's guest must report of itself, from the prepared kernel and the experiment; an
+// empty field (or nullopt) is not checked.
+struct SideExpectation {
+  std::string release;                 // uname -r of the side's kernel
+  std::string version;                 // the kernel's identity "version": "<release> (<builder>) <uname -v>"
+  std::string cmdline;                 // the whole kernel command line the side boots with
+  std::optional<bool> access_platform; // VIRTIO_F_ACCESS_PLATFORM negotiated (device.iommu_platform)
+  // The seed's patched kernel prints "virtio_ring: abvm: DMA API in use" once per device: a side
+  // whose kernel carries that patch must report it, a side whose kernel does not must not.
+  std::optional<bool> dma_api_reported;
+};
+
+// The dmesg line the seed's reporting patch prints (kernels/patches/virtio-dma-api/0002-*).
+inline constexpr std::string_view kDmaApiInUse = "abvm: DMA API in use";
+
+// The facts the guest reported about itself that the side is checked against, by name:
+// kernel_release, kernel_version, cmdline, virtio_f_access_platform ("negotiated" / "not
+// negotiated"; absent without a disk), dma_api_in_use ("reported" / "not reported").
+std::map<std::string, std::string> guest_facts(const GuestReport& report);
+
+// How the report differs from what the side must be, one sentence each ("kernel build is '#1 SMP
+// abvm-cbe39c3dbdef', not the side's '#1 SMP abvm-41398041b319'"); empty when it matches.
+std::vector<std::string> side_mismatches(const GuestReport& report, const SideExpectation& expect);
+
+// A trial that ran (ok or workload-failed) but whose guest is not what its side must be becomes
+// a mismatch: no run of it is a sample.
+void check_side(const SideExpectation& expect, const std::vector<Workload>& workloads, TrialResult& result);
 
 // The outcome of one boot, from the driver's ending and the parsed records. Pure.
 // `workloads` is what the job asked for: every measured run must be reported, else the

@@ -72,12 +72,15 @@ void read_guest(const LineReader& r, JournalEntry& e) {
   if (it == r.object().end()) return;
   if (!it->is_object()) r.wrong_type("guest", "an object", *it);
   if (it->contains("kernel_release")) e.kernel_release = r.string("kernel_release", *it, "guest.");
-  const auto params = it->find("module_params");
-  if (params == it->end()) return;
-  if (!params->is_object()) r.wrong_type("module_params", "an object", *params, "guest.");
-  for (const auto& [name, value] : params->items()) {
-    if (!value.is_string()) r.wrong_type(name.c_str(), "a string", value, "guest.module_params.");
-    e.module_params[name] = value.get<std::string>();
+  for (auto [key, into] : {std::pair{"module_params", &e.module_params}, std::pair{"facts", &e.facts}}) {
+    const auto map = it->find(key);
+    if (map == it->end()) continue;
+    if (!map->is_object()) r.wrong_type(key, "an object", *map, "guest.");
+    const std::string prefix = fmt::format("guest.{}.", key);
+    for (const auto& [name, value] : map->items()) {
+      if (!value.is_string()) r.wrong_type(name.c_str(), "a string", value, prefix);
+      (*into)[name] = value.get<std::string>();
+    }
   }
 }
 
@@ -114,8 +117,9 @@ std::string to_journal_line(const JournalEntry& e) {
   j["time"] = e.time;
   j["metrics"] = std::move(metrics);
   j["detail"] = e.detail;
-  if (!e.kernel_release.empty() || !e.module_params.empty()) {
+  if (!e.kernel_release.empty() || !e.module_params.empty() || !e.facts.empty()) {
     j["guest"] = {{"kernel_release", e.kernel_release}, {"module_params", e.module_params}};
+    if (!e.facts.empty()) j["guest"]["facts"] = e.facts;
   }
   // Details quote what tools and guests printed, which need not be UTF-8; nlohmann would throw
   // and lose the run. Such bytes become U+FFFD (the run stays recorded with its reason).

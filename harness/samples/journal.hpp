@@ -61,6 +61,9 @@ struct JournalEntry {
   // The boot's guest, as it reported itself ("guest"; empty when absent).
   std::string kernel_release;
   std::map<std::string, std::string> module_params;  // "virtio_blk.queue_depth" -> "1"
+  // What the side is checked against (run/trial.hpp guest_facts): "kernel_version" -> "#1 SMP ...",
+  // "virtio_f_access_platform" -> "negotiated", "dma_api_in_use" -> "reported", ...
+  std::map<std::string, std::string> facts;
 };
 
 // One line of JSON, without a newline. Throws Error when a metric value is not finite (the

@@ -255,6 +255,7 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
     // Every run of a boot repeats its guest's report: count it once per boot.
     if (boots_seen.emplace(e.side, e.boot).second) {
       for (const auto& [name, value] : e.module_params) ++context.module_params[name][value];
+      for (const auto& [name, value] : e.facts) ++context.facts[name][value];
     }
     std::string source = fmt::format("trial {} run {}", e.trial, e.run);
     if (e.outcome != Outcome::ok) {

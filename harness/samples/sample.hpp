@@ -51,6 +51,9 @@ struct SideContext {
   // -> value -> number of boots that reported it. Proves what a side set (e.g. through
   // cmdline_append) reached the driver; empty for inputs without guest reports.
   std::map<std::string, std::map<std::string, int>> module_params;
+  // The same for the facts the side is checked against (samples/journal.hpp JournalEntry::facts):
+  // "virtio_f_access_platform" -> {"negotiated": 12}, counted over every boot that reported them.
+  std::map<std::string, std::map<std::string, int>> facts;
 };
 
 struct SampleSet {

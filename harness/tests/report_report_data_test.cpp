@@ -11,6 +11,7 @@
 #include "report/html.hpp"
 #include "report/json_report.hpp"
 #include "report/report_data.hpp"
+#include "report/terminal.hpp"
 #include "report_test_support.hpp"
 #include "samples/load.hpp"
 #include "verdict/analysis.hpp"
@@ -289,4 +290,30 @@ TEST(ReportData, APairedPrimaryEstimateAndTheNoiseAnatomyReadBackAndShow) {
   j["metrics"][0]["primary_estimate"] = "both";
   EXPECT_EQ(report_error(j), "r/analysis.json: metrics[0].primary_estimate is \"both\", not one of paired, unpaired; "
                              "regenerate it with abvm analyze r");
+}
+
+// Trials whose guest was not its side (outcome mismatch) put a warning before all others and a
+// word next to the verdict itself (issue 11 item 2).
+TEST(ReportData, MismatchedSidesAreSaidFirstAndWithTheVerdict) {
+  SampleSet s;
+  MetricSamples m{.name = "bw", .unit = "B/s", .better = Better::higher};
+  for (int i = 0; i < 10; ++i) {
+    m.a.push_back({.value = 100.0 + i % 3, .order = 2 * i});
+    m.b.push_back({.value = 100.0 + (i + 1) % 3, .order = 2 * i + 1});
+  }
+  s.metrics.push_back(m);
+  s.failures.push_back({.side = Side::b, .what = "dd-write run 0 of boot t0001: mismatch: side B booted something else",
+                        .outcome = "mismatch", .source = "trial t0001 run 0"});
+  s.context_b.facts["kernel_version"]["#1 SMP foreign-build"] = 3;
+  const Analysis a = analyze(s, {});
+  ASSERT_FALSE(a.warnings.empty());
+  EXPECT_TRUE(a.warnings[0].starts_with("THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: 1 run(s)")) << a.warnings[0];
+  const std::string text = terminal_report(a);
+  EXPECT_NE(text.find("(BUT THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: see the mismatch warning)\n"), std::string::npos)
+      << text;
+  // The facts travel through analysis.json into the HTML.
+  const ReportData r = read_report_data(demo_json(a), kAnalysis);
+  EXPECT_EQ(r.context_b.facts.at("kernel_version").at("#1 SMP foreign-build"), 3);
+  s.failures[0].outcome = "timeout";
+  EXPECT_EQ(terminal_report(analyze(s, {})).find("BUT THE SIDES"), std::string::npos);
 }

@@ -500,3 +500,56 @@ TEST_F(GuestFaultsE2ETest, ConsoleFloodIsStoppedAtTheLimitAndTheNextTrialRuns) {
 
 }  // namespace
 }  // namespace abvm
+
+namespace abvm {
+namespace {
+
+// 7. A side that is not what the experiment asks (issue 11 item 2): side B's guest reports another
+// kernel build than the one its side boots (the agent's foreign-build fault). Every B trial is a
+// mismatch, never a sample; A's trials are checked too and pass; the facts of both sides reach the
+// journal, analysis.json and the report; and the verdict says loudly that the sides are wrong.
+TEST_F(GuestFaultsE2ETest, AGuestThatIsNotItsSideIsAMismatchAndTheVerdictSaysSo) {
+  const std::string config = experiment("mismatch",
+                                        "[sides.A]\nlabel = \"plain\"\n\n"
+                                        "[sides.B]\nlabel = \"alien\"\ncmdline_append = \"abvm.test_fault=foreign-build\"\n",
+                                        kDdWrite, "boots_per_side = 2\nboot_timeout = \"60s\"\nrun_timeout = \"60s\"\n");
+  fs::path d;
+  double wall = 0;
+  const auto r = run(config, d, wall);
+  ASSERT_FALSE(d.empty());
+  expect_finished(r, d, 4);
+  const json kernels = json::parse(read_file(d / "kernels.json"));
+  const std::string version = kernels.at("A").at("identity").at("version");
+  for (const auto& t : trial_files(d)) {
+    if (t.side == "A") {
+      EXPECT_EQ(t.result.at("outcome"), "ok") << t.result.dump();
+      EXPECT_TRUE(version.ends_with(" " + t.result.at("guest").at("kernel_version").get<std::string>()));
+    } else {
+      EXPECT_EQ(t.result.at("outcome"), "mismatch") << t.result.dump();
+      EXPECT_EQ(t.result.at("detail"), "side B booted something else: kernel build is '#1 SMP foreign-build', not "
+                                       "the side's '" + version + "'");
+    }
+  }
+  for (const auto& e : read_journal_lines(d / "journal.jsonl")) {
+    EXPECT_EQ(e.outcome, e.side == "A" ? "ok" : "mismatch") << e.detail;
+    if (e.side == "B") {
+      EXPECT_EQ(e.metrics, 0u);
+    }
+  }
+  const auto analysis = json::parse(read_file(d / "analysis.json"));
+  ASSERT_FALSE(analysis.at("warnings").empty());
+  EXPECT_TRUE(analysis.at("warnings")[0].get<std::string>().starts_with("THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS"));
+  const json& facts_a = analysis.at("context").at("a").at("facts");
+  const json& facts_b = analysis.at("context").at("b").at("facts");
+  EXPECT_EQ(facts_b.at("kernel_version").at("#1 SMP foreign-build"), 2);
+  EXPECT_EQ(facts_a.at("virtio_f_access_platform").at("not negotiated"), 2);
+  EXPECT_EQ(facts_a.at("dma_api_in_use").at("not reported"), 2);
+  const std::string summary = read_file(d / "summary.txt");
+  EXPECT_NE(summary.find("(BUT THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS"), std::string::npos) << summary;
+  const std::string html = read_file(d / "report.html");
+  EXPECT_NE(html.find("side A negotiated it in 0/2 boots; side B in 0/2 boots"), std::string::npos);
+  EXPECT_NE(html.find("#1 SMP foreign-build (2 boots)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace abvm

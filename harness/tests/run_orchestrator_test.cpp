@@ -519,5 +519,47 @@ TEST_F(OrchestratorTest, CoScheduledBlockInterruptedIsRunAgainWholeOnResume) {
   EXPECT_EQ(ledger_trials(), (std::vector<std::string>{"t0000", "t0001", "t0002", "t0003"}));
 }
 
+// Each trial is checked against what its side must be (issue 11 item 2): a guest that matches
+// is ok, one that does not is a mismatch whose runs are never samples, with every difference named.
+TEST_F(OrchestratorTest, ATrialWhoseGuestIsNotItsSideIsAMismatch) {
+  spec.a.expect = {.release = "6.1.0-28-cloud-amd64", .cmdline = "console=ttyS0 panic=-1 quiet rdinit=/init",
+                   .access_platform = true, .dma_api_reported = false};
+  spec.b.expect = {.release = "6.1.192", .access_platform = false};
+  Orchestrator o(driver, spec, sink);
+  o.run(trials(1), {}, {});
+  ASSERT_EQ(sink.results.size(), 2u);
+  EXPECT_EQ(sink.results[0].outcome, Outcome::ok) << sink.results[0].detail;
+  const TrialResult& b = sink.results[1];
+  EXPECT_EQ(b.outcome, Outcome::mismatch);
+  EXPECT_EQ(b.detail, "side B booted something else: kernel release is '6.1.0-28-cloud-amd64', not the side's "
+                      "'6.1.192'; VIRTIO_F_ACCESS_PLATFORM was negotiated, but the side's device.iommu_platform is "
+                      "false");
+  for (const auto& run : b.runs) EXPECT_EQ(run.outcome, Outcome::mismatch);
+  EXPECT_NE(read_file(dir / "trials.jsonl").find("\"outcome\":\"mismatch\""), std::string::npos);
+}
+
+TEST(SideCheck, BuildAndTheSeedsDmaApiLineAreChecked) {
+  GuestReport r;
+  r.kernel_release = "6.1.192";
+  r.kernel_version = "#1 SMP abvm-41398041b319";
+  r.cmdline = "console=ttyS0";
+  const SideExpectation patched{.release = "6.1.192", .version = "6.1.192 (abvm@abvm) #1 SMP abvm-cbe39c3dbdef",
+                                .dma_api_reported = true};
+  EXPECT_EQ(side_mismatches(r, patched),
+            (std::vector<std::string>{
+                "kernel build is '#1 SMP abvm-41398041b319', not the side's '6.1.192 (abvm@abvm) #1 SMP abvm-cbe39c3dbdef'",
+                "the kernel did not print 'abvm: DMA API in use', which the side's patched kernel must"}));
+  r.kernel_version = "#1 SMP abvm-cbe39c3dbdef";
+  r.dmesg = {"[    0.52] virtio_ring: abvm: DMA API in use for virtio0 (virtio-pci)"};
+  EXPECT_TRUE(side_mismatches(r, patched).empty());
+  EXPECT_EQ(guest_facts(r).at("dma_api_in_use"), "reported");
+  EXPECT_EQ(guest_facts(r).count("virtio_f_access_platform"), 0u) << "no disk, no feature bits";
+  const SideExpectation unpatched{.dma_api_reported = false};
+  EXPECT_EQ(side_mismatches(r, unpatched),
+            std::vector<std::string>{"the kernel printed 'abvm: DMA API in use', which the side's kernel cannot"});
+  // Nothing expected, nothing checked (a side prepared without a kernel identity).
+  EXPECT_TRUE(side_mismatches(r, SideExpectation{}).empty());
+}
+
 }  // namespace
 }  // namespace abvm

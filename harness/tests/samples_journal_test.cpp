@@ -135,7 +135,7 @@ INSTANTIATE_TEST_SUITE_P(
                 R"(journal field "side" must be "A" or "B", not "C")"},
         BadLine{R"("outcome":"ok")", R"("outcome":"crashed")",
                 R"(journal field "outcome" is "crashed"; expected one of ok, workload-failed, )"
-                R"(panic, timeout, infra-error, invalid-output)"},
+                R"(panic, timeout, infra-error, invalid-output, mismatch)"},
         BadLine{R"("outcome":"ok")", R"("outcome":"panic")",
                 "journal entry has outcome panic but carries metrics: only ok runs have "
                 "measurements"},
@@ -317,6 +317,27 @@ TEST(Journal, FioMetricsWithoutPercentiles) {
   auto m = fio_metrics("j", doc);
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[2].name, "j.read.clat_mean");
+}
+
+}  // namespace
+}  // namespace abvm
+
+namespace abvm {
+namespace {
+
+// The facts a side is checked against (issue 11 item 2) ride in "guest.facts", strictly typed.
+TEST(Journal, GuestFactsRoundTripAndAreStrict) {
+  JournalEntry e = sample_entry();
+  e.facts = {{"kernel_version", "#1 SMP abvm-41398041b319"}, {"virtio_f_access_platform", "negotiated"}};
+  const std::string line = to_journal_line(e);
+  EXPECT_NE(line.find(R"("facts":{"kernel_version":"#1 SMP abvm-41398041b319","virtio_f_access_platform":"negotiated"})"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(parse_journal_line(line, "j", 1).facts, e.facts);
+  std::string bad = to_journal_line(sample_entry());
+  bad.insert(bad.size() - 1, R"(,"guest":{"facts":{"dma_api_in_use":true}})");
+  EXPECT_EQ(error_of([&] { parse_journal_line(bad, "j", 5); }),
+            R"(j:5: journal field "guest.facts.dma_api_in_use" must be a string, not true)");
 }
 
 }  // namespace

@@ -403,3 +403,4 @@ TEST(VerdictAnalysis, NoiseAnatomySeparatesBootRunAndPairNoise) {
 
 }  // namespace
 }  // namespace abvm
+

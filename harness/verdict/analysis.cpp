@@ -592,6 +592,17 @@ void add_experiment_warnings(Analysis& out, const SampleSet& samples) {
       break;
     }
   }
+  std::size_t mismatched = 0;
+  for (const auto& f : samples.failures) mismatched += f.outcome == "mismatch";
+  if (mismatched > 0) {
+    // Before anything else: the comparison is not the one the experiment asked for.
+    out.warnings.insert(out.warnings.begin(),
+                        fmt::format("THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: {} run(s) came from guests whose "
+                                    "kernel, command line or negotiated features differ from their side's (outcome "
+                                    "mismatch, listed below). Fix the configuration or the kernels before trusting "
+                                    "any verdict.",
+                                    mismatched));
+  }
   if (out.failed_a + out.failed_b > 0) {
     out.warnings.push_back(fmt::format("{} run(s) failed on side A and {} on side B; they are listed and left out of "
                                        "the statistics.",
