@@ -194,7 +194,7 @@ void RunE2ETest::expect_dry_run_shows_what_booted(const fs::path& d) {
 TEST_F(RunE2ETest, DryRunPrintsPlanDomainXmlAndJobWithoutBooting) {
   const auto r = run_process({ABVM_BINARY, "run", "--dry-run", "--results-dir", results.string(), config.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("plan for tiny: 4 trials, 2 boots per side, order interleaved, seed 7"), std::string::npos)
+  EXPECT_NE(r.out.find("plan for tiny: 4 trials, 2 boots per side, order interleaved, design sequential-blocks, seed 7"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("== side A (direct): kernel recipe 'debian-cloud', trial t000"), std::string::npos);
   EXPECT_NE(r.out.find("iommu=\"off\""), std::string::npos);
