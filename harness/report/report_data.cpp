@@ -233,9 +233,11 @@ SideContext context_of(const Node& n) {
   n["accelerators"].each([&](const Node& a) { c.accelerators.push_back(a.word(parse_accelerator, "kvm, tcg")); });
   // Module parameters the guests reported (parameter -> value -> boots); absent in reports of
   // runs without them (plain files, abvm before the guests reported them).
-  for (auto [key, into] : {std::pair{"module_params", &c.module_params}, std::pair{"facts", &c.facts}}) {
-    if (!n.has(key)) continue;
-    n[key].members([&](const std::string& name, const Node& values) {
+  // (No structured binding: clang 15 cannot capture one in the lambdas below.)
+  for (const auto& field : {std::pair{"module_params", &c.module_params}, std::pair{"facts", &c.facts}}) {
+    if (!n.has(field.first)) continue;
+    auto* into = field.second;
+    n[field.first].members([&](const std::string& name, const Node& values) {
       values.members([&](const std::string& value, const Node& boots) {
         (*into)[name][value] = static_cast<int>(boots.count());
       });
