@@ -95,5 +95,10 @@ TEST(RunSequentialE2E, KeepsAddingBlocksWhileInconclusiveAndStopsAtTheBudget) {
   EXPECT_GT(info.at("final_confidence").get<double>(), 0.999);
   const auto analysis = nlohmann::json::parse(read_file(d / "analysis.json"));
   EXPECT_EQ(analysis.at("verdict"), "inconclusive");
+  // The report says which look decided (issue 10 item 3): run.json's stop reason, and the design.
+  EXPECT_EQ(analysis.at("source").at("decided_by"), info.at("stop_reason"));
+  EXPECT_EQ(analysis.at("source").at("design"), "sequential-blocks");
+  EXPECT_NE(read_file(d / "report.html").find("sequential stopping: budget of 4 boots per side spent"),
+            std::string::npos);
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }

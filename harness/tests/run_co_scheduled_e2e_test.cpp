@@ -114,7 +114,11 @@ TEST(CoScheduledE2ETest, EachBlocksGuestsRunTogetherPinnedAndAreAnalysedAsPairs)
   EXPECT_EQ(m["effect"], m["paired_effect"]);
   EXPECT_TRUE(m["unpaired_effect"].is_object());
   EXPECT_EQ(m["noise"]["pairs"], 3);
-  EXPECT_NE(read_file(d / "summary.txt").find("paired B/A"), std::string::npos);
+  const std::string summary = read_file(d / "summary.txt");
+  EXPECT_NE(summary.find("paired B/A"), std::string::npos) << summary;
+  // The noise anatomy, with the blocks needed in minutes at this run's pace (from the ledger).
+  EXPECT_NE(summary.find("per-block B/A"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("s per block"), std::string::npos) << summary;
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
