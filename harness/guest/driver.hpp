@@ -77,14 +77,30 @@ struct HostVersions {
   std::string qemu;      // hypervisor version as libvirt reports it, e.g. "7.2.22"
 };
 
+// What the caller watches and says while one guest runs.
+struct ConsoleHooks {
+  // Called with the whole console text so far, after each new piece arrives: true ends the guest.
+  std::function<bool(std::string_view console)> done;
+  // Called after each new piece and at least every 100 ms while the guest runs: bytes to type
+  // into the guest's console now, "" for none (lockstep designs: the host's "go" before each
+  // run). Unset: nothing is ever written to the guest.
+  std::function<std::string()> input;
+};
+
 class GuestDriver {
  public:
   virtual ~GuestDriver() = default;
 
-  // Boots `spec`, watches its console until `done(console)` is true, it ends, or `timeout`.
-  // `done` is called with the whole console text so far, after each new piece arrives.
+  // Boots `spec`, watches its console until `hooks.done(console)` is true, it ends, or `timeout`,
+  // typing what `hooks.input` returns into its console as it runs.
   virtual GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
-                                 const std::function<bool(std::string_view console)>& done) = 0;
+                                 const ConsoleHooks& hooks) = 0;
+
+  // The same with nothing to type.
+  GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
+                         const std::function<bool(std::string_view console)>& done) {
+    return run_guest(spec, timeout, ConsoleHooks{.done = done});
+  }
 
   // One line for logs and reports: the connection and the versions.
   virtual std::string describe() const = 0;

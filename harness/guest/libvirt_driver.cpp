@@ -661,7 +661,8 @@ void destroy_guest(virDomainPtr dom, long qemu_pid, const DomainSpec& spec, cons
 }  // namespace
 
 GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
-                                      const std::function<bool(std::string_view console)>& done) {
+                                      const ConsoleHooks& hooks) {
+  const auto& done = hooks.done;
   const std::string xml = domain_xml(spec);  // throws Error for a bad spec, before anything starts
   GuestOutcome outcome;
   std::error_code ec;

@@ -60,8 +60,9 @@ class LibvirtDriver final : public GuestDriver {
 
   // Boots one transient domain (virDomainCreateXML) and polls its console log every ~25 ms.
   // See GuestDriver. On return the domain is destroyed, also when an exception leaves.
+  using GuestDriver::run_guest;
   GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
-                         const std::function<bool(std::string_view console)>& done) override;
+                         const ConsoleHooks& hooks) override;
 
   std::string describe() const override;
   HostVersions versions() override;

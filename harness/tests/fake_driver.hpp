@@ -90,8 +90,9 @@ class FakeDriver : public GuestDriver {
   std::chrono::milliseconds hold{0};
   int max_running = 0;
 
+  using GuestDriver::run_guest;
   GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
-                         const std::function<bool(std::string_view)>& done) override {
+                         const ConsoleHooks& hooks) override {
     FakeBoot b{.spec = spec, .timeout = timeout, .initrd_existed = !spec.initrd.empty() && std::filesystem::exists(spec.initrd)};
     if (b.initrd_existed) {
       const std::string initrd = read_file(spec.initrd);
@@ -114,7 +115,7 @@ class FakeDriver : public GuestDriver {
     ConsoleCap console(spec.console_limit);
     console.add(a.console);
     keep_console(console, o);
-    if (o.end != GuestOutcome::End::infra_error && !o.console_cut && done(o.console)) {
+    if (o.end != GuestOutcome::End::infra_error && !o.console_cut && hooks.done(o.console)) {
       o.end = GuestOutcome::End::finished;
     }
     return o;
