@@ -7,16 +7,20 @@
 #  - loads the kernel modules listed in /abvm/modules.order (absent when virtio is built in),
 #    each with the <module>.<param>=<value> words of the kernel command line, as modprobe would
 #    (a built-in driver gets them from the kernel itself; insmod takes only its own arguments);
-#  - finds the scratch disk by its virtio serial (never writes to any other disk) and puts
-#    /dev/<disk> in place of "@scratch" in the arguments;
+#  - finds each workload's scratch disk by its virtio serial (never writes to any other disk) and
+#    puts /dev/<disk> in place of "@scratch" in the arguments;
+#  - runs the job's steps in order; in a lockstep job it prints READY before each step and waits
+#    for the host's "go <step>" line on the console;
 #  - prints framed, checksummed records on the console (format below) and ALWAYS powers off.
 #
 # Record line:  ABVM1:<nonce>:<seq>:<type>:<payload>:<md5>
 #   md5 = md5sum of "<nonce>:<seq>:<type>:<payload>" (lowercase hex). seq counts from 0.
 #   Free text (kernel release, cmdline, tool output, dmesg) is base64 so any byte survives
 #   and every record stays within [A-Za-z0-9+/=,._:-]; fields inside a payload are ','-separated.
-#   Types: BEGIN trial_b64,uptime | UNAME b64 | KVERSION b64 (uname -v) | CMDLINE b64 | FEATURES bits|none
-#          RUN workload,index,warmup,t_start | OUT b64chunk | RUNEND workload,index,status,t_end
+#   Types: BEGIN trial_b64,uptime | UNAME b64 | KVERSION b64 (uname -v) | CMDLINE b64
+#          FEATURES serial,bits|none (one per scratch disk the job names)
+#          READY step (lockstep: waiting for "go <step>") | RUN workload,index,warmup,t_start
+#          OUT b64chunk | RUNEND workload,index,status,t_end
 #          MODPARAM b64("<module>.<param>=<value>") | DMESG b64 | ERROR b64 | END record_count
 #
 # Test-only faults (harness/tests/run_guest_faults_e2e_test.cpp): the kernel command-line word
@@ -61,10 +65,12 @@ b64() { printf '%s' "$1" | base64 -w 0; }
 uptime_now() { read -r up _ < /proc/uptime; printf '%s' "$up"; }
 error() { rec ERROR "$(b64 "$1")"; }
 
-# Parses $JOB into $WORK/<i>/{name,kind,repetitions,warmup,sync,drop_caches,scheduler_none,args,jobfile}.
-# Sets NWORK. Returns 1 (after an ERROR record) on a malformed job.
+# Parses $JOB into $WORK/<i>/{name,disk,kind,repetitions,warmup,sync,drop_caches,scheduler_none,args,
+# jobfile} and $WORK/steps ("<workload> <warmup> <index>" per line, the default order when the job
+# gives none). Sets NWORK and LOCKSTEP. Returns 1 (after an ERROR record) on a malformed job.
 parse_job() {
   NWORK=0
+  LOCKSTEP=0
   [ -r "$JOB" ] || { error "no job file at $JOB"; return 1; }
   mkdir -p "$WORK" || return 1
   first=1
@@ -75,14 +81,22 @@ parse_job() {
     val=${line#* }
     [ "$key" = "$line" ] && val=
     if [ $first = 1 ]; then
-      [ "$line" = "abvm-job 1" ] || { error "not an abvm job (version 1): $line"; return 1; }
+      [ "$line" = "abvm-job 2" ] || { error "not an abvm job (version 2): $line"; return 1; }
       first=0
+      mkdir -p "$WORK" && : > "$WORK/steps" || return 1
       continue
     fi
     case "$key" in
       trial) TRIAL=$val ;;
       nonce) NONCE=$val ;;
       scratch) SCRATCH_SERIAL=$val ;;
+      lockstep) LOCKSTEP=$val ;;
+      step)
+        case "$val" in
+          *[!0-9\ ]*|'') error "job: bad step '$val'"; return 1 ;;
+        esac
+        printf '%s\n' "$val" >> "$WORK/steps"
+        ;;
       workload)
         cur=$WORK/$NWORK
         NWORK=$((NWORK + 1))
@@ -90,7 +104,7 @@ parse_job() {
         printf '%s' "$val" > "$cur/name"
         : > "$cur/args"
         ;;
-      kind|repetitions|warmup|sync|drop_caches|scheduler_none)
+      disk|kind|repetitions|warmup|sync|drop_caches|scheduler_none)
         [ -n "$cur" ] || { error "job: '$key' outside a workload"; return 1; }
         printf '%s' "$val" > "$cur/$key"
         ;;
@@ -108,10 +122,21 @@ parse_job() {
     esac
   done < "$JOB"
   [ $complete = 1 ] || { error "job file truncated (no 'done' line)"; return 1; }
+  [ -s "$WORK/steps" ] || default_steps
   return 0
 }
 
-# Finds the virtio-blk disk whose serial is $SCRATCH_SERIAL; sets DISK (e.g. vda).
+# Each workload's warm-ups, then its measured runs, workload after workload.
+default_steps() {
+  i=0
+  while [ $i -lt "$NWORK" ]; do
+    n=0; w=$(cat "$WORK/$i/warmup"); while [ $n -lt "$w" ]; do echo "$i 1 $n"; n=$((n + 1)); done
+    n=0; r=$(cat "$WORK/$i/repetitions"); while [ $n -lt "$r" ]; do echo "$i 0 $n"; n=$((n + 1)); done
+    i=$((i + 1))
+  done > "$WORK/steps"
+}
+
+# Finds the virtio-blk disk whose serial is $1; sets DISK (e.g. vda).
 find_scratch() {
   DISK=
   tries=0
@@ -119,7 +144,7 @@ find_scratch() {
     for d in /sys/block/vd*; do
       [ -r "$d/serial" ] || continue
       read -r s < "$d/serial"
-      if [ "$s" = "$SCRATCH_SERIAL" ]; then DISK=${d##*/}; return 0; fi
+      if [ "$s" = "$1" ]; then DISK=${d##*/}; return 0; fi
     done
     tries=$((tries + 1))
     sleep 0.01
@@ -132,6 +157,7 @@ find_scratch() {
 run_argv() {
   dir=$1
   out=$2
+  DISK=$(cat "$dir/dev")
   set --
   while IFS= read -r a; do
     while :; do
@@ -146,7 +172,7 @@ run_argv() {
     if [ $# = 0 ] && [ "${a#*/}" = "$a" ] && [ -x "/usr/bin/$a" ]; then a=/usr/bin/$a; fi
     set -- "$@" "$a"
   done < "$dir/args"
-  "$@" > "$out" 2>&1
+  "$@" > "$out" 2>&1 < /dev/null
 }
 
 emit_output() {
@@ -173,20 +199,62 @@ run_one() {  # dir index warmup
   rec RUNEND "$name,$2,$status,$t1"
 }
 
-run_workloads() {
+# Finds every workload's disk (its own serial, else the job's), reports each disk's negotiated
+# virtio features once, and prepares it (scheduler none, the fio job file). Returns 1 when a disk
+# is missing (after an ERROR record): nothing may run then.
+prepare_disks() {
   i=0
+  seen=
   while [ $i -lt "$NWORK" ]; do
     dir=$WORK/$i
+    serial=$SCRATCH_SERIAL
+    [ -s "$dir/disk" ] && serial=$(cat "$dir/disk")
+    if ! find_scratch "$serial"; then
+      rec FEATURES "$serial,none"
+      error "no virtio-blk disk with serial '$serial'"
+      return 1
+    fi
+    printf '%s' "$DISK" > "$dir/dev"
+    case " $seen " in
+      *" $serial "*) ;;
+      *)
+        seen="$seen $serial"
+        feats=none
+        [ -r "/sys/block/$DISK/device/features" ] && read -r feats < "/sys/block/$DISK/device/features"
+        rec FEATURES "$serial,$feats"
+        ;;
+    esac
     if [ -f "$dir/jobfile" ]; then
       sed "s|@scratch|/dev/$DISK|g" "$dir/jobfile" > "$dir/job.fio"
     fi
     if [ "$(cat "$dir/scheduler_none" 2>/dev/null)" = 1 ]; then
       echo none > "/sys/block/$DISK/queue/scheduler" 2>/dev/null || error "cannot set scheduler none on $DISK"
     fi
-    n=0; w=$(cat "$dir/warmup"); while [ $n -lt "$w" ]; do run_one "$dir" $n 1; n=$((n + 1)); done
-    n=0; r=$(cat "$dir/repetitions"); while [ $n -lt "$r" ]; do run_one "$dir" $n 0; n=$((n + 1)); done
     i=$((i + 1))
   done
+  return 0
+}
+
+# Lockstep: the host's go for step $1, a console line "go <step>" (anything else is skipped).
+wait_for_go() {
+  while IFS= read -r line; do
+    [ "$line" = "go $1" ] && return 0
+  done
+  error "the console closed while waiting for the host's go for step $1"
+  return 1
+}
+
+run_steps() {
+  [ "$LOCKSTEP" = 1 ] && stty -echo < /dev/console 2>/dev/null
+  n=0
+  while IFS=' ' read -r w warm idx; do
+    if [ "$LOCKSTEP" = 1 ]; then
+      rec READY "$n"
+      wait_for_go "$n" < /dev/console || return 1
+    fi
+    run_one "$WORK/$w" "$idx" "$warm"
+    n=$((n + 1))
+  done < "$WORK/steps"
 }
 
 report_dmesg() {
@@ -298,18 +366,10 @@ agent_main() {
   rec CMDLINE "$(b64 "$(cat /proc/cmdline)")"
   load_modules
   report_module_params
-  if [ $ok = 1 ]; then
-    if find_scratch; then
-      feats=none
-      [ -r "/sys/block/$DISK/device/features" ] && read -r feats < "/sys/block/$DISK/device/features"
-      rec FEATURES "$feats"
-      [ "$TEST_FAULT" = garbage ] && fault_garbage
-      [ "$TEST_FAULT" = flood ] && fault_flood
-      run_workloads
-    else
-      rec FEATURES none
-      error "no virtio-blk disk with serial '$SCRATCH_SERIAL'"
-    fi
+  if [ $ok = 1 ] && prepare_disks; then
+    [ "$TEST_FAULT" = garbage ] && fault_garbage
+    [ "$TEST_FAULT" = flood ] && fault_flood
+    run_steps
   fi
   report_dmesg
   [ "$TEST_FAULT" = forge ] && fault_forge
@@ -319,11 +379,12 @@ agent_main() {
 case "${ABVM_AGENT_MODE:-guest}" in
   parse)
     parse_job || exit 1
-    printf 'trial\0%s\0nonce\0%s\0scratch\0%s\0' "$TRIAL" "$NONCE" "$SCRATCH_SERIAL"
+    printf 'trial\0%s\0nonce\0%s\0scratch\0%s\0lockstep\0%s\0' "$TRIAL" "$NONCE" "$SCRATCH_SERIAL" "$LOCKSTEP"
+    while IFS= read -r st; do printf 'step\0%s\0' "$st"; done < "$WORK/steps"
     i=0
     while [ $i -lt "$NWORK" ]; do
       d=$WORK/$i
-      for f in name kind repetitions warmup sync drop_caches scheduler_none; do
+      for f in name disk kind repetitions warmup sync drop_caches scheduler_none; do
         printf '%s\0%s\0' "$f" "$(cat "$d/$f" 2>/dev/null)"
       done
       while IFS= read -r a; do printf 'arg\0%s\0' "$a"; done < "$d/args"
@@ -338,7 +399,7 @@ case "${ABVM_AGENT_MODE:-guest}" in
     NONCE=$ABVM_NONCE
     rec BEGIN "$(b64 test),1.25"
     rec UNAME "$(b64 "$(uname -r)")"
-    rec FEATURES 0110000000000000000000000000000001000000000000000000000000000000
+    rec FEATURES abvm-scratch,0110000000000000000000000000000001000000000000000000000000000000
     rec RUN "demo,0,0,1.50"
     printf '%s' "$ABVM_OUTPUT" > "$WORK/out"
     emit_output "$WORK/out"

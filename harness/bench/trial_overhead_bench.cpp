@@ -38,7 +38,7 @@ void BM_TrialOverhead(benchmark::State& state) {
   spec.kernel = kernel;
   spec.initrd = initrd;
   spec.cmdline = "console=ttyS0 panic=-1 quiet";
-  spec.scratch_disk = std::filesystem::path(work) / "scratch.img";
+  spec.disks = {{.path = std::filesystem::path(work) / "scratch.img"}};
   spec.console_log = std::filesystem::path(work) / "console.log";
   long serial = 0;
   double start_total = 0, stop_total = 0, guest_total = 0, worst = 0;

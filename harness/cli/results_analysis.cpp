@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/terminal.hpp"
 #include "samples/load.hpp"
 #include "samples/select.hpp"
@@ -10,9 +12,9 @@ namespace abvm::cli {
 
 namespace {
 
-// The wall time of one A/B block in this run, from the ledger: a sequential block is two trials
-// one after the other, a co-scheduled one lasts about as long as one of its trials. 0 when no
-// trial is done.
+// The wall time one A/B block costs in this run, from the ledger: a sequential block is two trials
+// one after the other, a block of two guests at once or of one guest lasts about as long as one of
+// its trials, and the lanes run their blocks side by side. 0 when no trial is done.
 double seconds_per_block(const Experiment& e, const ResultsDir& dir) {
   double sum = 0;
   std::size_t n = 0;
@@ -21,7 +23,8 @@ double seconds_per_block(const Experiment& e, const ResultsDir& dir) {
     ++n;
   }
   if (n == 0) return 0;
-  return (e.schedule.design == Design::co_scheduled ? 1 : 2) * sum / static_cast<double>(n);
+  const double lanes = static_cast<double>(std::max<std::size_t>(1, e.schedule.cpu_sets.size()));
+  return (e.schedule.design == Design::sequential_blocks ? 2 : 1) * sum / static_cast<double>(n) / lanes;
 }
 
 }  // namespace
@@ -31,8 +34,8 @@ Decision decide(const Experiment& e, const ResultsDir& dir, double confidence, c
   options.margin = overrides.margin.value_or(e.analysis.margin);
   options.confidence = overrides.confidence.value_or(confidence);
   options.seed = overrides.seed.value_or(e.analysis.seed);
-  // Fixed by the design before any data was seen: co-scheduled blocks are analysed as pairs.
-  options.paired_primary = e.schedule.design == Design::co_scheduled;
+  // Fixed by the design before any data was seen: designs that pair A with B are analysed as pairs.
+  options.paired_primary = pairs_sides(e.schedule.design);
   Decision d{.analysis = analyze(select_metrics(load_results_dir(dir.root()), e.analysis.metrics), options),
              .source = {.kind = "results", .results_dir = dir.root().string(), .a_label = e.a.label,
                         .b_label = e.b.label, .design = to_string(e.schedule.design),

@@ -97,9 +97,9 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
   }
   out += "\n== plan ==\n" + describe_plan(plan) + describe_looks(e);
   const ResultsDir dir(fs::absolute(results_root) / fmt::format("{}-<timestamp>", e.name));
-  const fs::path scratch = e.disk.path.empty() ? dir.scratch_disk() : e.disk.path;
-  const ExecutionSpec spec =
-      execution_spec(e, placeholder_guests(e), dir, scratch, e.guest.accelerator.value_or(Accelerator::tcg));
+  const auto image = [&](int slot) { return e.disk.path.empty() ? dir.scratch_disk(slot) : e.disk.path; };
+  const ExecutionSpec spec = execution_spec(e, placeholder_guests(e), dir, make_lanes(e, image),
+                                            e.guest.accelerator.value_or(Accelerator::tcg));
   for (Side s : kSides) {
     const auto first = std::find_if(plan.trials.begin(), plan.trials.end(), [&](const Trial& t) { return t.side == s; });
     if (first == plan.trials.end()) continue;
@@ -107,13 +107,15 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
     out += fmt::format("\n== side {} ({}): kernel recipe '{}', trial {} ==\n", to_string(s), side.label, side.kernel,
                        first->id);
     if (!e.guest.accelerator) out += "(accelerator: auto, decided by a KVM probe boot at run time)\n";
-    out += domain_xml(trial_domain(spec, *first));
+    out += domain_xml(trial_domain(spec, *first, spec.lanes.front()));
   }
-  const GuestJob job{.trial_id = plan.trials.empty() ? "t0000" : plan.trials[0].id,
-                     .nonce = "0000000000000000",  // a fresh random nonce per boot at run time
-                     .workloads = e.workloads};
-  out += "\n== guest job (appended to the initramfs of every trial; trial id and nonce vary) ==\n";
-  out += serialise_job(job);
+  if (!plan.trials.empty()) {
+    // A fresh random nonce per boot at run time.
+    const GuestJob job = trial_job(spec, plan.trials.front(), "0000000000000000");
+    out += fmt::format("\n== guest job of trial {} (appended to the initramfs of every trial; trial id, nonce and, in "
+                       "same-guest, the sides' order vary) ==\n", plan.trials.front().id);
+    out += serialise_job(job);
+  }
   std::cout << out << std::flush;
   return 0;
 }

@@ -22,11 +22,17 @@ const char* to_string(ScheduleOrder order) {
 }
 
 const char* to_string(Design design) {
-  return design == Design::co_scheduled ? "co-scheduled" : "sequential-blocks";
+  switch (design) {
+    case Design::co_scheduled: return "co-scheduled";
+    case Design::lockstep: return "lockstep";
+    case Design::same_guest: return "same-guest";
+    case Design::sequential_blocks: break;
+  }
+  return "sequential-blocks";
 }
 
 std::optional<Design> design_from_string(std::string_view text) {
-  for (auto d : {Design::sequential_blocks, Design::co_scheduled}) {
+  for (auto d : kDesigns) {
     if (text == to_string(d)) return d;
   }
   return std::nullopt;
@@ -761,29 +767,69 @@ class Loader {
     return fio;
   }
 
-  // schedule.design and schedule.cpu_set (after schedule.order, which co-scheduling needs).
-  void read_design(ScheduleSettings& s) {
+  // schedule.design, schedule.cpu_set and schedule.cpu_sets (after schedule.order, which the
+  // designs that pair A with B need, and after the sides, which same-guest compares).
+  void read_design(const Experiment& e, ScheduleSettings& s) {
     if (auto design = get_string("schedule.design")) s.design = *design_from_string(*design);  // choices checked
     note("schedule.design", quote(to_string(s.design)));
-    if (s.design == Design::co_scheduled && at("disk.path") != nullptr) {
-      fail(line_of("schedule.design"), "schedule.design = \"co-scheduled\" runs two guests at once, each on a scratch "
-                                       "image of its own: remove disk.path and let abvm create them");
+    const std::string name = quote(to_string(s.design));
+    if (s.design != Design::sequential_blocks && s.order != ScheduleOrder::interleaved) {
+      fail(line_of("schedule.design"), fmt::format("schedule.design = {} pairs each block's A and B boots: it needs "
+                                                   "schedule.order = \"interleaved\"; remove the order", name));
     }
-    if (s.design == Design::co_scheduled && s.order != ScheduleOrder::interleaved) {
-      fail(line_of("schedule.design"), "schedule.design = \"co-scheduled\" runs each block's A and B guests at the "
-                                       "same time: it needs schedule.order = \"interleaved\"; remove the order");
+    if (runs_two_guests_at_once(s.design) && at("disk.path") != nullptr) {
+      fail(line_of("schedule.design"), fmt::format("schedule.design = {} runs two guests at once, each on a scratch "
+                                                   "image of its own: remove disk.path and let abvm create them", name));
     }
-    if (auto cpus = get_string("schedule.cpu_set")) {
-      if (!rules::valid_cpu_set(*cpus)) {
-        fail(line_of("schedule.cpu_set"), fmt::format("key 'schedule.cpu_set' = {} is not a host CPU set: write "
-                                                      "CPU numbers and ranges such as \"0\", \"2-3\" or \"0,2\"",
-                                                      quote(*cpus)));
+    if (s.design == Design::same_guest) check_same_guest(e);
+    read_cpu_sets(s);
+  }
+
+  // One guest holds both sides' disks: the sides may differ in their device options only.
+  void check_same_guest(const Experiment& e) {
+    const auto fail_here = [&](const std::string& why) {
+      fail(line_of("schedule.design"), fmt::format("schedule.design = \"same-guest\" boots one guest with both "
+                                                   "sides' disks, so the sides may differ only in device options, "
+                                                   "but {}: use another design", why));
+    };
+    if (e.a.kernel != e.b.kernel) fail_here("their kernels differ");
+    if (e.a.cmdline != e.b.cmdline) fail_here("their kernel command lines differ");
+    if (!(e.a.machine == e.b.machine)) fail_here("their machine options differ");
+    if (at("disk.path") != nullptr) fail_here("disk.path names one disk (remove it: abvm creates one per side)");
+  }
+
+  void read_cpu_sets(ScheduleSettings& s) {
+    const bool one = at("schedule.cpu_set") != nullptr, many = at("schedule.cpu_sets") != nullptr;
+    if (one && many) {
+      fail(line_of("schedule.cpu_sets"), "schedule.cpu_set and schedule.cpu_sets both name the host CPUs: keep "
+                                         "cpu_sets (a list; one block runs on each set at once)");
+    }
+    const std::string key = one ? "schedule.cpu_set" : "schedule.cpu_sets";
+    if (one) s.cpu_sets = {*get_string(key)};
+    if (many) s.cpu_sets = *get_strings(key);
+    if (!one && !many && runs_two_guests_at_once(s.design)) s.cpu_sets = {kDefaultCoScheduledCpuSet};
+    std::map<std::int64_t, std::string> owner;
+    for (const auto& set : s.cpu_sets) {
+      if (!rules::valid_cpu_set(set)) {
+        fail(line_of(key), fmt::format("key '{}' = {} is not a host CPU set: write CPU numbers and ranges such as "
+                                       "\"0\", \"2-3\" or \"0,2\"", key, quote(set)));
       }
-      s.cpu_set = *cpus;
-    } else if (s.design == Design::co_scheduled) {
-      s.cpu_set = kDefaultCoScheduledCpuSet;
+      for (auto cpu : rules::cpu_set_members(set)) {
+        if (auto [it, fresh] = owner.emplace(cpu, set); !fresh) {
+          fail(line_of(key), fmt::format("key '{}': CPU {} is in {} and in {}: the lanes' CPU sets must not overlap "
+                                         "(each runs its own block at the same time)", key, cpu, quote(it->second),
+                                         quote(set)));
+        }
+      }
     }
-    note("schedule.cpu_set", s.cpu_set.empty() ? "unset" : quote(s.cpu_set));
+    if (s.cpu_sets.size() > 1 && at("disk.path") != nullptr) {
+      fail(line_of(key), fmt::format("key '{}' runs {} blocks at once, each on scratch images of its own: remove "
+                                     "disk.path and let abvm create them", key, s.cpu_sets.size()));
+    }
+    std::vector<std::string> quoted;
+    for (const auto& set : s.cpu_sets) quoted.push_back(quote(set));
+    note("schedule.cpu_set", one ? quote(s.cpu_sets[0]) : "unset");
+    note("schedule.cpu_sets", many ? fmt::format("[{}]", fmt::join(quoted, ", ")) : "unset");
   }
 
   void read_schedule(Experiment& e) {
@@ -794,7 +840,7 @@ class Loader {
       s.order = *order == "sequential" ? ScheduleOrder::sequential : ScheduleOrder::interleaved;
     }
     note("schedule.order", quote(to_string(s.order)));
-    read_design(s);
+    read_design(e, s);
     if (auto seed = get_integer("schedule.seed")) s.seed = static_cast<std::uint64_t>(*seed);
     note("schedule.seed", std::to_string(s.seed));
     s.boot_timeout = get_duration("schedule.boot_timeout").value_or(s.boot_timeout);

@@ -184,11 +184,18 @@ std::vector<KeySpec> build_table() {
        .doc = "interleaved: A/B blocks in seeded random order; sequential: all A, then all B",
        .choices = {"interleaved", "sequential"}});
   add({.path = "schedule.design", .type = KeyType::string, .default_text = "\"sequential-blocks\"",
-       .doc = "sequential-blocks: one guest at a time; co-scheduled: a block's A and B guests run at once on the "
-              "same host CPUs and their ratio is the paired unit (the noise of the host's CPU speed cancels)",
-       .choices = {"sequential-blocks", "co-scheduled"}});
+       .doc = "how a block's A and B boots meet the host's noise: sequential-blocks (one guest at a time), "
+              "co-scheduled (A and B guests at once on the same host CPUs, runs overlapping), lockstep (the same, "
+              "runs alternating on the host's go), same-guest (one guest with both sides' disks, runs alternating; "
+              "sides that differ in device options only); all but sequential-blocks decide on the paired "
+              "per-block ratio",
+       .choices = {"sequential-blocks", "co-scheduled", "lockstep", "same-guest"}});
   add({.path = "schedule.cpu_set", .type = KeyType::string, .default_text = "unset",
-       .doc = "host CPUs every guest is pinned to, e.g. \"0\" or \"2-3\" (unset: unpinned; \"0\" when co-scheduled)"});
+       .doc = "host CPUs every guest is pinned to, e.g. \"0\" or \"2-3\": cpu_sets = [\"0\"] (unset: unpinned; "
+              "\"0\" when co-scheduled or lockstep)"});
+  add({.path = "schedule.cpu_sets", .type = KeyType::string_list, .default_text = "unset",
+       .doc = "host CPU sets, one lane each: a block runs on every set at once, its guests pinned there, e.g. "
+              "[\"0\", \"1\"] (sets must not overlap)"});
   add({.path = "schedule.seed", .type = KeyType::integer, .default_text = "0",
        .doc = "seed of the trial order (0: abvm picks one and records it)", .range = closed(0, kMaxInt63)});
   add({.path = "schedule.boot_timeout", .type = KeyType::duration, .default_text = "\"1m\"",

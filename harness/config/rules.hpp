@@ -10,6 +10,8 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
+#include <algorithm>
 
 namespace abvm::rules {
 
@@ -74,6 +76,27 @@ constexpr bool valid_cpu_set(std::string_view text) {
     }
   }
   return true;
+}
+
+// The CPUs a valid cpu set names, ascending, each once ("0,2-3" -> 0, 2, 3).
+inline std::vector<std::int64_t> cpu_set_members(std::string_view text) {
+  std::vector<std::int64_t> out;
+  std::int64_t first = -1, number = -1;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ',';
+    if (c >= '0' && c <= '9') {
+      number = (number < 0 ? 0 : number * 10) + (c - '0');
+    } else if (c == '-') {
+      first = number;
+      number = -1;
+    } else {
+      for (std::int64_t k = first < 0 ? number : first; k <= number; ++k) out.push_back(k);
+      first = number = -1;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 }  // namespace abvm::rules

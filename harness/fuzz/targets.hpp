@@ -227,6 +227,9 @@ inline void fuzz_records(std::string_view data) {
   Workload w{.name = "w", .spec = dd, .repetitions = 1, .warmup = 0};
   Workload f{.name = "f", .spec = FioWorkload{}, .repetitions = 1, .warmup = 0};
   const std::vector<Workload> workloads = {w, f};
+  const std::vector<TrialWorkload> measured = {
+      {.workload = "w", .report_name = "w", .side = Side::a, .disk_serial = "abvm-scratch", .repetitions = 1},
+      {.workload = "f", .report_name = "f", .side = Side::a, .disk_serial = "abvm-scratch", .repetitions = 1}};
   for (auto end : {GuestOutcome::End::finished, GuestOutcome::End::crashed}) {
     GuestOutcome outcome;
     outcome.end = end;
@@ -236,7 +239,7 @@ inline void fuzz_records(std::string_view data) {
     result.accelerator = Accelerator::tcg;
     result.time = "2026-01-01T00:00:00Z";
     result.report = report;
-    classify_trial(outcome, report, workloads, result);
+    classify_trial(outcome, report, measured, result);
     const JournalSink sink("/nonexistent/abvm-fuzz/journal.jsonl", workloads, "fuzz");
     for (const auto& entry : sink.entries_for(result)) {
       bool finite = true;
@@ -271,7 +274,7 @@ inline AgentView agent_read(std::string_view text) {
     text.remove_prefix(nl + 1);
     fuzz_check(!v.done, "job has lines after 'done'");
     if (first) {
-      fuzz_check(line == "abvm-job 1", "job does not start with 'abvm-job 1'");
+      fuzz_check(line == "abvm-job 2", "job does not start with 'abvm-job 2'");
       first = false;
       continue;
     }
@@ -286,7 +289,7 @@ inline AgentView agent_read(std::string_view text) {
     else if (key == "jobline") { fuzz_check(!v.joblines.empty(), "jobline outside a workload"); v.joblines.back().push_back(val); }
     else if (key == "done") v.done = true;
     else if (key == "kind" || key == "repetitions" || key == "warmup" || key == "sync" || key == "drop_caches" ||
-             key == "scheduler_none" || key == "end") {}
+             key == "scheduler_none" || key == "end" || key == "lockstep" || key == "disk" || key == "step") {}
     else fuzz_fail("job has an unknown key: " + key);
   }
   fuzz_check(v.done, "job has no 'done' line");
@@ -310,8 +313,8 @@ inline void fuzz_job_xml(std::string_view data) {
   if (!key.empty()) fio.options[key] = value;
   FioWorkload fio_file;
   fio_file.job_file = in.next();
-  job.workloads = {Workload{.name = name, .spec = dd}, Workload{.name = name + "f", .spec = fio},
-                   Workload{.name = name + "j", .spec = fio_file}};
+  job.workloads = job_workloads({Workload{.name = name, .spec = dd}, Workload{.name = name + "f", .spec = fio},
+                                 Workload{.name = name + "j", .spec = fio_file}});
   try {
     const std::string text = serialise_job(job);
     const AgentView v = agent_read(text);
@@ -319,8 +322,8 @@ inline void fuzz_job_xml(std::string_view data) {
                "job header does not read back as written");
     fuzz_check(v.names.size() == job.workloads.size(), "job has a different number of workloads");
     for (std::size_t i = 0; i < job.workloads.size(); ++i) {
-      fuzz_check(v.names[i] == job.workloads[i].name, "workload name does not read back");
-      fuzz_check(v.args[i] == workload_argv(job.workloads[i]), "workload arguments do not read back exactly");
+      fuzz_check(v.names[i] == job.workloads[i].name(), "workload name does not read back");
+      fuzz_check(v.args[i] == workload_argv(job.workloads[i].workload), "workload arguments do not read back exactly");
     }
     // The job file text comes back line by line (a final newline is not a line of its own).
     std::string joined;
@@ -337,11 +340,12 @@ inline void fuzz_job_xml(std::string_view data) {
   spec.kernel = in.next_or("/k/vmlinuz");
   spec.initrd = in.next();
   spec.cmdline = in.next();
-  spec.scratch_disk = in.next();
+  const std::string scratch = in.next();
   spec.console_log = in.next_or("/r/console.log");
-  spec.disk_serial = in.next_or("abvm-scratch");
-  spec.disk.cache = in.next_or("none");
-  spec.disk.io = in.next_or("native");
+  ScratchDisk disk{.path = scratch, .serial = in.next_or("abvm-scratch")};
+  disk.options.cache = in.next_or("none");
+  disk.options.io = in.next_or("native");
+  if (!scratch.empty()) spec.disks.push_back(disk);
   const std::string label = in.next();
   const std::string generated = domain_name(label, 7);
   try {
@@ -367,12 +371,12 @@ inline void fuzz_job_xml(std::string_view data) {
     fuzz_check(std::string(os.child("initrd").text().as_string()) == spec.initrd.native(), "initrd does not read back");
     const auto devices = domain.child("devices");
     const auto disks = std::distance(devices.children("disk").begin(), devices.children("disk").end());
-    fuzz_check(disks == (spec.scratch_disk.empty() ? 0 : 1), "domain XML has an unexpected number of disks");
-    if (!spec.scratch_disk.empty()) {
-      const auto disk = devices.child("disk");
-      fuzz_check(disk.child("source").attribute("file").as_string() == spec.scratch_disk.native(),
+    fuzz_check(disks == static_cast<std::ptrdiff_t>(spec.disks.size()), "domain XML has an unexpected number of disks");
+    if (!spec.disks.empty()) {
+      const auto xml_disk = devices.child("disk");
+      fuzz_check(xml_disk.child("source").attribute("file").as_string() == spec.disks[0].path.native(),
                  "scratch disk path does not read back");
-      fuzz_check(disk.child("serial").text().as_string() == spec.disk_serial, "disk serial does not read back");
+      fuzz_check(xml_disk.child("serial").text().as_string() == spec.disks[0].serial, "disk serial does not read back");
     }
     fuzz_check(devices.child("serial").child("source").attribute("path").as_string() == spec.console_log.native(),
                "console path does not read back");

@@ -113,24 +113,63 @@ void validate(const DomainSpec& s) {
   check_path("kernel", s.kernel);
   if (!s.initrd.empty()) check_path("initrd", s.initrd);
   check_text("kernel command line", s.cmdline);
-  if (!s.scratch_disk.empty()) check_path("scratch disk", s.scratch_disk);
   if (s.console_log.empty()) throw Error("domain console log: no path given for the serial console");
   check_path("console log", s.console_log);
-  check_text("disk serial", s.disk_serial);
-  // QEMU truncates the virtio-blk serial to 20 bytes; the guest would then not find its disk.
-  if (s.disk_serial.empty() || s.disk_serial.size() > 20) {
-    throw Error(fmt::format("disk serial '{}' must be 1-20 characters (QEMU's limit)", s.disk_serial));
+  if (s.disks.size() > kMaxScratchDisks) {
+    throw Error(fmt::format("{} scratch disks: a guest has at most {}", s.disks.size(), kMaxScratchDisks));
+  }
+  for (std::size_t i = 0; i < s.disks.size(); ++i) {
+    const ScratchDisk& d = s.disks[i];
+    if (d.path.empty()) throw Error(fmt::format("scratch disk {}: no image path given", i));
+    check_path("scratch disk", d.path);
+    check_text("disk serial", d.serial);
+    // QEMU truncates the virtio-blk serial to 20 bytes; the guest would then not find its disk.
+    if (d.serial.empty() || d.serial.size() > 20) {
+      throw Error(fmt::format("disk serial '{}' must be 1-20 characters (QEMU's limit)", d.serial));
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (s.disks[j].serial == d.serial) throw Error(fmt::format("disk serial '{}' is used twice", d.serial));
+    }
+    validate_disk(d.options);
   }
 
   if (!s.host_cpus.empty() && !rules::valid_cpu_set(s.host_cpus)) {
     throw Error(fmt::format("host CPU set '{}' is not CPU numbers and ranges such as \"0\" or \"2-3\"", s.host_cpus));
   }
   validate_machine(s.machine);
-  validate_disk(s.disk);
 }
 
 void text_child(pugi::xml_node parent, const char* name, const std::string& text) {
   parent.append_child(name).text().set(text.c_str());
+}
+
+// The i-th scratch disk as vda, vdb, ...
+void append_scratch_disk(pugi::xml_node devices, const ScratchDisk& scratch, std::size_t i) {
+  const VirtioBlkOptions& d = scratch.options;
+  auto disk = devices.append_child("disk");
+  disk.append_attribute("type").set_value("file");
+  disk.append_attribute("device").set_value("disk");
+  // A modern-only virtio device on both sides: QEMU refuses iommu_platform on a transitional
+  // (legacy-capable) device, and A and B must differ only in the option under test.
+  disk.append_attribute("model").set_value("virtio-non-transitional");
+  auto drv = disk.append_child("driver");
+  drv.append_attribute("name").set_value("qemu");
+  drv.append_attribute("type").set_value("raw");
+  drv.append_attribute("cache").set_value(d.cache.c_str());
+  drv.append_attribute("io").set_value(d.io.c_str());
+  drv.append_attribute("iommu").set_value(d.iommu_platform ? "on" : "off");
+  // QEMU's default for a write error is to pause the guest on ENOSPC, which abvm would see only
+  // as a timeout: a scratch disk whose filesystem fills up must fail the guest's write instead.
+  drv.append_attribute("error_policy").set_value("report");
+  if (d.queues) drv.append_attribute("queues").set_value(*d.queues);
+  if (d.queue_size) drv.append_attribute("queue_size").set_value(*d.queue_size);
+  if (d.iothread) drv.append_attribute("iothread").set_value(1);
+  disk.append_child("source").append_attribute("file").set_value(scratch.path.c_str());
+  auto target = disk.append_child("target");
+  const std::string dev = fmt::format("vd{}", static_cast<char>('a' + i));
+  target.append_attribute("dev").set_value(dev.c_str());
+  target.append_attribute("bus").set_value("virtio");
+  text_child(disk, "serial", scratch.serial);
 }
 
 }  // namespace
@@ -163,7 +202,6 @@ std::string domain_xml(const DomainSpec& spec) {
   validate(spec);
   const bool kvm = spec.accelerator == Accelerator::kvm;
   const auto& m = spec.machine;
-  const auto& d = spec.disk;
 
   pugi::xml_document doc;
   auto domain = doc.append_child("domain");
@@ -177,7 +215,9 @@ std::string domain_xml(const DomainSpec& spec) {
   // The domain's default CPU set: libvirt pins the vCPUs and QEMU's emulator threads to it.
   if (!spec.host_cpus.empty()) vcpu.append_attribute("cpuset").set_value(spec.host_cpus.c_str());
   vcpu.text().set(m.vcpus);
-  if (d.iothread) domain.append_child("iothreads").text().set(1);
+  if (std::any_of(spec.disks.begin(), spec.disks.end(), [](const ScratchDisk& d) { return d.options.iothread; })) {
+    domain.append_child("iothreads").text().set(1);
+  }
   if (!m.vcpu_pins.empty()) {
     auto cputune = domain.append_child("cputune");
     for (std::size_t i = 0; i < m.vcpu_pins.size(); ++i) {
@@ -206,31 +246,7 @@ std::string domain_xml(const DomainSpec& spec) {
   text_child(domain, "on_crash", "destroy");
 
   auto devices = domain.append_child("devices");
-  if (!spec.scratch_disk.empty()) {
-    auto disk = devices.append_child("disk");
-    disk.append_attribute("type").set_value("file");
-    disk.append_attribute("device").set_value("disk");
-    // A modern-only virtio device on both sides: QEMU refuses iommu_platform on a transitional
-    // (legacy-capable) device, and A and B must differ only in the option under test.
-    disk.append_attribute("model").set_value("virtio-non-transitional");
-    auto drv = disk.append_child("driver");
-    drv.append_attribute("name").set_value("qemu");
-    drv.append_attribute("type").set_value("raw");
-    drv.append_attribute("cache").set_value(d.cache.c_str());
-    drv.append_attribute("io").set_value(d.io.c_str());
-    drv.append_attribute("iommu").set_value(d.iommu_platform ? "on" : "off");
-    // QEMU's default for a write error is to pause the guest on ENOSPC, which abvm would see only
-    // as a timeout: a scratch disk whose filesystem fills up must fail the guest's write instead.
-    drv.append_attribute("error_policy").set_value("report");
-    if (d.queues) drv.append_attribute("queues").set_value(*d.queues);
-    if (d.queue_size) drv.append_attribute("queue_size").set_value(*d.queue_size);
-    if (d.iothread) drv.append_attribute("iothread").set_value(1);
-    disk.append_child("source").append_attribute("file").set_value(spec.scratch_disk.c_str());
-    auto target = disk.append_child("target");
-    target.append_attribute("dev").set_value("vda");
-    target.append_attribute("bus").set_value("virtio");
-    text_child(disk, "serial", spec.disk_serial);
-  }
+  for (std::size_t i = 0; i < spec.disks.size(); ++i) append_scratch_disk(devices, spec.disks[i], i);
 
   auto serial = devices.append_child("serial");
   serial.append_attribute("type").set_value("file");

@@ -19,11 +19,24 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/device.hpp"
 #include "core/vocabulary.hpp"
 
 namespace abvm {
+
+// One virtio-blk scratch disk of a guest: a raw image abvm created (or the user's, checked by the
+// experiment loader), the side's device options, and the serial the guest agent finds it by.
+struct ScratchDisk {
+  std::filesystem::path path;
+  VirtioBlkOptions options;
+  std::string serial = "abvm-scratch";  // QEMU keeps 20 bytes
+  bool operator==(const ScratchDisk&) const = default;
+};
+
+// Scratch disks a guest may have: one per side at most (vda, vdb).
+inline constexpr std::size_t kMaxScratchDisks = 2;
 
 // Everything needed to boot one guest. Paths are on the machine that runs abvm.
 struct DomainSpec {
@@ -35,9 +48,9 @@ struct DomainSpec {
   // Host CPUs (libvirt cpuset syntax) the whole guest runs on, its vCPUs and QEMU's own threads:
   // co-scheduled guests share them. Empty: unpinned.
   std::string host_cpus;
-  std::filesystem::path scratch_disk;        // raw image for the virtio-blk disk; empty: no disk
-  VirtioBlkOptions disk;
-  std::string disk_serial = "abvm-scratch";  // the guest finds its disk by this serial
+  // The guest's scratch disks, vda, vdb, ... in this order: one, or one per side when one guest
+  // measures both (the same-guest design); none for a guest that only boots.
+  std::vector<ScratchDisk> disks;
   std::filesystem::path console_log;         // where the serial console is captured (truncated first)
   // At most this many console bytes are kept (guest/console_cap.hpp); a guest that prints more is
   // destroyed at once. The schedule.console_limit key.

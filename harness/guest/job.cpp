@@ -67,6 +67,78 @@ std::vector<std::string> workload_argv(const Workload& workload) {
   return argv;
 }
 
+std::vector<JobWorkload> job_workloads(const std::vector<Workload>& workloads) {
+  std::vector<JobWorkload> out;
+  for (const auto& w : workloads) out.push_back({.workload = w});
+  return out;
+}
+
+std::vector<JobStep> default_steps(const std::vector<JobWorkload>& workloads) {
+  std::vector<JobStep> out;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    for (int k = 0; k < workloads[i].workload.warmup; ++k) out.push_back({.workload = i, .warmup = true, .index = k});
+    for (int k = 0; k < workloads[i].workload.repetitions; ++k) out.push_back({.workload = i, .index = k});
+  }
+  return out;
+}
+
+namespace {
+
+void check_serial(std::string_view what, const std::string& serial) {
+  check_name(what, serial);
+  // virtio-blk serials are at most 20 bytes (VIRTIO_BLK_ID_BYTES); a longer one never matches.
+  if (serial.size() > 20) throw Error(fmt::format("guest job: {} '{}' is longer than virtio-blk's 20 bytes", what, serial));
+}
+
+std::string serialise_workload(const JobWorkload& jw) {
+  const Workload& w = jw.workload;
+  check_name("workload name", jw.name());
+  if (w.repetitions < 0 || w.warmup < 0) {
+    throw Error(fmt::format("guest job: workload '{}': repetitions and warmup must not be negative", jw.name()));
+  }
+  const bool is_dd = std::holds_alternative<DdWorkload>(w.spec);
+  std::string out = "workload " + jw.name() + "\n";
+  if (!jw.disk_serial.empty()) {
+    check_serial("disk serial", jw.disk_serial);
+    out += "disk " + jw.disk_serial + "\n";
+  }
+  out += fmt::format("kind {}\nrepetitions {}\nwarmup {}\nsync {}\ndrop_caches {}\nscheduler_none {}\n",
+                     is_dd ? "dd" : "fio", w.repetitions, w.warmup, w.pre_run.sync ? 1 : 0,
+                     w.pre_run.drop_caches ? 1 : 0, w.pre_run.scheduler_none ? 1 : 0);
+  for (const auto& arg : workload_argv(w)) {
+    check_line(fmt::format("workload '{}': argument", jw.name()), arg);
+    out += "arg " + arg + "\n";
+  }
+  if (const auto* fio = std::get_if<FioWorkload>(&w.spec); fio != nullptr && fio->job_file) {
+    std::string_view text = *fio->job_file;
+    while (!text.empty()) {
+      const auto nl = text.find('\n');
+      std::string_view line = text.substr(0, nl);
+      check_line(fmt::format("workload '{}': fio job file line", jw.name()), line);
+      out += "jobline ";
+      out += line;
+      out += "\n";
+      if (nl == std::string_view::npos) break;
+      text.remove_prefix(nl + 1);
+    }
+  }
+  return out + "end\n";
+}
+
+std::string serialise_step(const GuestJob& job, const JobStep& step) {
+  if (step.workload >= job.workloads.size()) {
+    throw Error(fmt::format("guest job: step of workload {} of {}", step.workload, job.workloads.size()));
+  }
+  const Workload& w = job.workloads[step.workload].workload;
+  if (step.index < 0 || step.index >= (step.warmup ? w.warmup : w.repetitions)) {
+    throw Error(fmt::format("guest job: step {} #{} of workload '{}' is out of range", step.warmup ? "warm-up" : "run",
+                            step.index, job.workloads[step.workload].name()));
+  }
+  return fmt::format("step {} {} {}\n", step.workload, step.warmup ? 1 : 0, step.index);
+}
+
+}  // namespace
+
 std::string serialise_job(const GuestJob& job) {
   check_name("trial id", job.trial_id);
   if (job.nonce.size() < 8 || job.nonce.size() > 64) {
@@ -77,44 +149,21 @@ std::string serialise_job(const GuestJob& job) {
       throw Error(fmt::format("guest job: nonce '{}' may only contain letters and digits", job.nonce));
     }
   }
-  check_name("scratch serial", job.scratch_serial);
-  // virtio-blk serials are at most 20 bytes (VIRTIO_BLK_ID_BYTES); a longer one never matches.
-  if (job.scratch_serial.size() > 20) {
-    throw Error(fmt::format("guest job: scratch serial '{}' is longer than virtio-blk's 20 bytes", job.scratch_serial));
-  }
-  std::string out = "abvm-job 1\n";
+  check_serial("scratch serial", job.scratch_serial);
+  std::string out = "abvm-job 2\n";
   out += "trial " + job.trial_id + "\n";
   out += "nonce " + job.nonce + "\n";
   out += "scratch " + job.scratch_serial + "\n";
-  for (const auto& w : job.workloads) {
-    check_name("workload name", w.name);
-    if (w.repetitions < 0 || w.warmup < 0) {
-      throw Error(fmt::format("guest job: workload '{}': repetitions and warmup must not be negative", w.name));
-    }
-    const bool is_dd = std::holds_alternative<DdWorkload>(w.spec);
-    out += "workload " + w.name + "\n";
-    out += fmt::format("kind {}\nrepetitions {}\nwarmup {}\nsync {}\ndrop_caches {}\nscheduler_none {}\n",
-                       is_dd ? "dd" : "fio", w.repetitions, w.warmup, w.pre_run.sync ? 1 : 0,
-                       w.pre_run.drop_caches ? 1 : 0, w.pre_run.scheduler_none ? 1 : 0);
-    for (const auto& arg : workload_argv(w)) {
-      check_line(fmt::format("workload '{}': argument", w.name), arg);
-      out += "arg " + arg + "\n";
-    }
-    if (const auto* fio = std::get_if<FioWorkload>(&w.spec); fio != nullptr && fio->job_file) {
-      std::string_view text = *fio->job_file;
-      while (!text.empty()) {
-        const auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        check_line(fmt::format("workload '{}': fio job file line", w.name), line);
-        out += "jobline ";
-        out += line;
-        out += "\n";
-        if (nl == std::string_view::npos) break;
-        text.remove_prefix(nl + 1);
+  out += fmt::format("lockstep {}\n", job.lockstep ? 1 : 0);
+  for (std::size_t i = 0; i < job.workloads.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (job.workloads[j].name() == job.workloads[i].name()) {
+        throw Error(fmt::format("guest job: workload name '{}' is used twice", job.workloads[i].name()));
       }
     }
-    out += "end\n";
+    out += serialise_workload(job.workloads[i]);
   }
+  for (const auto& step : job.steps) out += serialise_step(job, step);
   out += "done\n";
   return out;
 }

@@ -2,12 +2,15 @@
 // The guest job: what one trial's guest runs, serialised for the in-guest agent
 // (guests/agent/init.sh) and shipped as a tiny cpio archive appended to the initramfs.
 //
-// Job file format (version 1), read by the agent line by line WITHOUT eval:
-//   abvm-job 1                  first line, exactly
+// Job file format (version 2), read by the agent line by line WITHOUT eval:
+//   abvm-job 2                  first line, exactly
 //   trial <id>                  [A-Za-z0-9_.-]+
 //   nonce <nonce>               [A-Za-z0-9]{8,64}; every record the guest prints carries it
-//   scratch <serial>            virtio-blk serial of the only disk the guest may write to
-//   workload <name>             starts a workload; [A-Za-z0-9_.-]+
+//   scratch <serial>            virtio-blk serial of the disk a workload writes to unless it names one
+//   lockstep 0|1                1: before each step the agent prints a READY record and waits for the
+//                               console line "go <step>" (the host lets one guest run at a time)
+//   workload <name>             starts a workload; [A-Za-z0-9_.-]+, the name its records carry
+//   disk <serial>               optional: its scratch disk (one guest measuring both sides' disks)
 //   kind dd|fio
 //   repetitions <n>  warmup <n>  sync 0|1  drop_caches 0|1  scheduler_none 0|1
 //   arg <argument>              one per line, argv[0] first; the rest of the line is taken
@@ -15,8 +18,13 @@
 //   jobline <text>              fio job file lines (the agent writes them to a file that
 //                               replaces "@jobfile" in the arguments)
 //   end                         closes the workload
+//   step <workload> <warmup 0|1> <index>
+//                               one run, in the order given: the workload's 0-based position in
+//                               the job, warm-up or measured, and its index among those; without
+//                               any step line, each workload's warm-ups and then its measured runs,
+//                               workload after workload
 //   done                        last line; a job without it is treated as truncated
-// "@scratch" anywhere in an argument or job line becomes /dev/<scratch disk> in the guest.
+// "@scratch" anywhere in an argument or job line becomes /dev/<the workload's disk> in the guest.
 // Values cannot contain newlines, carriage returns or NUL bytes: serialise_job throws Error.
 #include <string>
 #include <vector>
@@ -25,12 +33,37 @@
 
 namespace abvm {
 
+// One workload as the guest runs it: the experiment's workload (its tool arguments), the name its
+// records carry (the workload's own, or one per side when one guest measures both), and its disk.
+struct JobWorkload {
+  Workload workload;
+  std::string report_name;       // empty: workload.name
+  std::string disk_serial;       // empty: the job's scratch serial
+  const std::string& name() const { return report_name.empty() ? workload.name : report_name; }
+};
+
+// One run of the job, in execution order.
+struct JobStep {
+  std::size_t workload = 0;      // index into GuestJob::workloads
+  bool warmup = false;
+  int index = 0;                 // among the workload's warm-ups, or among its measured runs
+  bool operator==(const JobStep&) const = default;
+};
+
 struct GuestJob {
   std::string trial_id;
   std::string nonce;
-  std::vector<Workload> workloads;
+  std::vector<JobWorkload> workloads;
+  std::vector<JobStep> steps;    // empty: the default order (see above)
+  bool lockstep = false;
   std::string scratch_serial = "abvm-scratch";
 };
+
+// The job's workloads as one guest of one side runs them: each on the job's scratch disk.
+std::vector<JobWorkload> job_workloads(const std::vector<Workload>& workloads);
+
+// The default order: each workload's warm-ups, then its measured runs, workload after workload.
+std::vector<JobStep> default_steps(const std::vector<JobWorkload>& workloads);
 
 // The command the agent runs for one workload (argv[0] is "dd" or "fio"; GNU dd and a
 // static fio come first in the guest's PATH). fio always gets --output-format.

@@ -435,6 +435,8 @@ class ReportReader {
       if (auto t = text(rec)) report_.dmesg.push_back(*t);
     } else if (rec.type == "ERROR") {
       if (auto t = text(rec)) report_.agent_errors.push_back(*t);
+    } else if (rec.type == "READY") {
+      // Lockstep: the guest waits for the host's go (the host reads it from the live console).
     } else if (rec.type == "END") {
       report_.ended = true;
     } else {
@@ -463,19 +465,40 @@ class ReportReader {
     return decoded;
   }
 
+  // "[<serial>,]<bits>|none": one per scratch disk (the agent before job version 2: no serial).
   void features(const Record& rec) {
-    if (rec.payload == "none") return;
+    std::string_view payload = rec.payload;
+    std::string serial;
+    if (const auto comma = payload.find(','); comma != std::string_view::npos) {
+      serial = std::string(payload.substr(0, comma));
+      payload.remove_prefix(comma + 1);
+      if (serial.empty() || serial.size() > 20 || !std::all_of(serial.begin(), serial.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+          })) {
+        bad(rec, "disk serial is not a plain name");
+        return;
+      }
+    }
+    if (payload == "none") return;
     // sysfs prints one '0'/'1' per feature bit, bit 0 first (virtio's features_show).
     std::uint64_t bits = 0;
-    bool good = !rec.payload.empty();
-    for (std::size_t i = 0; i < rec.payload.size() && good; ++i) {
-      if (rec.payload[i] != '0' && rec.payload[i] != '1') good = false;
-      else if (rec.payload[i] == '1' && i < 64) bits |= std::uint64_t{1} << i;
+    bool good = !payload.empty();
+    for (std::size_t i = 0; i < payload.size() && good; ++i) {
+      if (payload[i] != '0' && payload[i] != '1') good = false;
+      else if (payload[i] == '1' && i < 64) bits |= std::uint64_t{1} << i;
     }
     if (!good) {
       bad(rec, "feature bits are not 0/1");
       return;
     }
+    if (!serial.empty()) {
+      if (report_.disk_features.size() >= kMaxReportedDisks && !report_.disk_features.contains(serial)) {
+        bad(rec, fmt::format("more than {} disks", kMaxReportedDisks));
+        return;
+      }
+      report_.disk_features[serial] = bits;
+    }
+    if (report_.blk_features) return;  // the first disk's are the guest's
     report_.blk_features = bits;
     report_.access_platform = (bits >> kVirtioFAccessPlatform) & 1;
   }

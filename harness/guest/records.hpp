@@ -30,6 +30,9 @@ namespace abvm {
 // A guest reports a few dozen module parameters; more is not a guest abvm built.
 inline constexpr std::size_t kMaxModuleParams = 512;
 
+// A guest has one or two scratch disks; more reports are not a guest abvm built.
+inline constexpr std::size_t kMaxReportedDisks = 8;
+
 // VIRTIO_F_ACCESS_PLATFORM: the device needs the platform DMA API (IOMMU/bounce) path.
 inline constexpr int kVirtioFAccessPlatform = 33;
 
@@ -51,8 +54,10 @@ struct GuestReport {
   std::string kernel_release;                // uname -r
   std::string kernel_version;                // uname -v: the build ("#1 SMP abvm-41398041b319")
   std::string cmdline;                       // /proc/cmdline
-  std::optional<std::uint64_t> blk_features; // scratch disk's negotiated virtio features, bit i = feature i
+  std::optional<std::uint64_t> blk_features; // first scratch disk's negotiated virtio features, bit i = feature i
   bool access_platform = false;              // bit 33 of blk_features
+  // Every scratch disk's negotiated features by its serial (at most kMaxReportedDisks).
+  std::map<std::string, std::uint64_t> disk_features;
   std::vector<GuestRun> runs;
   // What the kernel held under /sys/module/<m>/parameters after the agent loaded its modules,
   // e.g. "virtio_blk.queue_depth" -> "1" (MODPARAM records; at most kMaxModuleParams).

@@ -1,6 +1,7 @@
 #include "plan/plan.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.hpp"
 
@@ -37,7 +38,7 @@ Plan make_plan(const Experiment& experiment, std::uint64_t seed) {
   plan.label_b = experiment.b.label;
   plan.order = experiment.schedule.order;
   plan.design = experiment.schedule.design;
-  plan.cpu_set = experiment.schedule.cpu_set;
+  plan.cpu_sets = experiment.schedule.cpu_sets;
   plan.seed = seed;
   return extend_plan(plan, experiment.schedule.boots_per_side);
 }
@@ -55,7 +56,7 @@ Plan extend_plan(const Plan& plan, int extra_blocks) {
   for (int b = first; b < out.blocks; ++b) {
     const bool a = a_first(plan.seed, b);
     push(out, a ? Side::a : Side::b, b);
-    push(out, a ? Side::b : Side::a, b);
+    if (trials_per_block(plan.design) == 2) push(out, a ? Side::b : Side::a, b);
   }
   return out;
 }
@@ -64,11 +65,13 @@ std::string describe_plan(const Plan& plan) {
   std::string out = fmt::format("plan for {}: {} trials, {} boots per side, order {}, design {}{}, seed {}\n",
                                 plan.experiment, plan.trials.size(), plan.blocks, to_string(plan.order),
                                 to_string(plan.design),
-                                plan.cpu_set.empty() ? "" : fmt::format(" on host CPUs {}", plan.cpu_set), plan.seed);
-  out += fmt::format("{:<7} {:>5}  {}\n", "trial", "block", "side");
+                                plan.cpu_sets.empty() ? "" : fmt::format(" on host CPUs {}", fmt::join(plan.cpu_sets, " | ")), plan.seed);
+  const bool both = plan.design == Design::same_guest;
+  out += fmt::format("{:<7} {:>5}  {}\n", "trial", "block", both ? "sides (first runs first)" : "side");
   for (const Trial& t : plan.trials) {
-    out += fmt::format("{:<7} {:>5}  {} ({})\n", t.id, t.block, to_string(t.side),
-                       t.side == Side::a ? plan.label_a : plan.label_b);
+    const Side other = t.side == Side::a ? Side::b : Side::a;
+    const auto label = [&](Side s) { return fmt::format("{} ({})", to_string(s), s == Side::a ? plan.label_a : plan.label_b); };
+    out += fmt::format("{:<7} {:>5}  {}\n", t.id, t.block, both ? label(t.side) + " + " + label(other) : label(t.side));
   }
   return out;
 }
@@ -83,7 +86,7 @@ nlohmann::json plan_to_json(const Plan& plan) {
           {"labels", {{"A", plan.label_a}, {"B", plan.label_b}}},
           {"order", to_string(plan.order)},
           {"design", to_string(plan.design)},
-          {"cpu_set", plan.cpu_set},
+          {"cpu_sets", plan.cpu_sets},
           {"seed", plan.seed},
           {"blocks", plan.blocks},
           {"trials", trials}};
@@ -111,7 +114,12 @@ Plan plan_from_json(const nlohmann::json& json) {
     const auto parsed_design = design_from_string(design);
     if (!parsed_design) throw bad(fmt::format("unknown design '{}'", design));
     plan.design = *parsed_design;
-    plan.cpu_set = json.value("cpu_set", "");
+    // Plans of one CPU set wrote it as "cpu_set" ("" unpinned).
+    if (json.contains("cpu_sets")) {
+      plan.cpu_sets = json.at("cpu_sets").get<std::vector<std::string>>();
+    } else if (const std::string one = json.value("cpu_set", ""); !one.empty()) {
+      plan.cpu_sets = {one};
+    }
     plan.seed = json.at("seed").get<std::uint64_t>();
     plan.blocks = json.at("blocks").get<int>();
     for (const auto& t : json.at("trials")) {
@@ -130,7 +138,7 @@ Plan plan_from_json(const nlohmann::json& json) {
       if (trial.block < 0 || trial.block >= plan.blocks) throw bad(fmt::format("trial {} has block {}", trial.id, trial.block));
       plan.trials.push_back(std::move(trial));
     }
-    if (plan.trials.size() != 2 * static_cast<std::size_t>(plan.blocks)) {
+    if (plan.trials.size() != static_cast<std::size_t>(trials_per_block(plan.design) * plan.blocks)) {
       throw bad(fmt::format("{} trials for {} blocks", plan.trials.size(), plan.blocks));
     }
     return plan;

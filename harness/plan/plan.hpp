@@ -10,9 +10,12 @@
 //     systematic "first after the other side" effect is randomised away.
 //   sequential (only on request): all A, then all B (what the seed's data did; confounds
 //     host drift with the kernel).
-// The design (config/experiment.hpp Design) says how a block's two trials run: one after the
-// other, or co-scheduled (both guests at once on the same host CPUs; the run stage starts them
-// together). Recorded here so that the plan says what its blocks mean.
+// The design (config/experiment.hpp Design) says how a block's trials run: one after the other,
+// both guests at once on the same host CPUs (co-scheduled, lockstep: the run stage starts them
+// together), or one guest that measures both sides (same-guest: the block is one trial, whose
+// side is the side that runs first in it). Recorded here so that the plan says what its blocks
+// mean. Which lane (host, CPU set) runs a block is the run stage's choice, recorded with the
+// trial's result: it is not part of the plan or of its randomness.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,7 +40,7 @@ struct Plan {
   std::string label_b;
   ScheduleOrder order = ScheduleOrder::interleaved;
   Design design = Design::sequential_blocks;
-  std::string cpu_set;             // host CPUs the guests are pinned to ("" unpinned)
+  std::vector<std::string> cpu_sets;  // one lane per host CPU set (empty: one unpinned lane)
   std::uint64_t seed = 0;
   int blocks = 0;                  // boots per side
   std::vector<Trial> trials;       // in execution order

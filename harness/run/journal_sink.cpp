@@ -30,18 +30,19 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-JournalSink::JournalSink(fs::path journal, std::vector<Workload> workloads, std::string host)
-    : journal_(std::move(journal)), workloads_(std::move(workloads)), host_(std::move(host)) {}
+JournalSink::JournalSink(fs::path journal, std::vector<Workload> workloads, std::string host, int sides_per_trial)
+    : journal_(std::move(journal)), workloads_(std::move(workloads)), host_(std::move(host)),
+      sides_per_trial_(sides_per_trial) {}
 
 std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) const {
   std::int64_t per_trial = 0;
-  for (const auto& w : workloads_) per_trial += w.repetitions;
+  for (const auto& w : workloads_) per_trial += w.repetitions * sides_per_trial_;
   std::vector<JournalEntry> out;
   std::int64_t k = 0;
   for (const auto& run : result.runs) {
     JournalEntry e;
     e.trial = result.trial.id;
-    e.side = result.trial.side == Side::a ? Side::a : Side::b;
+    e.side = run.side;
     e.boot = result.trial.id;
     e.run = run.index;
     // Runs of a trial follow each other; trials keep their plan positions, so the order is the
@@ -49,7 +50,7 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
     e.order = result.trial.position * per_trial + k++;
     e.block = result.trial.block;
     e.workload = run.workload;
-    e.host = host_;
+    e.host = result.host.empty() ? host_ : result.host;
     e.accelerator = result.accelerator;
     e.time = result.time;
     e.outcome = journal_outcome(run.outcome);
@@ -57,12 +58,14 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
     // Repeated on each run of the boot: a journal line stands alone (analysis counts boots).
     e.kernel_release = result.report.kernel_release;
     e.module_params = result.report.module_params;
-    if (result.report.begun) e.facts = guest_facts(result.report);
+    if (result.report.begun) e.facts = guest_facts(result.report, run.disk_serial);
     if (run.outcome == Outcome::ok) {
       const auto w = std::find_if(workloads_.begin(), workloads_.end(),
                                   [&](const Workload& x) { return x.name == run.workload; });
       const std::string source =
-          (ResultsDir::trial_relative(result.trial.id) / TrialFiles{}.run_output(run.workload, false, run.index)).string();
+          (ResultsDir::trial_relative(result.trial.id) /
+           TrialFiles{}.run_output(run.report_name.empty() ? run.workload : run.report_name, false, run.index))
+              .string();
       try {
         if (w == workloads_.end()) throw Error(fmt::format("unknown workload '{}'", run.workload));
         if (std::holds_alternative<DdWorkload>(w->spec)) {

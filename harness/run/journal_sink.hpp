@@ -15,8 +15,10 @@ namespace abvm {
 
 class JournalSink final : public TrialSink {
  public:
-  // `runs_per_trial`: measured runs per boot over all workloads (for the journal's order).
-  JournalSink(std::filesystem::path journal, std::vector<Workload> workloads, std::string host);
+  // `host`: the journal's host of a trial that does not name its own (TrialResult::host).
+  // `sides_per_trial`: 2 when one boot measures both sides (same-guest), for the journal's order.
+  JournalSink(std::filesystem::path journal, std::vector<Workload> workloads, std::string host,
+              int sides_per_trial = 1);
 
   // Writes one journal line per measured run. An ok run whose output does not parse, or whose
   // fio job reports an error, becomes invalid-output / workload-failed with the reason.
@@ -36,6 +38,7 @@ class JournalSink final : public TrialSink {
   std::filesystem::path journal_;
   std::vector<Workload> workloads_;
   std::string host_;
+  int sides_per_trial_ = 1;
   std::string first_metric_;
   std::map<std::string, std::vector<double>> values_;  // "A"/"B" -> first metric's values
 };

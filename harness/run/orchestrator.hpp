@@ -6,8 +6,14 @@
 // The orchestrator knows nothing of kernel builds, dd or fio output, or statistics: the runner
 // (run/runner.hpp) prepares what each side boots (SideBoot), turns results into journal lines
 // (TrialSink), and decides about sequential stopping (Controls::at_block_end / extend).
+//
+// Blocks run on lanes: a lane is a host's driver, the host CPUs its guests are pinned to and its
+// own scratch images, and it runs one block at a time; the lanes run their blocks at the same
+// time. Whatever order blocks finish in, their trials reach the sink and the ledger in plan
+// order, from the calling thread, so a look after block k sees exactly blocks 0..k.
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -18,6 +24,7 @@
 #include "config/experiment.hpp"
 #include "guest/driver.hpp"
 #include "guest/image.hpp"
+#include "guest/job.hpp"
 #include "guest/records.hpp"
 #include "run/trial.hpp"
 
@@ -34,20 +41,33 @@ struct SideBoot {
   SideExpectation expect;               // what its guests must report (run/trial.hpp check_side)
 };
 
+// Where blocks run, one at a time (see the header).
+struct Lane {
+  std::string name;                     // "cpu 0": in notes and in each trial's result.json
+  std::size_t host = 0;                 // index of its host (Orchestrator's hosts)
+  std::string host_cpus;                // every guest's host CPU set (DomainSpec::host_cpus), "" unpinned
+  // The lane's scratch images: [0] for the block's first trial (or first side), [1] for the
+  // second guest (co-scheduled, lockstep) or the second side's disk (same-guest). The plan draws
+  // each block's order, so which side gets which image is random per block. Empty: no disk.
+  std::vector<std::filesystem::path> scratch;
+};
+
+// A host blocks run on: its name (the journal's "host") and its driver.
+struct HostDriver {
+  std::string name;
+  GuestDriver* driver = nullptr;
+};
+
 struct ExecutionSpec {
   std::filesystem::path results_dir;
   std::filesystem::path base_image;     // the guest image (gzip cpio), see guest/image.hpp
   SideBoot a, b;
   std::vector<Workload> workloads;
-  std::filesystem::path scratch_disk;   // empty: no disk
-  // co_scheduled: the disk of the second trial of each block (its first is on scratch_disk).
-  // The plan draws each block's order, so which side gets which image is random per block.
-  std::filesystem::path second_scratch_disk;
+  std::vector<Lane> lanes{Lane{}};      // at least one
   Accelerator accelerator = Accelerator::tcg;
-  // co_scheduled: the trials of one block run at the same time (one thread each), and only when
-  // the whole block has ended are they handed to the sink and the ledger, in plan order.
+  // co_scheduled, lockstep: the trials of one block run at the same time (one thread each);
+  // same_guest: a block is one trial measuring both sides.
   Design design = Design::sequential_blocks;
-  std::string host_cpus;                // every guest's host CPU set (DomainSpec::host_cpus)
   std::chrono::milliseconds boot_timeout{60000};
   std::chrono::milliseconds run_timeout{120000};  // per run, warm-ups included
   int infra_retries = 1;                // extra boots after an infra-error, per trial
@@ -57,9 +77,19 @@ struct ExecutionSpec {
   const SideBoot& side(Side id) const { return id == Side::a ? a : b; }
 };
 
-// What a trial boots: the domain of its side, its files in the results directory
-// (results/directory.hpp TrialFiles). --dry-run shows the XML of the very same spec.
-DomainSpec trial_domain(const ExecutionSpec& spec, const Trial& trial);
+// What a trial boots on `lane`: the domain of its side (both sides' disks in same-guest), its
+// files in the results directory (results/directory.hpp TrialFiles). --dry-run shows the XML of
+// the very same spec.
+DomainSpec trial_domain(const ExecutionSpec& spec, const Trial& trial, const Lane& lane);
+
+// What a trial's guest measures: each workload once for the trial's side, or once per side in
+// same-guest (named side_workload_name(), the first side's disk vda).
+std::vector<TrialWorkload> trial_workloads(const ExecutionSpec& spec, const Trial& trial);
+
+// The job a trial's guest runs (guest/job.hpp): its workloads on their disks, in the design's
+// order (same-guest alternates the sides run by run: first, other, other, first, ...), in lockstep
+// for the lockstep design.
+GuestJob trial_job(const ExecutionSpec& spec, const Trial& trial, std::string nonce);
 
 // The time one trial may take: the boot timeout plus the run timeout for every run it makes.
 std::chrono::milliseconds trial_timeout(const ExecutionSpec& spec);
@@ -98,26 +128,51 @@ struct RunSummary {
   std::vector<Trial> trials;       // every trial known at the end (extensions included)
 };
 
+// Watches one trial's guest while it runs and may type into its console (the lockstep design's
+// turns). Called from the trial's own thread.
+class GuestWatch {
+ public:
+  virtual ~GuestWatch() = default;
+  virtual void attempt_started(const std::string& nonce) = 0;  // a boot of the trial begins
+  virtual void console(std::string_view text) = 0;            // the whole console so far
+  virtual std::string input() = 0;                            // bytes to type now, "" for none
+  virtual void attempt_ended() = 0;                           // that boot is gone
+};
+
 class Orchestrator {
  public:
+  // Every lane on one host.
   Orchestrator(GuestDriver& driver, ExecutionSpec spec, TrialSink& sink);
+  Orchestrator(std::vector<HostDriver> hosts, ExecutionSpec spec, TrialSink& sink);
 
-  // Runs `trials` in order, skipping ids in `done`. Writes trials/<id>/ and the ledger
-  // (results_dir/trials.jsonl) as each trial ends. Exceptions from the driver (an unusable
-  // connection) and from the sink propagate; the trial then is not in the ledger.
+  // Runs `trials` block by block on the lanes, skipping ids in `done`. Writes trials/<id>/ and
+  // the ledger (results_dir/trials.jsonl) as each block is handed over, in plan order.
+  // Exceptions from the driver (an unusable connection) and from the sink propagate once every
+  // lane has stopped; the trials not yet handed over then are not in the ledger.
   RunSummary run(std::vector<Trial> trials, const std::set<std::string>& done, const Controls& controls);
 
-  // One trial, with the bounded infra-error retry; does not touch the ledger or the sink.
-  // Returns nullopt when stop_requested() interrupted it.
-  std::optional<TrialResult> run_trial(const Trial& trial, const std::function<bool()>& stop_requested);
+  // One trial on `lane`, with the bounded infra-error retry; does not touch the ledger or the
+  // sink. Returns nullopt when stop_requested() interrupted it. `watch` (may be null) follows
+  // every boot of it.
+  std::optional<TrialResult> run_trial(const Trial& trial, const Lane& lane, const std::function<bool()>& stop_requested,
+                                       GuestWatch* watch = nullptr);
 
-  // The trials of `batch` at the same time (co-scheduled blocks), results in batch order; the
-  // driver must take concurrent run_guest calls.
-  std::vector<std::optional<TrialResult>> run_together(const std::vector<Trial>& batch,
-                                                       const std::function<bool()>& stop_requested);
+  // How a block's trials ended: results in the trials' order, nullopt for one that did not end
+  // (stop_requested() interrupted it, or an exception came first); `error` is the first
+  // exception (an unusable driver), taken so that the trials done before it are not lost.
+  struct BlockRun {
+    std::vector<std::optional<TrialResult>> results;
+    std::exception_ptr error;
+  };
+
+  // The trials of one block on `lane`, as the design says: one after the other, or at the same
+  // time (one thread each, in lockstep when the design asks).
+  BlockRun run_block(const std::vector<Trial>& trials, const Lane& lane, const std::function<bool()>& stop_requested);
 
  private:
-  GuestDriver& driver_;
+  BlockRun run_together(const std::vector<Trial>& batch, const Lane& lane, const std::function<bool()>& stop_requested);
+
+  std::vector<HostDriver> hosts_;
   ExecutionSpec spec_;
   TrialSink& sink_;
 };

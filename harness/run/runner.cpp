@@ -121,6 +121,11 @@ class ProgressFeed {
 
  private:
   std::string describe(const Trial& t) const {
+    if (e_.schedule.design == Design::same_guest) {
+      const Side other = t.side == Side::a ? Side::b : Side::a;
+      return fmt::format("{} {}+{} ({} + {})", t.id, to_string(t.side), to_string(other), e_.side(t.side).label,
+                         e_.side(other).label);
+    }
     return fmt::format("{} {} ({})", t.id, to_string(t.side), e_.side(t.side).label);
   }
   std::optional<double> remaining() const {
@@ -176,19 +181,34 @@ ResultsDir start_run(const Experiment& e, const Plan& plan, const fs::path& resu
   return dir;
 }
 
+int images_per_lane(Design design) {
+  return runs_two_guests_at_once(design) || design == Design::same_guest ? 2 : 1;
+}
+
+std::vector<Lane> make_lanes(const Experiment& e, const std::function<fs::path(int slot)>& image) {
+  std::vector<std::string> sets = e.schedule.cpu_sets;
+  if (sets.empty()) sets.push_back("");  // one lane, unpinned
+  const int k = images_per_lane(e.schedule.design);
+  std::vector<Lane> lanes;
+  for (std::size_t l = 0; l < sets.size(); ++l) {
+    Lane lane{.name = sets[l].empty() ? "unpinned" : "cpu " + sets[l], .host_cpus = sets[l]};
+    for (int j = 0; j < k; ++j) lane.scratch.push_back(image(static_cast<int>(l) * k + j));
+    lanes.push_back(std::move(lane));
+  }
+  return lanes;
+}
+
 ExecutionSpec execution_spec(const Experiment& e, const PreparedGuests& guests, const ResultsDir& dir,
-                             const fs::path& scratch_disk, Accelerator accelerator) {
+                             std::vector<Lane> lanes, Accelerator accelerator) {
   ExecutionSpec spec;
   spec.results_dir = dir.root();
   spec.base_image = guests.base_image;
   spec.a = guests.a;
   spec.b = guests.b;
   spec.workloads = e.workloads;
-  spec.scratch_disk = scratch_disk;
+  spec.lanes = std::move(lanes);
   spec.accelerator = accelerator;
   spec.design = e.schedule.design;
-  spec.host_cpus = e.schedule.cpu_set;
-  if (spec.design == Design::co_scheduled) spec.second_scratch_disk = dir.scratch_disk(1);
   spec.boot_timeout = e.schedule.boot_timeout;
   spec.run_timeout = e.schedule.run_timeout;
   spec.infra_retries = e.schedule.infra_retries;
@@ -266,15 +286,15 @@ RunEnd Runner::run(const RunSession& session) {
 RunEnd Runner::execute(GuestDriver& driver, const RunSession& session, const PreparedGuests& guests, Accelerator accel,
                        const Recovered& recovered, RunManifest& manifest) {
   Plan plan = read_plan(dir_);
-  const fs::path scratch = prepare_scratch_disk(experiment_.disk, dir_.root(), !session.resuming);
   ScratchRemover remover;
-  if (experiment_.disk.path.empty() && !session.keep_scratch) remover.paths.push_back(scratch);
-  if (experiment_.schedule.design == Design::co_scheduled) {
-    // The loader allows co-scheduling with abvm's own images only (two QEMUs cannot share one).
-    prepare_scratch_disk(experiment_.disk, dir_.root(), !session.resuming, 1);
-    if (!session.keep_scratch) remover.paths.push_back(dir_.scratch_disk(1));
-  }
-  JournalSink sink(dir_.journal(), experiment_.workloads, host_name());
+  // The loader allows several images (lanes, two guests, two disks) with abvm's own images only.
+  std::vector<Lane> lanes = make_lanes(experiment_, [&](int slot) {
+    const fs::path image = prepare_scratch_disk(experiment_.disk, dir_.root(), !session.resuming, slot);
+    if (experiment_.disk.path.empty() && !session.keep_scratch) remover.paths.push_back(image);
+    return image;
+  });
+  JournalSink sink(dir_.journal(), experiment_.workloads, host_name(),
+                   experiment_.schedule.design == Design::same_guest ? 2 : 1);
   sink.remember(recovered.journal);
   SequentialLooks looks(experiment_, dir_, plan, c_, recovered.earlier_seconds);
   ProgressFeed feed(experiment_, c_.observer, sink, recovered.done.size());
@@ -284,7 +304,7 @@ RunEnd Runner::execute(GuestDriver& driver, const RunSession& session, const Pre
       .on_trial_end = [&](const TrialProgress& p) { feed.ended(p); },
       .at_block_end = [&](int block) { return looks.at_block_end(block); },
       .extend = [&] { return looks.extend(); }};
-  Orchestrator orchestrator(driver, execution_spec(experiment_, guests, dir_, scratch, accel), sink);
+  Orchestrator orchestrator(driver, execution_spec(experiment_, guests, dir_, std::move(lanes), accel), sink);
   RunSummary summary;
   try {
     summary = orchestrator.run(plan.trials, recovered.done, controls);

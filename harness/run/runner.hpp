@@ -78,10 +78,19 @@ std::uint64_t choose_seed(const Experiment& experiment);
 ResultsDir start_run(const Experiment& experiment, const Plan& plan, const std::filesystem::path& results_root,
                      const std::filesystem::path& config_file, const std::string& uri);
 
-// The execution spec of a run: what every trial boots and how long it may take. --dry-run uses
-// it with placeholder paths, so what it shows is what a trial boots.
+// The lanes of a run on one host: one per schedule.cpu_sets entry (one unpinned lane without),
+// each with the scratch images a block of the design needs (one, or two for designs with two
+// guests or two disks), `image(slot)` giving the path of abvm's image number `slot` (or the
+// user's disk.path). Lane l's images are slots l*k ... l*k+k-1.
+std::vector<Lane> make_lanes(const Experiment& experiment, const std::function<std::filesystem::path(int slot)>& image);
+
+// The scratch images a block of the design writes to at once: two guests or two disks, or one.
+int images_per_lane(Design design);
+
+// The execution spec of a run: what every trial boots, where, and how long it may take.
+// --dry-run uses it with placeholder paths, so what it shows is what a trial boots.
 ExecutionSpec execution_spec(const Experiment& experiment, const PreparedGuests& guests, const ResultsDir& dir,
-                             const std::filesystem::path& scratch_disk, Accelerator accelerator);
+                             std::vector<Lane> lanes, Accelerator accelerator);
 
 class Runner {
  public:

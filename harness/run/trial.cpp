@@ -35,20 +35,25 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
 }
 
 // Every expected run carries the trial's outcome: the trial as a whole failed.
-void fail_all(TrialResult& result, const std::vector<Workload>& workloads, Outcome outcome, std::string detail) {
+void fail_all(TrialResult& result, const std::vector<TrialWorkload>& workloads, Outcome outcome, std::string detail) {
   result.outcome = outcome;
   result.detail = std::move(detail);
   result.runs.clear();
   for (const auto& w : workloads) {
     for (int i = 0; i < w.repetitions; ++i) {
-      result.runs.push_back({.workload = w.name, .index = i, .outcome = outcome, .detail = result.detail});
+      result.runs.push_back({.workload = w.workload, .side = w.side, .disk_serial = w.disk_serial,
+                             .report_name = w.report_name, .index = i, .outcome = outcome, .detail = result.detail});
     }
   }
 }
 
 }  // namespace
 
-void classify_trial(const GuestOutcome& guest, const GuestReport& report, const std::vector<Workload>& workloads,
+std::string side_workload_name(std::string_view workload, Side side) {
+  return fmt::format("{}.{}", workload, to_string(side));
+}
+
+void classify_trial(const GuestOutcome& guest, const GuestReport& report, const std::vector<TrialWorkload>& workloads,
                     TrialResult& result) {
   result.seconds = guest.seconds;
   if (guest.end == GuestOutcome::End::infra_error) {
@@ -100,28 +105,33 @@ void classify_trial(const GuestOutcome& guest, const GuestReport& report, const 
   result.detail.clear();
   result.runs.clear();
   std::vector<std::string> missing;
+  std::vector<std::pair<std::size_t, RunResult>> ran;  // by where the guest reported it
   for (const auto& w : workloads) {
     for (int i = 0; i < w.repetitions; ++i) {
       const GuestRun* found = nullptr;
       for (const auto& r : report.runs) {
-        if (r.workload == w.name && r.index == i && !r.warmup) found = &r;
+        if (r.workload == w.report_name && r.index == i && !r.warmup) found = &r;
       }
       if (found == nullptr) {
-        missing.push_back(fmt::format("{} #{}", w.name, i));
+        missing.push_back(fmt::format("{} #{}", w.report_name, i));
         continue;
       }
-      RunResult run{.workload = w.name, .index = i, .exit_status = found->exit_status, .output = found->output};
+      RunResult run{.workload = w.workload, .side = w.side, .disk_serial = w.disk_serial, .report_name = w.report_name,
+                    .index = i, .exit_status = found->exit_status, .output = found->output};
       if (found->exit_status != 0) {
         run.outcome = Outcome::workload_failed;
-        run.detail = fmt::format("{} run {} exited with status {}", w.name, i, found->exit_status);
+        run.detail = fmt::format("{} run {} exited with status {}", w.report_name, i, found->exit_status);
         if (result.outcome == Outcome::ok) {
           result.outcome = Outcome::workload_failed;
           result.detail = run.detail;
         }
       }
-      result.runs.push_back(std::move(run));
+      ran.emplace_back(static_cast<std::size_t>(found - report.runs.data()), std::move(run));
     }
   }
+  // In the order the guest ran them (one guest measuring both sides alternates them).
+  std::stable_sort(ran.begin(), ran.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (auto& [at, run] : ran) result.runs.push_back(std::move(run));
   if (!missing.empty()) {
     fail_all(result, workloads, Outcome::invalid_output,
              fmt::format("the guest ended without reporting run{} {}", missing.size() > 1 ? "s" : "",
@@ -129,20 +139,25 @@ void classify_trial(const GuestOutcome& guest, const GuestReport& report, const 
   }
 }
 
-std::map<std::string, std::string> guest_facts(const GuestReport& report) {
+std::map<std::string, std::string> guest_facts(const GuestReport& report, const std::string& disk) {
   std::map<std::string, std::string> facts{{"kernel_release", report.kernel_release},
                                            {"kernel_version", report.kernel_version},
                                            {"cmdline", report.cmdline}};
-  if (report.blk_features) facts["virtio_f_access_platform"] = report.access_platform ? "negotiated" : "not negotiated";
+  if (const auto own = report.disk_features.find(disk); own != report.disk_features.end()) {
+    facts["virtio_f_access_platform"] = (own->second >> kVirtioFAccessPlatform) & 1 ? "negotiated" : "not negotiated";
+  } else if (report.blk_features) {
+    facts["virtio_f_access_platform"] = report.access_platform ? "negotiated" : "not negotiated";
+  }
   const bool dma = std::any_of(report.dmesg.begin(), report.dmesg.end(),
                                [](const std::string& l) { return l.find(kDmaApiInUse) != std::string::npos; });
   facts["dma_api_in_use"] = dma ? "reported" : "not reported";
   return facts;
 }
 
-std::vector<std::string> side_mismatches(const GuestReport& report, const SideExpectation& expect) {
+std::vector<std::string> side_mismatches(const GuestReport& report, const SideExpectation& expect,
+                                         const std::string& disk) {
   std::vector<std::string> out;
-  const auto facts = guest_facts(report);
+  const auto facts = guest_facts(report, disk);
   const auto differs = [&](const char* what, const std::string& got, const std::string& want) {
     if (!want.empty() && got != want) out.push_back(fmt::format("{} is '{}', not the side's '{}'", what, got, want));
   };
@@ -153,9 +168,15 @@ std::vector<std::string> side_mismatches(const GuestReport& report, const SideEx
     out.push_back(fmt::format("kernel build is '{}', not the side's '{}'", report.kernel_version, expect.version));
   }
   differs("kernel command line", report.cmdline, expect.cmdline);
-  if (expect.access_platform && report.blk_features && report.access_platform != *expect.access_platform) {
-    out.push_back(fmt::format("VIRTIO_F_ACCESS_PLATFORM was {}negotiated, but the side's device.iommu_platform is {}",
-                              report.access_platform ? "" : "not ", *expect.access_platform ? "true" : "false"));
+  if (const auto ap = facts.find("virtio_f_access_platform"); expect.access_platform && ap != facts.end()) {
+    const bool negotiated = ap->second == "negotiated";
+    if (negotiated != *expect.access_platform) {
+      // Name the disk when the guest has more than one (one guest measuring both sides).
+      const bool name_disk = report.disk_features.size() > 1 && !disk.empty();
+      out.push_back(fmt::format("VIRTIO_F_ACCESS_PLATFORM was {}negotiated{}, but the side's device.iommu_platform "
+                                "is {}", negotiated ? "" : "not ", name_disk ? " on disk " + disk : "",
+                                *expect.access_platform ? "true" : "false"));
+    }
   }
   if (expect.dma_api_reported && (facts.at("dma_api_in_use") == "reported") != *expect.dma_api_reported) {
     out.push_back(*expect.dma_api_reported
@@ -165,13 +186,19 @@ std::vector<std::string> side_mismatches(const GuestReport& report, const SideEx
   return out;
 }
 
-void check_side(const SideExpectation& expect, const std::vector<Workload>& workloads, TrialResult& result) {
+void check_sides(const std::function<const SideExpectation&(Side)>& expect, const std::vector<TrialWorkload>& workloads,
+                 TrialResult& result) {
   if (result.outcome != Outcome::ok && result.outcome != Outcome::workload_failed) return;
-  const auto why = side_mismatches(result.report, expect);
-  if (!why.empty()) {
-    fail_all(result, workloads, Outcome::mismatch,
-             fmt::format("side {} booted something else: {}", to_string(result.trial.side), join(why, "; ")));
+  std::vector<std::string> why_all;
+  std::vector<std::pair<Side, std::string>> checked;
+  for (const auto& w : workloads) {
+    const std::pair<Side, std::string> key{w.side, w.disk_serial};
+    if (std::find(checked.begin(), checked.end(), key) != checked.end()) continue;
+    checked.push_back(key);
+    const auto why = side_mismatches(result.report, expect(w.side), w.disk_serial);
+    if (!why.empty()) why_all.push_back(fmt::format("side {} booted something else: {}", to_string(w.side), join(why, "; ")));
   }
+  if (!why_all.empty()) fail_all(result, workloads, Outcome::mismatch, join(why_all, "; "));
 }
 
 }  // namespace abvm

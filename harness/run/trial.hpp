@@ -4,6 +4,7 @@
 // sink like any other, and it never turns into a sample.
 // Its outcome is core/vocabulary.hpp's Outcome.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,10 +19,28 @@
 
 namespace abvm {
 
+// A workload as one trial measures it: the experiment's workload, the side it measures (the
+// trial's, or either when one guest measures both: same-guest), the name the guest's records
+// carry and the scratch disk it runs on.
+struct TrialWorkload {
+  std::string workload;           // the experiment's name
+  std::string report_name;        // the records' name: the workload's, or side_workload_name()
+  Side side = Side::a;
+  std::string disk_serial;
+  int repetitions = 1;            // measured runs
+};
+
+// "<workload>.<A|B>": the name a workload's runs carry when one guest measures both sides
+// (workload names have no '.', config/keys.cpp).
+std::string side_workload_name(std::string_view workload, Side side);
+
 // One measured run (warm-up runs are never reported to the sink).
 struct RunResult {
-  std::string workload;
-  int index = 0;                  // measured-run index within the boot, per workload
+  std::string workload;           // the experiment's name
+  Side side = Side::a;            // the side it measured
+  std::string disk_serial;        // the disk it measured (the side's facts are that disk's)
+  std::string report_name;        // the name the guest's records gave it (its output file's)
+  int index = 0;                  // measured-run index within the boot, per workload and side
   Outcome outcome = Outcome::ok;  // ok or workload_failed here; the trial's own
                                             // outcome otherwise (the run did not happen)
   int exit_status = -1;
@@ -36,6 +55,8 @@ struct TrialResult {
   int attempts = 1;                         // boots tried (infra errors are retried)
   std::vector<std::string> retried;         // detail of each retried infra error
   double seconds = 0;                       // wall time of the last attempt
+  std::string host;                         // the host it ran on (HostDriver::name), "" unknown
+  std::string lane;                         // the lane it ran on (Lane::name)
   std::string time;                         // UTC, ISO 8601, when the trial ended
   Accelerator accelerator = Accelerator::tcg;
   std::vector<RunResult> runs;              // every expected measured run, in job order
@@ -67,21 +88,25 @@ inline constexpr std::string_view kDmaApiInUse = "abvm: DMA API in use";
 
 // The facts the guest reported about itself that the side is checked against, by name:
 // kernel_release, kernel_version, cmdline, virtio_f_access_platform ("negotiated" / "not
-// negotiated"; absent without a disk), dma_api_in_use ("reported" / "not reported").
-std::map<std::string, std::string> guest_facts(const GuestReport& report);
+// negotiated" on the disk with serial `disk`, or on the first disk reported when `disk` is empty
+// or unreported; absent without a disk), dma_api_in_use ("reported" / "not reported").
+std::map<std::string, std::string> guest_facts(const GuestReport& report, const std::string& disk = "");
 
-// How the report differs from what the side must be, one sentence each ("kernel build is '#1 SMP
-// abvm-cbe39c3dbdef', not the side's '#1 SMP abvm-41398041b319'"); empty when it matches.
-std::vector<std::string> side_mismatches(const GuestReport& report, const SideExpectation& expect);
+// How the report differs from what the side must be (its disk: `disk`), one sentence each
+// ("kernel build is '#1 SMP abvm-cbe39c3dbdef', not the side's '#1 SMP abvm-41398041b319'");
+// empty when it matches.
+std::vector<std::string> side_mismatches(const GuestReport& report, const SideExpectation& expect,
+                                         const std::string& disk = "");
 
-// A trial that ran (ok or workload-failed) but whose guest is not what its side must be becomes
-// a mismatch: no run of it is a sample.
-void check_side(const SideExpectation& expect, const std::vector<Workload>& workloads, TrialResult& result);
+// A trial that ran (ok or workload-failed) but whose guest is not what one of the sides it
+// measured must be becomes a mismatch: no run of it is a sample. `expect(side)` is that side's.
+void check_sides(const std::function<const SideExpectation&(Side)>& expect, const std::vector<TrialWorkload>& workloads,
+                 TrialResult& result);
 
 // The outcome of one boot, from the driver's ending and the parsed records. Pure.
 // `workloads` is what the job asked for: every measured run must be reported, else the
 // records are not trusted (invalid-output). Fills outcome, detail and runs of `result`.
-void classify_trial(const GuestOutcome& guest, const GuestReport& report, const std::vector<Workload>& workloads,
+void classify_trial(const GuestOutcome& guest, const GuestReport& report, const std::vector<TrialWorkload>& workloads,
                     TrialResult& result);
 
 }  // namespace abvm

@@ -126,7 +126,7 @@ class LyingGuest : public TempDir {
     spec_.a = {.label = "../../../escape-a", .kernel = "/k/vmlinuz", .cmdline = "console=ttyS0"};
     spec_.b = {.label = "/tmp/escape-b", .kernel = "/k/vmlinuz", .cmdline = "console=ttyS0 b"};
     spec_.workloads = {Workload{.name = "w", .spec = DdWorkload{}, .repetitions = 1}};
-    spec_.scratch_disk = results_ / "scratch.raw";
+    spec_.lanes = {{.name = "unpinned", .scratch = {results_ / "scratch.raw"}}};
   }
 
   // Runs two trials (A, B) through the orchestrator and the journal sink, as `abvm run` does.

@@ -343,25 +343,33 @@ namespace {
 TEST(ConfigExperiment, DesignDefaultsToSequentialBlocksUnpinned) {
   const Experiment e = load(kBase);
   EXPECT_EQ(e.schedule.design, Design::sequential_blocks);
-  EXPECT_EQ(e.schedule.cpu_set, "");
+  EXPECT_TRUE(e.schedule.cpu_sets.empty());
 }
 
-TEST(ConfigExperiment, CoScheduledPinsToCpuZeroUnlessTold) {
-  EXPECT_EQ(load(kBase + "[schedule]\ndesign = \"co-scheduled\"\n").schedule.cpu_set, "0");
+TEST(ConfigExperiment, DesignsWithTwoGuestsPinToCpuZeroUnlessTold) {
+  using Sets = std::vector<std::string>;
+  EXPECT_EQ(load(kBase + "[schedule]\ndesign = \"co-scheduled\"\n").schedule.cpu_sets, Sets{"0"});
+  EXPECT_EQ(load(kBase + "[schedule]\ndesign = \"lockstep\"\n").schedule.cpu_sets, Sets{"0"});
+  EXPECT_TRUE(load(kBase + "[schedule]\ndesign = \"same-guest\"\n").schedule.cpu_sets.empty());
   const Experiment e = load(kBase + "[schedule]\ndesign = \"co-scheduled\"\ncpu_set = \"2-3\"\n");
   EXPECT_EQ(e.schedule.design, Design::co_scheduled);
-  EXPECT_EQ(e.schedule.cpu_set, "2-3");
+  EXPECT_EQ(e.schedule.cpu_sets, Sets{"2-3"});
   EXPECT_NE(describe_effective_config(e).find("schedule.design"), std::string::npos);
+  const Experiment lanes = load(kBase + "[schedule]\ndesign = \"lockstep\"\ncpu_sets = [\"0\", \"1\"]\n");
+  EXPECT_EQ(lanes.schedule.design, Design::lockstep);
+  EXPECT_EQ(lanes.schedule.cpu_sets, (Sets{"0", "1"}));
+  EXPECT_NE(describe_effective_config(lanes).find("[\"0\", \"1\"]"), std::string::npos);
 }
 
 TEST(ConfigExperiment, DesignErrorsNameTheKeyAndWhatToDo) {
   EXPECT_EQ(error_of(kBase + "[schedule]\ndesign = \"parallel\"\n"),
-            "demo.toml:8: key 'schedule.design' = \"parallel\" is not one of sequential-blocks, co-scheduled");
+            "demo.toml:8: key 'schedule.design' = \"parallel\" is not one of sequential-blocks, co-scheduled, "
+            "lockstep, same-guest");
   EXPECT_EQ(error_of(kBase + "[schedule]\ndesign = \"co-scheduled\"\norder = \"sequential\"\n"),
-            "demo.toml:8: schedule.design = \"co-scheduled\" runs each block's A and B guests at the same time: it "
-            "needs schedule.order = \"interleaved\"; remove the order");
-  EXPECT_EQ(error_of(kBase + "[disk]\npath = \"my.img\"\n[schedule]\ndesign = \"co-scheduled\"\n"),
-            "demo.toml:10: schedule.design = \"co-scheduled\" runs two guests at once, each on a scratch image of "
+            "demo.toml:8: schedule.design = \"co-scheduled\" pairs each block's A and B boots: it needs "
+            "schedule.order = \"interleaved\"; remove the order");
+  EXPECT_EQ(error_of(kBase + "[disk]\npath = \"my.img\"\n[schedule]\ndesign = \"lockstep\"\n"),
+            "demo.toml:10: schedule.design = \"lockstep\" runs two guests at once, each on a scratch image of "
             "its own: remove disk.path and let abvm create them");
   for (const char* bad : {"", "x", "1-", "3-1", "0,,1", "-1", "99999"}) {
     EXPECT_EQ(error_of(kBase + "[schedule]\ncpu_set = \"" + bad + "\"\n"),
@@ -369,7 +377,42 @@ TEST(ConfigExperiment, DesignErrorsNameTheKeyAndWhatToDo) {
                   "\" is not a host CPU set: write CPU numbers and ranges such as \"0\", \"2-3\" or \"0,2\"")
         << bad;
   }
-  EXPECT_EQ(load(kBase + "[schedule]\ncpu_set = \"0,2-3\"\n").schedule.cpu_set, "0,2-3");
+  EXPECT_EQ(load(kBase + "[schedule]\ncpu_set = \"0,2-3\"\n").schedule.cpu_sets, std::vector<std::string>{"0,2-3"});
+}
+
+TEST(ConfigExperiment, CpuSetsMustNotOverlapNorComeWithOneCpuSetOrTheUsersDisk) {
+  EXPECT_EQ(error_of(kBase + "[schedule]\ncpu_sets = [\"0-2\", \"2-3\"]\n"),
+            "demo.toml:8: key 'schedule.cpu_sets': CPU 2 is in \"0-2\" and in \"2-3\": the lanes' CPU sets must "
+            "not overlap (each runs its own block at the same time)");
+  EXPECT_EQ(error_of(kBase + "[schedule]\ncpu_set = \"0\"\ncpu_sets = [\"1\"]\n"),
+            "demo.toml:9: schedule.cpu_set and schedule.cpu_sets both name the host CPUs: keep cpu_sets (a list; "
+            "one block runs on each set at once)");
+  EXPECT_EQ(error_of(kBase + "[disk]\npath = \"my.img\"\n[schedule]\ncpu_sets = [\"0\", \"1\"]\n"),
+            "demo.toml:10: key 'schedule.cpu_sets' runs 2 blocks at once, each on scratch images of its own: remove "
+            "disk.path and let abvm create them");
+  EXPECT_EQ(error_of(kBase + "[schedule]\ncpu_sets = [\"0\", \"x\"]\n"),
+            "demo.toml:8: key 'schedule.cpu_sets' = \"x\" is not a host CPU set: write CPU numbers and ranges such as "
+            "\"0\", \"2-3\" or \"0,2\"");
+}
+
+TEST(ConfigExperiment, SameGuestNeedsSidesThatDifferInDeviceOptionsOnly) {
+  const Experiment e = load(kBase + "[schedule]\ndesign = \"same-guest\"\n");
+  EXPECT_EQ(e.schedule.design, Design::same_guest);
+  const std::string other_kernel =
+      "name = \"demo\"\n[sides.B]\nkernel = \"linux-6.1-virtio\"\n[[workload]]\nname = \"dd-write\"\ntype = \"dd\"\n";
+  EXPECT_EQ(error_of(other_kernel + "[schedule]\ndesign = \"same-guest\"\n"),
+            "demo.toml:8: schedule.design = \"same-guest\" boots one guest with both sides' disks, so the sides may "
+            "differ only in device options, but their kernels differ: use another design");
+  const std::string other_cmdline =
+      "name = \"demo\"\n[sides.B]\ncmdline_append = \"swiotlb=force\"\n[[workload]]\nname = \"dd-write\"\n"
+      "type = \"dd\"\n";
+  EXPECT_EQ(error_of(other_cmdline + "[schedule]\ndesign = \"same-guest\"\n"),
+            "demo.toml:8: schedule.design = \"same-guest\" boots one guest with both sides' disks, so the sides may "
+            "differ only in device options, but their kernel command lines differ: use another design");
+  EXPECT_EQ(error_of(kBase + "[disk]\npath = \"my.img\"\n[schedule]\ndesign = \"same-guest\"\n"),
+            "demo.toml:10: schedule.design = \"same-guest\" boots one guest with both sides' disks, so the sides may "
+            "differ only in device options, but disk.path names one disk (remove it: abvm creates one per side): use "
+            "another design");
 }
 
 }  // namespace

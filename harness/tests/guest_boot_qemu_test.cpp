@@ -120,7 +120,7 @@ TEST_F(GuestBoot, DebianKernelRunsDdAndFioOnTheScratchDisk) {
   fio_spec.options = {{"rw", "write"}, {"bs", "64k"}, {"size", "8M"}, {"direct", "1"},
                       {"ioengine", "psync"}, {"filename", "@scratch"}};
   Workload fio{.name = "fio-write", .spec = fio_spec, .repetitions = 1};
-  job.workloads = {dd, fio};
+  job.workloads = job_workloads({dd, fio});
   const fs::path initrd = initrd_for(job);
   if (const char* keep = std::getenv("ABVM_BOOT_KEEP")) {
     fs::create_directories(keep);
@@ -175,8 +175,8 @@ TEST_F(GuestBoot, DebianKernelRunsDdAndFioOnTheScratchDisk) {
 TEST_F(GuestBoot, BadWorkloadStillPowersOffAndReportsTheFailure) {
   GuestJob job{.trial_id = "fail-test", .nonce = make_nonce()};
   // A dd that cannot succeed (no such input), then one that can: the agent goes on.
-  job.workloads = {Workload{.name = "dd-bad", .spec = DdWorkload{.count = 1, .input = "/nonexistent"}},
-                   Workload{.name = "dd-ok", .spec = DdWorkload{.block_size = "64K", .count = 4}}};
+  job.workloads = job_workloads({Workload{.name = "dd-bad", .spec = DdWorkload{.count = 1, .input = "/nonexistent"}},
+                                 Workload{.name = "dd-ok", .spec = DdWorkload{.block_size = "64K", .count = 4}}});
   const Boot b = boot(dir_, kernel_->image, initrd_for(job), job.nonce);
   SCOPED_TRACE("console tail:\n" + console_tail(b.console));
   ASSERT_FALSE(b.qemu.timed_out);
@@ -190,7 +190,7 @@ TEST_F(GuestBoot, BadWorkloadStillPowersOffAndReportsTheFailure) {
 
 TEST_F(GuestBoot, MissingScratchDiskIsReportedNotWrittenElsewhere) {
   GuestJob job{.trial_id = "serial-test", .nonce = make_nonce(), .scratch_serial = "no-such-disk"};
-  job.workloads = {Workload{.name = "dd", .spec = DdWorkload{.count = 1}}};
+  job.workloads = job_workloads({Workload{.name = "dd", .spec = DdWorkload{.count = 1}}});
   const Boot b = boot(dir_, kernel_->image, initrd_for(job), job.nonce);
   SCOPED_TRACE("console tail:\n" + console_tail(b.console));
   EXPECT_EQ(b.qemu.exit_code, 0);

@@ -26,7 +26,7 @@ DomainSpec basic() {
   DomainSpec s;
   s.name = "abvm-1-rules-A-0";
   s.kernel = "/k/vmlinuz";
-  s.scratch_disk = "/r/scratch.img";
+  s.disks = {{.path = "/r/scratch.img"}};
   s.console_log = "/r/console.log";
   return s;
 }
@@ -56,9 +56,9 @@ const std::map<std::string, IntKey>& int_keys() {
                             "[guest]\nmemory_mib = {}\n"}},
       {"guest.vcpu_pins", {[](DomainSpec& s, std::int64_t v) { s.machine.vcpu_pins = {static_cast<int>(v)}; },
                            "[guest]\nvcpu_pins = [{}]\n"}},
-      {"device.queues", {[](DomainSpec& s, std::int64_t v) { s.disk.queues = static_cast<int>(v); },
+      {"device.queues", {[](DomainSpec& s, std::int64_t v) { s.disks[0].options.queues = static_cast<int>(v); },
                          "[device]\nqueues = {}\n"}},
-      {"device.queue_size", {[](DomainSpec& s, std::int64_t v) { s.disk.queue_size = static_cast<int>(v); },
+      {"device.queue_size", {[](DomainSpec& s, std::int64_t v) { s.disks[0].options.queue_size = static_cast<int>(v); },
                              "[device]\nqueue_size = {}\n"}},
   };
   return keys;
@@ -74,13 +74,13 @@ struct ChoiceKey {
 const std::map<std::string, ChoiceKey>& choice_keys() {
   static const std::map<std::string, ChoiceKey> keys = {
       {"device.cache", {[](DomainSpec& s, const std::string& v) {
-                          s.disk.cache = v;
-                          s.disk.io = "threads";
+                          s.disks[0].options.cache = v;
+                          s.disks[0].options.io = "threads";
                         },
                         "[device]\ncache = \"{}\"\nio = \"threads\"\n"}},
       {"device.io", {[](DomainSpec& s, const std::string& v) {
-                       s.disk.io = v;
-                       s.disk.cache = "none";
+                       s.disks[0].options.io = v;
+                       s.disks[0].options.cache = "none";
                      },
                      "[device]\nio = \"{}\"\ncache = \"none\"\n"}},
   };
@@ -108,7 +108,7 @@ DomainSpec side_a_domain(const std::string& section) {
   const Experiment e = load(section);
   DomainSpec s = basic();
   s.machine = e.a.machine;
-  s.disk = e.a.device;
+  s.disks[0].options = e.a.device;
   return s;
 }
 
@@ -214,7 +214,7 @@ TEST(GuestDomainXmlRules, TableDefaultsAreTheLoadersAndTheDomainsDefaults) {
   EXPECT_EQ(e.a.machine, MachineOptions{});
   EXPECT_EQ(e.a.device, VirtioBlkOptions{});
   EXPECT_EQ(DomainSpec{}.machine, MachineOptions{});
-  EXPECT_EQ(DomainSpec{}.disk, VirtioBlkOptions{});
+  EXPECT_EQ(ScratchDisk{}.options, VirtioBlkOptions{});
   EXPECT_EQ(domain_error(side_a_domain("")), "");
   for (const EffectiveValue& v : e.effective) {
     const KeySpec* spec = find_key(v.key);

@@ -30,7 +30,7 @@ DomainSpec basic() {
   s.kernel = "/cache/kernels/abc/vmlinuz-6.1.0-57-cloud-amd64";
   s.initrd = "/results/demo/trials/3/initramfs.cpio";
   s.cmdline = "console=ttyS0 panic=-1 quiet";
-  s.scratch_disk = "/results/demo/scratch.img";
+  s.disks = {{.path = "/results/demo/scratch.img"}};
   s.console_log = "/results/demo/trials/3/console.log";
   return s;
 }
@@ -66,18 +66,18 @@ TEST(GuestDomainXml, KvmIommuQueuesIothreadAndPinning) {
   s.name = "abvm-1234-demo-B-4";
   s.accelerator = Accelerator::kvm;
   s.machine = {.vcpus = 2, .memory_mib = 1024, .vcpu_pins = {2, 3}};
-  s.disk = {.iommu_platform = true, .queues = 2, .queue_size = 256, .cache = "none", .io = "io_uring", .iothread = true};
+  s.disks[0].options = {.iommu_platform = true, .queues = 2, .queue_size = 256, .cache = "none", .io = "io_uring", .iothread = true};
   expect_golden("kvm-iommu-iothread-pinned.xml", domain_xml(s));
 }
 
 TEST(GuestDomainXml, NoDiskNoInitrdWritebackThreads) {
   auto s = basic();
-  s.scratch_disk.clear();
+  s.disks.clear();
   s.initrd.clear();
   expect_golden("no-disk-no-initrd.xml", domain_xml(s));
   auto s2 = basic();
-  s2.disk.cache = "writeback";
-  s2.disk.io = "threads";
+  s2.disks[0].options.cache = "writeback";
+  s2.disks[0].options.io = "threads";
   auto doc = parse(domain_xml(s2));
   auto drv = doc.select_node("/domain/devices/disk/driver").node();
   EXPECT_STREQ(drv.attribute("cache").value(), "writeback");
@@ -91,9 +91,9 @@ TEST(GuestDomainXml, HostileStringsAreEscapedAndRoundTripExactly) {
   auto s = basic();
   s.cmdline = "console=ttyS0 x=\"a'b\" </cmdline><devices><disk/></devices> &amp; & <!-- ]]> \xc3\xa9";
   s.kernel = "/tmp/we'ird \"dir\" <&>/vmlinuz";
-  s.scratch_disk = "/tmp/a'b\"c<d>&e.img";
+  s.disks = {{.path = "/tmp/a'b\"c<d>&e.img"}};
   s.console_log = "/tmp/log & <x>'\".txt";
-  s.disk_serial = "s<&>'\"";
+  s.disks[0].serial = "s<&>'\"";
   const std::string xml = domain_xml(s);
   auto doc = parse(xml);
   EXPECT_EQ(doc.select_nodes("//cmdline").size(), 1u);
@@ -101,10 +101,10 @@ TEST(GuestDomainXml, HostileStringsAreEscapedAndRoundTripExactly) {
   EXPECT_EQ(doc.select_node("/domain/os/cmdline").node().text().get(), s.cmdline);
   EXPECT_EQ(doc.select_node("/domain/os/kernel").node().text().get(), s.kernel.native());
   EXPECT_EQ(std::string(doc.select_node("/domain/devices/disk/source").node().attribute("file").value()),
-            s.scratch_disk.native());
+            s.disks[0].path.native());
   EXPECT_EQ(std::string(doc.select_node("/domain/devices/serial/source").node().attribute("path").value()),
             s.console_log.native());
-  EXPECT_EQ(doc.select_node("/domain/devices/disk/serial").node().text().get(), s.disk_serial);
+  EXPECT_EQ(doc.select_node("/domain/devices/disk/serial").node().text().get(), s.disks[0].serial);
   EXPECT_EQ(xml.find("<devices><disk/>"), std::string::npos);
 }
 
@@ -151,23 +151,23 @@ TEST(GuestDomainXml, ImpossibleSettingsAreClearErrors) {
   s.kernel = "vmlinuz";
   EXPECT_NE(error_of(s).find("domain kernel: 'vmlinuz' is not an absolute path"), std::string::npos);
   s = basic();
-  s.disk.cache = "fast";
+  s.disks[0].options.cache = "fast";
   EXPECT_EQ(error_of(s), "virtio-blk cache 'fast' is not one of: none, writethrough, writeback, directsync, unsafe");
   s = basic();
-  s.disk.cache = "writeback";  // io stays 'native'
+  s.disks[0].options.cache = "writeback";  // io stays 'native'
   EXPECT_NE(error_of(s).find("io 'native' needs cache 'none' or 'directsync'"), std::string::npos);
   s = basic();
-  s.disk.queue_size = 100;
+  s.disks[0].options.queue_size = 100;
   EXPECT_EQ(error_of(s), "virtio-blk queue_size = 100: must be a power of two in 4..1024");
   s = basic();
-  s.disk.queues = 0;
+  s.disks[0].options.queues = 0;
   EXPECT_EQ(error_of(s), "virtio-blk queues = 0: must be 1..1024");
   s = basic();
   s.machine.vcpus = 2;
   s.machine.vcpu_pins = {1};
   EXPECT_EQ(error_of(s), "vcpu pinning lists 1 host CPUs for 2 vCPUs: give exactly one per vCPU");
   s = basic();
-  s.disk_serial = std::string(21, 's');
+  s.disks[0].serial = std::string(21, 's');
   EXPECT_NE(error_of(s).find("must be 1-20 characters"), std::string::npos);
 }
 
@@ -192,7 +192,7 @@ TEST(GuestDomainXml, GoldensAndEveryOptionValidateAgainstLibvirtsSchema) {
   s.accelerator = Accelerator::kvm;
   s.host_cpus = "0-1";
   s.machine = {.vcpus = 2, .memory_mib = 1024, .vcpu_pins = {0, 1}};
-  s.disk = {.iommu_platform = true, .queues = 2, .queue_size = 256, .cache = "none", .io = "io_uring", .iothread = true};
+  s.disks[0].options = {.iommu_platform = true, .queues = 2, .queue_size = 256, .cache = "none", .io = "io_uring", .iothread = true};
   const auto every_option = std::filesystem::temp_directory_path() / ("abvm-domain-" + std::to_string(::getpid()) + ".xml");
   write_file_atomic(every_option, domain_xml(s));
   std::vector<std::filesystem::path> files = {every_option};

@@ -59,7 +59,7 @@ GuestJob sample_job() {
   FioWorkload fio;
   fio.job_file = "[global]\ndirect=1\n  leading spaces kept\n[w]\nfilename=@scratch\nrw=write\n";
   Workload w2{.name = "fio.file", .spec = fio, .repetitions = 2};
-  job.workloads = {w1, w2};
+  job.workloads = job_workloads({w1, w2});
   return job;
 }
 
@@ -99,12 +99,48 @@ TEST(GuestJob, AgentReadsBackEverything) {
   EXPECT_EQ(values_of(kv, "warmup"), (std::vector<std::string>{"1", "0"}));
   EXPECT_EQ(values_of(kv, "drop_caches"), (std::vector<std::string>{"0", "1"}));
   EXPECT_EQ(values_of(kv, "sync"), (std::vector<std::string>{"1", "1"}));
-  std::vector<std::string> args = workload_argv(job.workloads[0]);
-  const auto fio_args = workload_argv(job.workloads[1]);
+  std::vector<std::string> args = workload_argv(job.workloads[0].workload);
+  const auto fio_args = workload_argv(job.workloads[1].workload);
   args.insert(args.end(), fio_args.begin(), fio_args.end());
   EXPECT_EQ(values_of(kv, "arg"), args);
   EXPECT_EQ(values_of(kv, "jobline"), (std::vector<std::string>{"[global]", "direct=1", "  leading spaces kept", "[w]",
                                                                "filename=@scratch", "rw=write"}));
+  // No step lines: the agent's default order, each workload's warm-ups then its runs.
+  EXPECT_EQ(values_of(kv, "step"), (std::vector<std::string>{"0 1 0", "0 0 0", "0 0 1", "0 0 2", "1 0 0", "1 0 1"}));
+  EXPECT_EQ(values_of(kv, "lockstep"), std::vector<std::string>{"0"});
+  EXPECT_EQ(values_of(kv, "disk"), (std::vector<std::string>{"", ""}));
+  const auto steps = default_steps(job.workloads);
+  ASSERT_EQ(steps.size(), 6u);
+  EXPECT_EQ(steps[0], (JobStep{.workload = 0, .warmup = true, .index = 0}));
+  EXPECT_EQ(steps[5], (JobStep{.workload = 1, .warmup = false, .index = 1}));
+}
+
+// Version 2: each workload's own disk and report name, an explicit order, lockstep.
+TEST(GuestJob, AgentReadsDisksStepsAndLockstep) {
+  GuestJob job = sample_job();
+  job.workloads[0].report_name = "dd-write.A";
+  job.workloads[0].disk_serial = "abvm-scratch-a";
+  job.workloads[1].report_name = "dd-write.B";
+  job.workloads[1].disk_serial = "abvm-scratch-b";
+  job.steps = {{.workload = 1, .index = 1}, {.workload = 0, .warmup = true, .index = 0}, {.workload = 0, .index = 2}};
+  job.lockstep = true;
+  const std::string text = serialise_job(job);
+  EXPECT_NE(text.find("workload dd-write.A\ndisk abvm-scratch-a\n"), std::string::npos) << text;
+  const auto kv = agent_parse(text);
+  EXPECT_EQ(values_of(kv, "name"), (std::vector<std::string>{"dd-write.A", "dd-write.B"}));
+  EXPECT_EQ(values_of(kv, "disk"), (std::vector<std::string>{"abvm-scratch-a", "abvm-scratch-b"}));
+  EXPECT_EQ(values_of(kv, "step"), (std::vector<std::string>{"1 0 1", "0 1 0", "0 0 2"}));
+  EXPECT_EQ(values_of(kv, "lockstep"), std::vector<std::string>{"1"});
+  // The tool's own name stays the experiment's (fio names its job after it: metrics match across sides).
+  EXPECT_EQ(values_of(kv, "arg")[0], "dd");
+  // A step beyond the workload's runs, or of a workload the job lacks, is refused on the host.
+  job.steps = {{.workload = 0, .index = 3}};
+  EXPECT_THROW(serialise_job(job), Error);
+  job.steps = {{.workload = 2}};
+  EXPECT_THROW(serialise_job(job), Error);
+  job.steps.clear();
+  job.workloads[1].report_name = "dd-write.A";
+  EXPECT_THROW(serialise_job(job), Error);
 }
 
 TEST(GuestJob, HostileArgumentsArriveLiterally) {
@@ -115,15 +151,15 @@ TEST(GuestJob, HostileArgumentsArriveLiterally) {
   FioWorkload fio;
   fio.options.clear();
   for (std::size_t i = 0; i < hostile.size(); ++i) fio.options["k" + std::to_string(10 + i)] = hostile[i];
-  job.workloads = {Workload{.name = "f", .spec = fio}};
+  job.workloads = job_workloads({Workload{.name = "f", .spec = fio}});
   const auto kv = agent_parse(serialise_job(job));
-  EXPECT_EQ(values_of(kv, "arg"), workload_argv(job.workloads[0]));
+  EXPECT_EQ(values_of(kv, "arg"), workload_argv(job.workloads[0].workload));
   EXPECT_FALSE(fs::exists("/tmp/abvm-pwned"));
 }
 
 TEST(GuestJob, NewlinesAndBadNamesAreRefused) {
   GuestJob job = sample_job();
-  std::get<DdWorkload>(job.workloads[0].spec).output = "/dev/vda\nrm -rf /";
+  std::get<DdWorkload>(job.workloads[0].workload.spec).output = "/dev/vda\nrm -rf /";
   EXPECT_THROW(
       {
         try {
@@ -136,10 +172,10 @@ TEST(GuestJob, NewlinesAndBadNamesAreRefused) {
       },
       Error);
   job = sample_job();
-  std::get<FioWorkload>(job.workloads[1].spec).job_file = "[a]\r\nrw=read\n";
+  std::get<FioWorkload>(job.workloads[1].workload.spec).job_file = "[a]\r\nrw=read\n";
   EXPECT_THROW(serialise_job(job), Error);
   job = sample_job();
-  job.workloads[0].name = "dd write";
+  job.workloads[0].workload.name = "dd write";
   EXPECT_THROW(serialise_job(job), Error);
   job = sample_job();
   job.nonce = "short";
@@ -151,14 +187,15 @@ TEST(GuestJob, NewlinesAndBadNamesAreRefused) {
   job.scratch_serial = "this-serial-is-longer-than-20";
   EXPECT_THROW(serialise_job(job), Error);
   job = sample_job();
-  job.workloads[0].repetitions = -1;
+  job.workloads[0].workload.repetitions = -1;
   EXPECT_THROW(serialise_job(job), Error);
 }
 
 TEST(GuestJob, AgentRejectsTruncatedOrForeignJobs) {
   const std::string text = serialise_job(sample_job());
   for (const std::string& bad : {text.substr(0, text.size() - 5), std::string("#!/bin/sh\nreboot\n"),
-                                 std::string("abvm-job 1\nbogus key\ndone\n")}) {
+                                 std::string("abvm-job 2\nbogus key\ndone\n"), std::string("abvm-job 2\nstep 0 x\ndone\n"),
+                                 std::string("abvm-job 1\ndone\n")}) {
     const fs::path dir = fs::temp_directory_path() / ("abvm-job-" + make_nonce().substr(0, 8));
     fs::create_directories(dir);
     write_file_atomic(dir / "job", bad);

@@ -115,12 +115,12 @@ bool have_linux_source() { return fs::exists("/usr/src/linux-source-6.1.tar.xz")
 GuestJob dd_fio_job(const std::string& trial, bool with_fio) {
   GuestJob job{.trial_id = trial, .nonce = make_nonce()};
   job.workloads.push_back(
-      Workload{.name = "dd-write", .spec = DdWorkload{.block_size = "1M", .count = 16}, .repetitions = 1});
+      {.workload = Workload{.name = "dd-write", .spec = DdWorkload{.block_size = "1M", .count = 16}, .repetitions = 1}});
   if (with_fio) {
     FioWorkload fio;
     fio.options = {{"rw", "write"}, {"bs", "64k"}, {"size", "8M"}, {"direct", "1"},
                    {"ioengine", "psync"}, {"filename", "@scratch"}};
-    job.workloads.push_back(Workload{.name = "fio-write", .spec = fio, .repetitions = 1});
+    job.workloads.push_back({.workload = Workload{.name = "fio-write", .spec = fio, .repetitions = 1}});
   }
   return job;
 }
@@ -422,9 +422,9 @@ TEST_F(SourceKernelBoot, TheLibvirtDriverSeesAFailedBootAsACrashWithItsConsole) 
   spec.kernel = *plain_image_;
   spec.initrd = initrd_for(job);
   spec.cmdline = "console=ttyS0 panic=-1 quiet rdinit=/nonexistent";
-  spec.scratch_disk = dir_ / "scratch.raw";
-  { std::ofstream(spec.scratch_disk, std::ios::binary); }
-  fs::resize_file(spec.scratch_disk, 16ull << 20);
+  spec.disks = {{.path = dir_ / "scratch.raw"}};
+  { std::ofstream(spec.disks[0].path, std::ios::binary); }
+  fs::resize_file(spec.disks[0].path, 16ull << 20);
   spec.console_log = dir_ / "libvirt-console.log";
   const GuestOutcome out = driver.run_guest(spec, 60s, [](std::string_view) { return false; });
   SCOPED_TRACE("console tail:\n" + console_tail(out.console));

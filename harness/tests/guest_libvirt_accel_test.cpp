@@ -47,7 +47,7 @@ TEST_F(GuestLibvirtAccel, KvmWhenTheProbePrintsItsMarkerAndTheProbeRunsOncePerHo
   ASSERT_EQ(d.boots.size(), 1u);
   EXPECT_EQ(d.spec(0).accelerator, Accelerator::kvm);
   EXPECT_EQ(d.spec(0).kernel, "/k/vmlinuz");
-  EXPECT_TRUE(d.spec(0).scratch_disk.empty());
+  EXPECT_TRUE(d.spec(0).disks.empty());
 
   auto again = choose_accelerator(d, probe());
   EXPECT_EQ(to_string(again.accelerator), "kvm");

@@ -28,9 +28,9 @@ DomainSpec spec_for(const std::string& label, const std::string& mode, bool with
   s.cmdline = "console=ttyS0 panic=-1 abvm_test=" + mode;
   s.console_log = g.work / (s.name + ".console.log");
   if (with_disk) {
-    s.scratch_disk = g.work / (s.name + ".img");
-    write_file_atomic(s.scratch_disk, "");
-    std::filesystem::resize_file(s.scratch_disk, 1 << 20);
+    s.disks = {{.path = g.work / (s.name + ".img")}};
+    write_file_atomic(s.disks[0].path, "");
+    std::filesystem::resize_file(s.disks[0].path, 1 << 20);
   }
   return s;
 }
@@ -59,7 +59,7 @@ TEST(GuestLibvirtDriver, FinishesWhenThePredicateMatchesAndDestroysTheGuest) {
   EXPECT_GT(out.seconds, 0.1);
   EXPECT_FALSE(is_active(spec.name));
   // The guest wrote the first sector of its virtio-blk disk.
-  EXPECT_TRUE(read_file(spec.scratch_disk).starts_with("ABVM-DISK-WRITTEN\n"));
+  EXPECT_TRUE(read_file(spec.disks[0].path).starts_with("ABVM-DISK-WRITTEN\n"));
   // The console log on disk holds what the outcome returned.
   EXPECT_EQ(read_file(spec.console_log), out.console);
 }
@@ -80,8 +80,8 @@ TEST(GuestLibvirtDriver, TheSidesDiskOptionsReachTheGuest) {
 
   auto tuned = spec_for("tuned", "poweroff");
   tuned.machine.vcpus = 2;
-  tuned.disk = {.iommu_platform = true, .queues = 2, .queue_size = 128, .cache = "none", .io = "threads",
-                .iothread = true};
+  tuned.disks[0].options = {.iommu_platform = true, .queues = 2, .queue_size = 128, .cache = "none", .io = "threads",
+                            .iothread = true};
   auto b = test::shared().driver->run_guest(tuned, kBootTimeout, done);
   ASSERT_EQ(to_string(b.end), "finished") << b.detail << "\n" << b.console;
 
@@ -93,7 +93,7 @@ TEST(GuestLibvirtDriver, TheSidesDiskOptionsReachTheGuest) {
   EXPECT_EQ(fb[33], '1');
   EXPECT_EQ(guest_value(a.console, "MQ"), "1");
   EXPECT_EQ(guest_value(b.console, "MQ"), "2");
-  EXPECT_TRUE(read_file(tuned.scratch_disk).starts_with("ABVM-DISK-WRITTEN\n"));
+  EXPECT_TRUE(read_file(tuned.disks[0].path).starts_with("ABVM-DISK-WRITTEN\n"));
 }
 
 TEST(GuestLibvirtDriver, AGuestThatPowersOffBeforeThePredicateIsPoweredOff) {

@@ -131,26 +131,53 @@ TEST(Plan, DescribeShowsTheTrialOrder) {
 namespace abvm {
 namespace {
 
-// The plan records its design and CPU set; a plan.json of an abvm without designs reads as
-// sequential blocks, unpinned (what it ran).
-TEST(Plan, DesignIsRecordedAndOlderPlansReadAsSequentialBlocks) {
+// The plan records its design and CPU sets; a plan.json of an abvm without designs reads as
+// sequential blocks, unpinned (what it ran), and one of an abvm with one CPU set ("cpu_set") as
+// that set.
+TEST(Plan, DesignIsRecordedAndOlderPlansReadAsWhatTheyRan) {
   Experiment e = experiment(3);
   e.schedule.design = Design::co_scheduled;
-  e.schedule.cpu_set = "1";
+  e.schedule.cpu_sets = {"1", "2-3"};
   const Plan plan = make_plan(e, 7);
   EXPECT_EQ(plan.design, Design::co_scheduled);
   nlohmann::json json = plan_to_json(plan);
   EXPECT_EQ(json["design"], "co-scheduled");
-  EXPECT_EQ(json["cpu_set"], "1");
+  EXPECT_EQ(json["cpu_sets"], nlohmann::json::array({"1", "2-3"}));
   EXPECT_EQ(plan_from_json(json), plan);
-  EXPECT_NE(describe_plan(plan).find("design co-scheduled on host CPUs 1"), std::string::npos);
+  EXPECT_NE(describe_plan(plan).find("design co-scheduled on host CPUs 1 | 2-3"), std::string::npos);
+  json.erase("cpu_sets");
+  json["cpu_set"] = "1";
+  EXPECT_EQ(plan_from_json(json).cpu_sets, std::vector<std::string>{"1"});
   json.erase("design");
   json.erase("cpu_set");
   const Plan old = plan_from_json(json);
   EXPECT_EQ(old.design, Design::sequential_blocks);
-  EXPECT_EQ(old.cpu_set, "");
+  EXPECT_TRUE(old.cpu_sets.empty());
   json["design"] = "sideways";
   EXPECT_EQ(json_error(json), "plan.json: unknown design 'sideways': the results directory is damaged; start a new run");
+}
+
+// Same-guest: one trial per block (one guest measures both sides), the side that runs first in it
+// drawn from the seed as the order of the other designs' blocks is.
+TEST(Plan, SameGuestHasOneTrialPerBlockWhoseSideRunsFirst) {
+  Experiment e = experiment(6);
+  const Plan two = make_plan(e, 11);
+  e.schedule.design = Design::same_guest;
+  const Plan one = make_plan(e, 11);
+  ASSERT_EQ(one.trials.size(), 6u);
+  for (int b = 0; b < 6; ++b) {
+    EXPECT_EQ(one.trials[b].block, b);
+    EXPECT_EQ(one.trials[b].position, b);
+    EXPECT_EQ(one.trials[b].side, two.trials[2 * b].side) << b;
+  }
+  EXPECT_EQ(extend_plan(make_plan(e, 11), 0), one);
+  e.schedule.boots_per_side = 8;
+  EXPECT_EQ(extend_plan(one, 2), make_plan(e, 11));
+  EXPECT_EQ(plan_from_json(plan_to_json(one)), one);
+  EXPECT_NE(describe_plan(one).find("sides (first runs first)"), std::string::npos);
+  nlohmann::json json = plan_to_json(one);
+  json["blocks"] = 7;
+  EXPECT_EQ(json_error(json), "plan.json: 6 trials for 7 blocks: the results directory is damaged; start a new run");
 }
 
 }  // namespace

@@ -26,9 +26,9 @@ TrialResult trial(const std::string& id, Side side, int position, const std::str
   r.trial = {.id = id, .side = side, .block = position / 2, .position = position};
   r.time = "2026-11-29T20:01:02Z";
   r.accelerator = Accelerator::tcg;
-  r.runs = {{.workload = "dd-write", .index = 0, .exit_status = 0, .output = dd0},
-            {.workload = "dd-write", .index = 1, .exit_status = 0, .output = dd1},
-            {.workload = "seqwrite", .index = 0, .exit_status = 0, .output = fio}};
+  r.runs = {{.workload = "dd-write", .side = side, .index = 0, .exit_status = 0, .output = dd0},
+            {.workload = "dd-write", .side = side, .index = 1, .exit_status = 0, .output = dd1},
+            {.workload = "seqwrite", .side = side, .index = 0, .exit_status = 0, .output = fio}};
   return r;
 }
 

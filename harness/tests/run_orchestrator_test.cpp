@@ -137,7 +137,7 @@ class OrchestratorTest : public ::testing::Test {
                 .warmup = 1};
     Workload dd2{.name = "dd-small", .spec = DdWorkload{.block_size = "1M", .count = 4}, .repetitions = 2};
     spec.workloads = {dd, dd2};
-    spec.scratch_disk = dir / "scratch.raw";
+    spec.lanes = {{.name = "unpinned", .scratch = {dir / "scratch.raw", dir / "scratch-1.raw"}}};
     spec.infra_retries = 1;
     guests.workloads = spec.workloads;
     driver.answer = [this](const test::FakeBoot& b) { return guests(b); };
@@ -188,7 +188,7 @@ TEST_F(OrchestratorTest, RunsTrialsInPlanOrderWithEachSidesBootSettings) {
     EXPECT_EQ(driver.boots[i].trial, order[i]);
     EXPECT_EQ(driver.boots[i].spec.kernel.string(), kernels[i]);
     EXPECT_TRUE(driver.boots[i].initrd_existed);
-    EXPECT_EQ(driver.boots[i].spec.disk.iommu_platform, kernels[i] == "/k/vmlinuz-b");
+    EXPECT_EQ(driver.boots[i].spec.disks.at(0).options.iommu_platform, kernels[i] == "/k/vmlinuz-b");
     nonces.insert(driver.boots[i].nonce);
     domains.insert(driver.boots[i].spec.name);
     EXPECT_EQ(sink.results[i].trial.id, order[i]);
@@ -446,8 +446,7 @@ TEST(ConsoleEndRecord, NeedsTheWholeLineWithThisNonce) {
 // the sink and the ledger in plan order once both have ended.
 TEST_F(OrchestratorTest, CoScheduledBlocksRunTheirTwoGuestsTogetherOnTheSameCpus) {
   spec.design = Design::co_scheduled;
-  spec.host_cpus = "1";
-  spec.second_scratch_disk = dir / "scratch-1.raw";
+  spec.lanes[0].host_cpus = "1";
   driver.hold = std::chrono::milliseconds(300);
   Orchestrator o(driver, spec, sink);
   const RunSummary summary = o.run(trials(2), {}, {});
@@ -457,12 +456,12 @@ TEST_F(OrchestratorTest, CoScheduledBlocksRunTheirTwoGuestsTogetherOnTheSameCpus
   std::map<std::string, fs::path> disk_of;
   for (const auto& b : driver.boots) {
     EXPECT_EQ(b.spec.host_cpus, "1");
-    disk_of[b.trial] = b.spec.scratch_disk;
+    disk_of[b.trial] = b.spec.disks.at(0).path;
   }
-  EXPECT_EQ(disk_of["t0000"], spec.scratch_disk);
-  EXPECT_EQ(disk_of["t0001"], spec.second_scratch_disk);
-  EXPECT_EQ(disk_of["t0002"], spec.scratch_disk);
-  EXPECT_EQ(disk_of["t0003"], spec.second_scratch_disk);
+  EXPECT_EQ(disk_of["t0000"], spec.lanes[0].scratch[0]);
+  EXPECT_EQ(disk_of["t0001"], spec.lanes[0].scratch[1]);
+  EXPECT_EQ(disk_of["t0002"], spec.lanes[0].scratch[0]);
+  EXPECT_EQ(disk_of["t0003"], spec.lanes[0].scratch[1]);
   EXPECT_EQ(ledger_trials(), (std::vector<std::string>{"t0000", "t0001", "t0002", "t0003"}));
   ASSERT_EQ(sink.results.size(), 4u);
   EXPECT_EQ(sink.results[1].trial.id, "t0001");
@@ -474,13 +473,12 @@ TEST_F(OrchestratorTest, SequentialBlocksRunOneGuestAtATime) {
   Orchestrator o(driver, spec, sink);
   o.run(trials(2), {}, {});
   EXPECT_EQ(driver.max_running, 1);
-  for (const auto& b : driver.boots) EXPECT_EQ(b.spec.scratch_disk, spec.scratch_disk);
+  for (const auto& b : driver.boots) EXPECT_EQ(b.spec.disks.at(0).path, spec.lanes[0].scratch[0]);
 }
 
 // A failure voids only its own trial: the other guest of the block still counts.
 TEST_F(OrchestratorTest, CoScheduledTrialThatFailsLeavesItsPartnerOk) {
   spec.design = Design::co_scheduled;
-  spec.second_scratch_disk = dir / "scratch-1.raw";
   spec.infra_retries = 0;
   driver.answer = [this](const test::FakeBoot& b) {
     if (b.trial == "t0001") return test::FakeAnswer{.end = GuestOutcome::End::timeout, .seconds = 3};
@@ -496,7 +494,6 @@ TEST_F(OrchestratorTest, CoScheduledTrialThatFailsLeavesItsPartnerOk) {
 // Ctrl-C while a co-scheduled block runs drops the whole block; resume runs both again, together.
 TEST_F(OrchestratorTest, CoScheduledBlockInterruptedIsRunAgainWholeOnResume) {
   spec.design = Design::co_scheduled;
-  spec.second_scratch_disk = dir / "scratch-1.raw";
   std::atomic<bool> signalled = false;
   std::atomic<int> boots = 0;
   driver.during_boot = [&] {
@@ -559,6 +556,172 @@ TEST(SideCheck, BuildAndTheSeedsDmaApiLineAreChecked) {
             std::vector<std::string>{"the kernel printed 'abvm: DMA API in use', which the side's kernel cannot"});
   // Nothing expected, nothing checked (a side prepared without a kernel identity).
   EXPECT_TRUE(side_mismatches(r, SideExpectation{}).empty());
+}
+
+}  // namespace
+}  // namespace abvm
+
+namespace abvm {
+namespace {
+
+// ---- lanes and designs (issue 10): the fake driver emulates the agent, job and all ----
+
+class DesignTest : public OrchestratorTest {
+ protected:
+  void SetUp() override {
+    OrchestratorTest::SetUp();
+    driver.emulate_agent = true;
+    driver.agent_output = kDdOutput;
+    driver.run_time = std::chrono::milliseconds(15);
+    spec.workloads = {Workload{.name = "dd-write", .spec = DdWorkload{}, .repetitions = 3, .warmup = 1}};
+    spec.lanes = {{.name = "cpu 0", .host_cpus = "0", .scratch = {dir / "scratch.raw", dir / "scratch-1.raw"}},
+                  {.name = "cpu 1", .host_cpus = "1", .scratch = {dir / "scratch-2.raw", dir / "scratch-3.raw"}}};
+  }
+  static std::vector<Trial> same_guest_trials(int blocks) {
+    std::vector<Trial> out;
+    for (int b = 0; b < blocks; ++b) out.push_back({.id = fmt_id(b), .side = b % 2 ? Side::b : Side::a, .block = b, .position = b});
+    return out;
+  }
+};
+
+// One block per CPU set at once: blocks overlap across lanes, each guest is pinned to its lane's
+// set and writes its lane's images, and the trials reach the sink and the ledger in plan order.
+TEST_F(DesignTest, LanesRunOneBlockEachAtOnceAndHandOverInPlanOrder) {
+  driver.run_time = std::chrono::milliseconds(40);
+  Orchestrator o(driver, spec, sink);
+  const RunSummary summary = o.run(trials(4), {}, {});
+  EXPECT_EQ(summary.ran, 8u);
+  EXPECT_EQ(driver.max_running, 2) << "sequential blocks on two lanes: two guests at once";
+  EXPECT_EQ(ledger_trials(), (std::vector<std::string>{"t0000", "t0001", "t0002", "t0003", "t0004", "t0005", "t0006",
+                                                       "t0007"}));
+  std::map<std::string, std::string> lane_of;
+  for (const auto& r : sink.results) lane_of[r.trial.id] = r.lane;
+  for (const auto& b : driver.boots) {
+    const std::string& lane = lane_of.at(b.trial);
+    EXPECT_EQ(b.spec.host_cpus, lane == "cpu 0" ? "0" : "1");
+    EXPECT_EQ(b.spec.disks.at(0).path, lane == "cpu 0" ? dir / "scratch.raw" : dir / "scratch-2.raw");
+  }
+  // Both lanes did work, and a block's two trials stayed on one lane.
+  std::set<std::string> lanes;
+  for (const auto& [id, lane] : lane_of) lanes.insert(lane);
+  EXPECT_EQ(lanes.size(), 2u);
+  for (int b = 0; b < 4; ++b) EXPECT_EQ(lane_of.at(fmt_id(2 * b)), lane_of.at(fmt_id(2 * b + 1))) << b;
+  EXPECT_NE(read_file(dir / "trials" / "t0002" / "result.json").find("\"lane\": \"cpu"), std::string::npos);
+}
+
+// A look that stops after block 0 stops the blocks other lanes are running: nothing after the
+// deciding block reaches the journal, so the verdict is the look's.
+TEST_F(DesignTest, AStopAtALookDropsTheBlocksStillRunningOnOtherLanes) {
+  driver.run_time = std::chrono::milliseconds(30);
+  std::vector<int> looked;
+  Orchestrator o(driver, spec, sink);
+  const RunSummary summary = o.run(trials(4), {}, {.at_block_end = [&](int block) {
+                                                      looked.push_back(block);
+                                                      return BlockDecision::stop;
+                                                    }});
+  EXPECT_TRUE(summary.stopped_early);
+  EXPECT_EQ(looked, std::vector<int>{0});
+  EXPECT_EQ(ledger_trials(), (std::vector<std::string>{"t0000", "t0001"}));
+  EXPECT_EQ(sink.results.size(), 2u);
+}
+
+// Lockstep: the block's guests are alive together, but their runs take turns in the block's order
+// (first trial's run k, then the second's run k), never overlapping.
+TEST_F(DesignTest, LockstepRunsTakeTurnsAndNeverOverlap) {
+  spec.design = Design::lockstep;
+  spec.lanes.resize(1);
+  Orchestrator o(driver, spec, sink);
+  const RunSummary summary = o.run(trials(2), {}, {});
+  EXPECT_EQ(summary.ran, 4u);
+  EXPECT_EQ(driver.max_running, 2) << "the block's guests run at the same time";
+  for (const auto& r : sink.results) EXPECT_EQ(r.outcome, Outcome::ok) << r.detail;
+  ASSERT_EQ(driver.runs.size(), 16u);  // 2 blocks x 2 guests x (1 warm-up + 3 runs)
+  for (std::size_t i = 0; i + 1 < driver.runs.size(); ++i) {
+    EXPECT_LE(driver.runs[i].end, driver.runs[i + 1].start) << "runs " << i << " and " << i + 1 << " overlap";
+  }
+  // Block 0 is t0000 then t0001, block 1 (BA) is t0002 then t0003: turns alternate in that order.
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(driver.runs[i].trial, i % 2 == 0 ? "t0000" : "t0001") << i;
+    EXPECT_EQ(driver.runs[i].index, i < 2 ? 0 : static_cast<int>(i / 2) - 1) << i;
+  }
+  EXPECT_EQ(driver.runs[8].trial, "t0002");
+  EXPECT_EQ(driver.runs[9].trial, "t0003");
+}
+
+// Lockstep with a partner that never boots: the other guest is not kept waiting for it.
+TEST_F(DesignTest, LockstepGuestRunsOnWhenItsPartnerFails) {
+  spec.design = Design::lockstep;
+  spec.lanes.resize(1);
+  spec.infra_retries = 0;
+  struct Failing : test::FakeDriver {
+    using GuestDriver::run_guest;
+    GuestOutcome run_guest(const DomainSpec& s, std::chrono::milliseconds t, const ConsoleHooks& h) override {
+      if (s.name.find("t0001") != std::string::npos) {
+        return {.end = GuestOutcome::End::infra_error, .detail = "cannot start"};
+      }
+      return FakeDriver::run_guest(s, t, h);
+    }
+  } failing;
+  failing.emulate_agent = true;
+  failing.agent_output = kDdOutput;
+  Orchestrator o(failing, spec, sink);
+  const auto start = std::chrono::steady_clock::now();
+  o.run(trials(1), {}, {});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_EQ(sink.results.size(), 2u);
+  EXPECT_EQ(sink.results[0].outcome, Outcome::ok) << sink.results[0].detail;
+  EXPECT_EQ(sink.results[1].outcome, Outcome::infra_error);
+}
+
+// Same-guest: one boot per block holds both sides' disks (the block's first side on vda, with its
+// device options), the runs alternate first, other, other, first, ..., and every run is its side's.
+TEST_F(DesignTest, SameGuestMeasuresBothSidesInOneBootAlternatingTheirRuns) {
+  spec.design = Design::same_guest;
+  spec.lanes.resize(1);
+  Orchestrator o(driver, spec, sink);
+  const RunSummary summary = o.run(same_guest_trials(2), {}, {});
+  EXPECT_EQ(summary.ran, 2u);
+  ASSERT_EQ(driver.boots.size(), 2u);
+  const DomainSpec& first = driver.boots[0].spec;  // block 0: A first
+  ASSERT_EQ(first.disks.size(), 2u);
+  EXPECT_EQ(first.disks[0].serial, "abvm-scratch-a");
+  EXPECT_FALSE(first.disks[0].options.iommu_platform);
+  EXPECT_EQ(first.disks[1].serial, "abvm-scratch-b");
+  EXPECT_TRUE(first.disks[1].options.iommu_platform);
+  EXPECT_EQ(driver.boots[1].spec.disks[0].serial, "abvm-scratch-b") << "block 1 runs B first";
+  std::vector<std::string> names;
+  for (const auto& r : driver.runs) {
+    if (r.trial == "t0000" && !r.warmup) names.push_back(r.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"dd-write.A", "dd-write.B", "dd-write.B", "dd-write.A", "dd-write.A",
+                                             "dd-write.B"}));
+  ASSERT_EQ(sink.results.size(), 2u);
+  const TrialResult& r = sink.results[0];
+  EXPECT_EQ(r.outcome, Outcome::ok) << r.detail;
+  ASSERT_EQ(r.runs.size(), 6u);
+  int a = 0, b = 0;
+  for (const auto& run : r.runs) {
+    EXPECT_EQ(run.workload, "dd-write");
+    (run.side == Side::a ? a : b)++;
+    EXPECT_EQ(run.disk_serial, run.side == Side::a ? "abvm-scratch-a" : "abvm-scratch-b");
+  }
+  EXPECT_EQ(a, 3);
+  EXPECT_EQ(b, 3);
+  EXPECT_TRUE(fs::exists(dir / "trials" / "t0000" / "dd-write.B-run2.out"));
+}
+
+// Same-guest trials are checked side by side: each side against its own disk's features.
+TEST_F(DesignTest, SameGuestChecksEachSideAgainstItsOwnDisk) {
+  spec.design = Design::same_guest;
+  spec.lanes.resize(1);
+  spec.a.expect = {.access_platform = false};
+  spec.b.expect = {.access_platform = false};  // but B's disk has iommu_platform on
+  Orchestrator o(driver, spec, sink);
+  o.run(same_guest_trials(1), {}, {});
+  ASSERT_EQ(sink.results.size(), 1u);
+  EXPECT_EQ(sink.results[0].outcome, Outcome::mismatch);
+  EXPECT_EQ(sink.results[0].detail, "side B booted something else: VIRTIO_F_ACCESS_PLATFORM was negotiated on disk "
+                                    "abvm-scratch-b, but the side's device.iommu_platform is false");
 }
 
 }  // namespace
