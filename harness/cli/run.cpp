@@ -1,6 +1,7 @@
 #include "cli/run.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -42,7 +43,7 @@ struct RunArgs {
   std::string resume;
   bool dry_run = false;
   std::string results_root;
-  std::string connect;
+  std::vector<std::string> connect;
   bool keep_scratch = false;
   std::string junit;
 };
@@ -87,6 +88,11 @@ std::string describe_looks(const Experiment& e) {
   return out;
 }
 
+// The hosts a dry run shows the lanes of: the pool's URIs, or this machine.
+std::vector<std::string> dry_run_hosts(const Experiment& e) {
+  return e.hosts.uris.size() > 1 ? e.hosts.uris : std::vector<std::string>{""};
+}
+
 // The plan, and each side's first trial's domain XML from the code that boots trials
 // (run/orchestrator.hpp trial_domain), then the guest job.
 int dry_run(const Experiment& e, const fs::path& results_root) {
@@ -96,10 +102,14 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
     out += "seed: schedule.seed = 0, so a real run picks a fresh seed (recorded in plan.json); shown with seed 1\n";
   }
   out += "\n== plan ==\n" + describe_plan(plan) + describe_looks(e);
+  if (!e.hosts.uris.empty()) {
+    out += fmt::format("\nhosts ({}; blocks go to whichever has a free lane; which ran what is recorded):\n",
+                       e.hosts.uris.size() > 1 ? "a pool" : "one");
+    for (const auto& uri : e.hosts.uris) out += "  " + uri + "\n";
+  }
   const ResultsDir dir(fs::absolute(results_root) / fmt::format("{}-<timestamp>", e.name));
   const auto image = [&](int slot) { return e.disk.path.empty() ? dir.scratch_disk(slot) : e.disk.path; };
-  const ExecutionSpec spec = execution_spec(e, placeholder_guests(e), dir, make_lanes(e, image),
-                                            e.guest.accelerator.value_or(Accelerator::tcg));
+  const ExecutionSpec spec = execution_spec(e, placeholder_guests(e), dir, make_lanes(e, image, dry_run_hosts(e)));
   for (Side s : kSides) {
     const auto first = std::find_if(plan.trials.begin(), plan.trials.end(), [&](const Trial& t) { return t.side == s; });
     if (first == plan.trials.end()) continue;
@@ -151,11 +161,14 @@ void warn_about_budget(const Experiment& e) {
   }
 }
 
-// The libvirt connection: --connect, else the one the run used before, else the embedded driver.
-std::string connection_uri(const RunArgs& args, const RunManifest& manifest) {
+// The libvirt connections: --connect (repeated), else the hosts the run used before, else the
+// experiment's [hosts], else the embedded driver.
+std::vector<std::string> connection_uris(const RunArgs& args, const RunManifest& manifest, const Experiment& e) {
   if (!args.connect.empty()) return args.connect;
-  if (!manifest.uri.empty()) return manifest.uri;
-  return LibvirtDriver::embedded_uri();
+  if (!manifest.uris.empty()) return manifest.uris;
+  if (!manifest.uri.empty()) return {manifest.uri};
+  if (!e.hosts.uris.empty()) return e.hosts.uris;
+  return {LibvirtDriver::embedded_uri()};
 }
 
 // Connects and removes what a killed abvm process left running. libvirt may still be
@@ -172,6 +185,29 @@ std::unique_ptr<LibvirtDriver> connect_libvirt(const std::string& uri, RunObserv
   return driver;
 }
 
+// Every host of the run. One host: its failure to connect ends the run. A pool: a host that cannot
+// be reached is left out (said so); none reached ends it, naming every URI.
+std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, RunObserver& observer,
+                                      std::vector<std::unique_ptr<LibvirtDriver>>& drivers) {
+  if (uris.size() == 1) {
+    drivers.push_back(connect_libvirt(uris[0], observer));
+    return {{.name = "", .driver = drivers.back().get()}};
+  }
+  std::vector<HostDriver> hosts;
+  std::vector<std::string> failed;
+  for (const auto& uri : uris) {
+    try {
+      drivers.push_back(connect_libvirt(uri, observer));
+      hosts.push_back({.name = uri, .driver = drivers.back().get()});
+    } catch (const InfraError& ex) {
+      observer.note(fmt::format("host {} is left out of the pool: {}", uri, ex.what()));
+      failed.push_back(fmt::format("{} ({})", uri, ex.what()));
+    }
+  }
+  if (hosts.empty()) throw InfraError(fmt::format("no host of the pool can be reached: {}", fmt::join(failed, "; ")));
+  return hosts;
+}
+
 int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, bool resuming) {
   const RunManifest manifest = read_manifest(dir);
   if (manifest.status != RunStatus::running) {
@@ -179,22 +215,25 @@ int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, boo
     return finish_run(e, dir, run_confidence(e, manifest), args);
   }
   install_interrupt_handlers();
-  const std::string uri = connection_uri(args, manifest);
+  const std::vector<std::string> uris = connection_uris(args, manifest, e);
   TerminalObserver observer;
   BuildingPreparer preparer([&](const std::string& s) { observer.note(s); });
-  std::unique_ptr<LibvirtDriver> driver;
+  std::vector<std::unique_ptr<LibvirtDriver>> drivers;
   const LookDecision look = [&](const ResultsDir& d, double confidence) -> std::optional<std::string> {
     const Verdict v = decide(e, d, confidence).analysis.verdict;
     if (v == Verdict::inconclusive) return std::nullopt;
     return std::string(to_string(v));
   };
   Runner runner(e, dir,
-                {.connect = [&]() -> GuestDriver& { return *(driver = connect_libvirt(uri, observer)); },
+                {.connect = [&] { return connect_hosts(uris, observer, drivers); },
                  .preparer = preparer,
                  .observer = observer,
                  .decide = look,
                  .stop_requested = [] { return interrupt_requested(); }});
-  const RunEnd end = runner.run({.resuming = resuming, .keep_scratch = args.keep_scratch, .uri = uri});
+  const RunEnd end = runner.run({.resuming = resuming,
+                                 .keep_scratch = args.keep_scratch,
+                                 .uri = uris.front(),
+                                 .uris = uris.size() > 1 ? uris : std::vector<std::string>{}});
   if (end.status == RunStatus::running) {
     say(fmt::format("interrupted (signal {}): the running guest was destroyed; {} trials done are kept in {}",
                     interrupt_signal(), end.trials_done, dir.root().string()));
@@ -219,7 +258,7 @@ int run_command(const RunArgs& args) {
   const fs::path root = fs::absolute(args.results_root.empty() ? default_results_root() : fs::path(args.results_root));
   if (args.dry_run) return dry_run(e, root);
   const std::uint64_t seed = choose_seed(e);
-  const ResultsDir dir = start_run(e, make_plan(e, seed), root, args.config, args.connect);
+  const ResultsDir dir = start_run(e, make_plan(e, seed), root, args.config, args.connect.empty() ? "" : args.connect[0]);
   say(fmt::format("results directory: {} (seed {})", dir.root().string(), seed));
   return execute(e, dir, args, false);
 }
@@ -240,7 +279,9 @@ Command add_run(CLI::App& app) {
   sub->add_flag("--dry-run", args->dry_run, "Print the plan, each side's domain XML and the guest job; boot nothing");
   sub->add_option("--results-dir", args->results_root, "Where results/<experiment>-<time>/ is created")
       ->default_str("./results");
-  sub->add_option("--connect", args->connect, "libvirt URI (default: the embedded QEMU driver, no daemon)");
+  sub->add_option("--connect", args->connect,
+                  "libvirt URI; repeat it for a pool of hosts, one block per host at a time (default: the "
+                  "experiment's [hosts], else the embedded QEMU driver, no daemon)");
   sub->add_flag("--keep-scratch", args->keep_scratch, "Keep abvm's scratch disk image after the run");
   sub->add_option("--junit", args->junit, "Also write JUnit XML (one test case per metric) to this path");
   return {sub, [args] { return run_command(*args); }};

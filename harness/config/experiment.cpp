@@ -151,6 +151,7 @@ class Loader {
     read_top(e);
     read_guest(e);
     read_disk(e);
+    read_hosts(e);
     read_device("device", shared_device_, nullptr);
     read_side(e, Side::a, e.a);
     read_side(e, Side::b, e.b);
@@ -482,6 +483,38 @@ class Loader {
     note(prefix + ".io", quote(device.io), origin("io"));
     device.iothread = get_bool(prefix + ".iothread").value_or(device.iothread);
     note(prefix + ".iothread", render(device.iothread), origin("iothread"));
+  }
+
+  // A URI is one libvirt connection: "<driver>[+<transport>]://[user@][host[:port]]/<path>[?...]".
+  void read_hosts(Experiment& e) {
+    const std::string key = "hosts.uris";
+    e.hosts.uris = get_strings(key).value_or(std::vector<std::string>{});
+    for (std::size_t i = 0; i < e.hosts.uris.size(); ++i) {
+      const std::string& uri = e.hosts.uris[i];
+      const bool control = std::any_of(uri.begin(), uri.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+      if (uri.find("://") == std::string::npos || uri.find("://") == 0 || control || uri.find(' ') != std::string::npos) {
+        fail(line_of(key), fmt::format("key '{}': {} is not a libvirt URI: write e.g. \"qemu+ssh://root@lab3/system\" "
+                                       "or \"qemu+tcp://10.0.0.7:16509/system\"", key, quote(uri)));
+      }
+      for (std::size_t j = 0; j < i; ++j) {
+        if (e.hosts.uris[j] == uri) {
+          fail(line_of(key), fmt::format("key '{}': {} is named twice: a host runs its own blocks once", key, quote(uri)));
+        }
+      }
+    }
+    if (!e.hosts.uris.empty() && !e.disk.path.empty()) {
+      fail(line_of("disk.path"), "disk.path names a file on this machine, but the blocks run on [hosts]: remove it (abvm "
+                                 "creates a scratch volume on each host)");
+    }
+    std::vector<std::string> quoted;
+    for (const auto& u : e.hosts.uris) quoted.push_back(quote(u));
+    note(key, fmt::format("[{}]", fmt::join(quoted, ", ")));
+    e.hosts.pool_path = get_string("hosts.pool_path").value_or(e.hosts.pool_path);
+    if (!fs::path(e.hosts.pool_path).is_absolute()) {
+      fail(line_of("hosts.pool_path"), fmt::format("key 'hosts.pool_path' = {} must be an absolute path on the hosts",
+                                                   quote(e.hosts.pool_path)));
+    }
+    note("hosts.pool_path", quote(e.hosts.pool_path));
   }
 
   void read_disk(Experiment& e) {

@@ -45,6 +45,13 @@ struct DiskSettings {
   bool overwrite = false;
 };
 
+// Where the blocks run (config/keys.cpp "hosts"): libvirt hosts reached through libvirt's own
+// remote protocol; empty: this machine.
+struct HostSettings {
+  std::vector<std::string> uris;
+  std::string pool_path = "/var/lib/abvm/pool";
+};
+
 enum class ScheduleOrder { interleaved, sequential };
 const char* to_string(ScheduleOrder order);
 
@@ -135,6 +142,7 @@ struct Experiment {
   std::string source_text;             // its text: the config as run
   GuestSettings guest;
   DiskSettings disk;
+  HostSettings hosts;
   SideSpec a;
   SideSpec b;
   std::vector<Workload> workloads;

@@ -95,6 +95,16 @@ std::vector<KeySpec> build_table() {
   add({.path = "disk.overwrite", .type = KeyType::boolean, .default_text = "false",
        .doc = "allow disk.path to name an existing non-empty file (its contents are destroyed)"});
 
+  add({.path = "hosts", .type = KeyType::table,
+       .doc = "where the blocks run: a pool of libvirt hosts (unset: this machine, libvirt's embedded driver)"});
+  add({.path = "hosts.uris", .type = KeyType::string_list, .default_text = "[]",
+       .doc = "libvirt URIs, e.g. [\"qemu+ssh://root@lab3/system\", \"qemu+tls://lab4/system\"]: every host runs "
+              "blocks at once (both sides of a block on one host), one per CPU set; abvm run --connect URI "
+              "(repeated) overrides"});
+  add({.path = "hosts.pool_path", .type = KeyType::string, .default_text = "\"/var/lib/abvm/pool\"",
+       .doc = "directory of the libvirt storage pool abvm manages on each host (kernels, initrds and scratch "
+              "disks reach a host as volumes there)"});
+
   add({.path = "device", .type = KeyType::table, .doc = "virtio-blk device options, shared by both sides"});
   for (const DeviceKey& k : device_keys()) {
     add({.path = "device." + k.name, .type = k.type, .default_text = k.default_text, .doc = k.doc,

@@ -164,6 +164,22 @@ std::string noise_paragraph(const ReportNoise& n, double margin) {
   return out + ".</p>\n";
 }
 
+// A pool's hosts: each host's paired effect over its own blocks, and whether they agree.
+std::string hosts_table(const ReportHosts& h) {
+  std::string out = "<table class=\"hosts\">\n<tr><th>host</th><th>blocks</th><th>median A</th><th>median B</th>"
+                    "<th>paired B/A</th><th>interval</th></tr>\n";
+  for (const auto& x : h.hosts) {
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>", e(x.host), x.blocks, fixed(x.median_a, 4),
+                       fixed(x.median_b, 4));
+    out += x.paired_effect ? fmt::format("<td>{}</td><td>[{}, {}]</td></tr>\n", fixed(x.paired_effect->estimate, 4),
+                                         fixed(x.paired_effect->low, 4), fixed(x.paired_effect->high, 4))
+                           : std::string("<td>-</td><td>-</td></tr>\n");
+  }
+  out += "</table>\n";
+  return out + fmt::format("<p class=\"hosts\">The hosts {} (Kruskal-Wallis on the per-block log ratios, p = {}).</p>\n",
+                           h.disagree ? "disagree beyond chance" : "agree", pvalue(h.p));
+}
+
 std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetric& m) {
   const std::string& a_label = in.report.source.a_label;
   const std::string& b_label = in.report.source.b_label;
@@ -201,6 +217,7 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
                      pvalue(mw.p_holm), mw.exact ? ", exact" : "");
   out += modes_table(m, a_label, b_label);
   if (m.noise) out += noise_paragraph(*m.noise, in.report.margin);
+  if (m.hosts) out += hosts_table(*m.hosts);
   out += "</div>\n";
   out += plots_of(in.plots, i, m.name);
   out += "</section>\n";

@@ -54,6 +54,24 @@ json noise_json(const NoiseAnatomy& n) {
           {"blocks_for_half_margin_paired", count(n.blocks_paired)}};
 }
 
+// A pool's hosts: each one's paired effect, and the test of their agreement (null on one host).
+json hosts_json(const std::optional<HostAgreement>& h) {
+  if (!h) return nullptr;
+  json hosts = json::array();
+  for (const auto& x : h->hosts) {
+    hosts.push_back({{"host", x.host},
+                     {"blocks", x.blocks},
+                     {"median_a", number(x.median_a)},
+                     {"median_b", number(x.median_b)},
+                     {"paired_effect", x.effect ? effect_json(*x.effect) : json(nullptr)}});
+  }
+  return {{"hosts", std::move(hosts)},
+          {"agreement_test", "kruskal_wallis"},
+          {"h", number(h->h)},
+          {"p", number(h->p)},
+          {"disagree", h->disagree}};
+}
+
 json side_json(const SideAnalysis& s) {
   const auto& x = s.summary;
   json runs = listed_runs(s.samples);
@@ -110,6 +128,7 @@ json metric_json(const MetricAnalysis& m) {
               {"unpaired_effect", effect_json(m.unpaired)},
               {"paired_effect", m.paired ? effect_json(*m.paired) : json(nullptr)},
               {"noise", noise_json(m.noise)},
+              {"hosts", hosts_json(m.hosts)},
               {"mann_whitney",
                {{"u", number(m.mw_u)}, {"p", number(m.mw_p)}, {"p_holm", number(m.mw_p_holm)}, {"exact", m.mw_exact}}},
               {"bootstrap_median_ratio",

@@ -183,6 +183,19 @@ ReportNoise noise_of(const Node& n) {
           .blocks_paired = count_or_null(n["blocks_for_half_margin_paired"])};
 }
 
+std::optional<ReportHosts> hosts_of(const Node& n) {
+  if (n.is_null()) return std::nullopt;
+  ReportHosts h{.h = n["h"].number_or_null(), .p = n["p"].number_or_null(), .disagree = n["disagree"].flag()};
+  n["hosts"].each([&](const Node& x) {
+    h.hosts.push_back({.host = x["host"].str(),
+                       .blocks = x["blocks"].count(),
+                       .median_a = x["median_a"].number_or_null(),
+                       .median_b = x["median_b"].number_or_null(),
+                       .paired_effect = effect_or_null(x["paired_effect"])});
+  });
+  return h;
+}
+
 ReportMetric metric_of(const Node& n) {
   ReportMetric m{.name = n["name"].str(),
                  .unit = n["unit"].str(),
@@ -197,6 +210,7 @@ ReportMetric metric_of(const Node& n) {
   }
   if (n.has("unpaired_effect")) m.unpaired_effect = effect_of(n["unpaired_effect"]);
   if (n.has("noise")) m.noise = noise_of(n["noise"]);
+  if (n.has("hosts")) m.hosts = hosts_of(n["hosts"]);
   const Node mw = n["mann_whitney"];
   m.mann_whitney = {.u = mw["u"].number_or_null(),
                     .p = mw["p"].number_or_null(),

@@ -59,6 +59,19 @@ struct ReportNoise {
   std::optional<std::uint64_t> blocks_unpaired, blocks_paired;
 };
 
+// A pool's hosts (analysis.json metrics[].hosts).
+struct ReportHosts {
+  struct Host {
+    std::string host;
+    std::uint64_t blocks = 0;
+    double median_a = 0, median_b = 0;
+    std::optional<ReportEffect> paired_effect;
+  };
+  std::vector<Host> hosts;
+  double h = 0, p = 1;
+  bool disagree = false;
+};
+
 struct ReportMetric {
   std::string name, unit;
   Better better = Better::higher;
@@ -69,6 +82,7 @@ struct ReportMetric {
   std::optional<ReportEffect> paired_effect;
   std::optional<ReportEffect> unpaired_effect;  // absent in reports of older abvm (effect was it)
   std::optional<ReportNoise> noise;            // absent in reports of older abvm
+  std::optional<ReportHosts> hosts;            // a pool's hosts; absent on one host
   ReportMannWhitney mann_whitney;
   ReportEffect bootstrap_median_ratio;
   std::vector<ReportMode> modes;

@@ -86,6 +86,13 @@ RunManifest read_manifest(const ResultsDir& dir) {
   else if (status == "complete") m.status = RunStatus::complete;
   else if (status == "stopped") m.status = RunStatus::stopped;
   else throw damaged(fmt::format("field \"status\" is \"{}\", not running, complete or stopped", status));
+  if (j.contains("uris")) {
+    if (!j["uris"].is_array()) throw damaged("field \"uris\" is not a list");
+    for (const auto& u : j["uris"]) {
+      if (!u.is_string()) throw damaged("field \"uris\" holds something that is not a string");
+      m.uris.push_back(u.get<std::string>());
+    }
+  }
   if (j.contains("stop_reason")) m.stop_reason = text("stop_reason");
   if (j.contains("final_confidence")) {
     if (!j["final_confidence"].is_number()) throw damaged("field \"final_confidence\" is not a number");
@@ -98,6 +105,7 @@ void write_manifest(const ResultsDir& dir, const RunManifest& m) {
   nlohmann::json j = {{"abvm_version", m.abvm_version}, {"config", m.config.string()},
                       {"config_dir", m.config_dir.string()}, {"uri", m.uri},
                       {"started", m.started}, {"status", to_string(m.status)}};
+  if (!m.uris.empty()) j["uris"] = m.uris;
   if (!m.stop_reason.empty()) j["stop_reason"] = m.stop_reason;
   if (m.final_confidence) j["final_confidence"] = *m.final_confidence;
   write_file_atomic(dir.manifest(), j.dump(2) + "\n");

@@ -96,6 +96,7 @@ struct RunManifest {
   std::filesystem::path config;            // the experiment file as given, absolute
   std::filesystem::path config_dir;        // relative paths in it resolve against this
   std::string uri;                         // libvirt URI ("" until the first connection)
+  std::vector<std::string> uris;           // a pool's hosts (empty for a run on one host)
   std::string started;                     // UTC, ISO 8601
   RunStatus status = RunStatus::running;
   std::string stop_reason;                 // sequential stopping: why it stopped ("" when none)

@@ -1,6 +1,7 @@
 #include "run/orchestrator.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -137,7 +138,7 @@ DomainSpec trial_domain(const ExecutionSpec& spec, const Trial& trial, const Lan
   }
   d.console_log = files.console_log();
   d.console_limit = spec.console_limit;
-  d.accelerator = spec.accelerator;
+  d.accelerator = lane.accelerator;
   return d;
 }
 
@@ -295,7 +296,7 @@ std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial, const Lan
 
   TrialResult result;
   result.trial = trial;
-  result.accelerator = spec_.accelerator;
+  result.accelerator = lane.accelerator;
   result.host = hosts_[lane.host].name;
   result.lane = lane.name;
   const DomainSpec domain = trial_domain(spec_, trial, lane);
@@ -405,7 +406,8 @@ class BlockScheduler {
  public:
   BlockScheduler(Orchestrator& o, const ExecutionSpec& spec, TrialSink& sink, std::vector<Trial> trials,
                  const std::set<std::string>& done, const Controls& controls)
-      : o_(o), spec_(spec), sink_(sink), controls_(controls), finished_(done), lanes_(spec.lanes.size()) {
+      : o_(o), spec_(spec), sink_(sink), controls_(controls), finished_(done), lanes_(spec.lanes.size()),
+        hosts_(o.hosts()) {
     summary_.trials = std::move(trials);
     add_blocks(0);
   }
@@ -434,6 +436,11 @@ class BlockScheduler {
     std::size_t block = 0;          // index into blocks_
     std::future<Orchestrator::BlockRun> future;
     std::chrono::steady_clock::time_point started;
+  };
+  struct HostState {
+    bool in_pool = true;
+    int strikes = 0;                // blocks in a row that ended in an infrastructure error
+    std::string why;                // why it left the pool
   };
 
   // Blocks of the trials from `first` on, in order of first appearance.
@@ -474,10 +481,10 @@ class BlockScheduler {
     }
   }
 
-  // Every idle lane takes the next block not yet dispatched.
+  // Every idle lane of a host in the pool takes the next block not yet dispatched.
   void dispatch() {
     for (std::size_t l = 0; l < lanes_.size(); ++l) {
-      if (lanes_[l]) continue;
+      if (lanes_[l] || !hosts_[spec_.lanes[l].host].in_pool) continue;
       const auto next = std::find_if(blocks_.begin(), blocks_.end(),
                                      [](const Block& b) { return !b.dispatched && !b.todo.empty(); });
       if (next == blocks_.end()) return;
@@ -504,15 +511,71 @@ class BlockScheduler {
       if (!lane || lane->future.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) continue;
       any = true;
       Orchestrator::BlockRun run = lane->future.get();
+      const std::size_t host = spec_.lanes[static_cast<std::size_t>(&lane - lanes_.data())].host;
+      Block& block = blocks_[lane->block];
+      lane.reset();
+      if (moved_to_another_host(host, run, block)) continue;
       if (run.error) {
-        // The lane's host failed: stop the others, hand over what is done, then say why.
+        // The run's only host failed: stop the other lanes, hand over what is done, then say why.
         if (!error_) error_ = run.error;
         abort_ = true;
       }
-      blocks_[lane->block].run = std::move(run);
-      lane.reset();
+      block.run = std::move(run);
     }
     if (!any && running()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+
+  // Pool: a host that failed, or whose block ended in an infrastructure error, while another host
+  // is in the pool: the block goes back to the queue whole, and the host leaves the pool when it is
+  // unreachable or has failed kHostInfraStrikes blocks in a row. True when the block was moved.
+  bool moved_to_another_host(std::size_t host, const Orchestrator::BlockRun& run, Block& block) {
+    if (hosts_.size() < 2 || abort_) return false;
+    const bool infra = std::any_of(run.results.begin(), run.results.end(),
+                                   [](const auto& r) { return r && r->outcome == Outcome::infra_error; });
+    HostState& h = hosts_[host];
+    if (!run.error && !infra) {
+      h.strikes = 0;
+      return false;
+    }
+    const auto others = std::count_if(hosts_.begin(), hosts_.end(), [&](const HostState& x) { return x.in_pool; }) -
+                        (h.in_pool ? 1 : 0);
+    // The last host's infrastructure errors are data, as on one host.
+    if (!run.error && others == 0) return false;
+    if (run.error) {
+      try {
+        std::rethrow_exception(run.error);
+      } catch (const InfraError& e) {
+        leave_pool(host, e.what());
+      } catch (...) {
+        return false;  // not the host's doing (the results directory, a bug): stop as always
+      }
+      if (others == 0) {
+        error_ = std::make_exception_ptr(InfraError(no_host_left()));
+        abort_ = true;
+        return true;
+      }
+    } else if (++h.strikes >= kHostInfraStrikes) {
+      leave_pool(host, fmt::format("{} blocks in a row ended in an infrastructure error", h.strikes));
+    }
+    block.dispatched = false;
+    if (controls_.note) {
+      controls_.note(fmt::format("block {} moves to another host ({} {})", block.number, o_.host_name(host),
+                                 run.error ? "failed" : "had an infrastructure error"));
+    }
+    return true;
+  }
+
+  void leave_pool(std::size_t host, const std::string& why) {
+    if (!hosts_[host].in_pool) return;
+    hosts_[host].in_pool = false;
+    hosts_[host].why = why;
+    if (controls_.note) controls_.note(fmt::format("host {} leaves the pool: {}", o_.host_name(host), why));
+  }
+
+  std::string no_host_left() const {
+    std::vector<std::string> each;
+    for (std::size_t h = 0; h < hosts_.size(); ++h) each.push_back(fmt::format("{} ({})", o_.host_name(h), hosts_[h].why));
+    return fmt::format("no host is left in the pool: {}", fmt::join(each, "; "));
   }
 
   // Hands over the finished blocks that are next in plan order, and makes the looks after them.
@@ -590,6 +653,7 @@ class BlockScheduler {
   const Controls& controls_;
   std::set<std::string> finished_;
   std::vector<std::optional<LaneWork>> lanes_;
+  std::vector<HostState> hosts_;
   std::vector<Block> blocks_;
   std::size_t next_commit_ = 0;
   std::atomic<bool> abort_{false};

@@ -46,6 +46,7 @@ struct Lane {
   std::string name;                     // "cpu 0": in notes and in each trial's result.json
   std::size_t host = 0;                 // index of its host (Orchestrator's hosts)
   std::string host_cpus;                // every guest's host CPU set (DomainSpec::host_cpus), "" unpinned
+  Accelerator accelerator = Accelerator::tcg;  // its host's (each host is probed on its own)
   // The lane's scratch images: [0] for the block's first trial (or first side), [1] for the
   // second guest (co-scheduled, lockstep) or the second side's disk (same-guest). The plan draws
   // each block's order, so which side gets which image is random per block. Empty: no disk.
@@ -64,7 +65,6 @@ struct ExecutionSpec {
   SideBoot a, b;
   std::vector<Workload> workloads;
   std::vector<Lane> lanes{Lane{}};      // at least one
-  Accelerator accelerator = Accelerator::tcg;
   // co_scheduled, lockstep: the trials of one block run at the same time (one thread each);
   // same_guest: a block is one trial measuring both sides.
   Design design = Design::sequential_blocks;
@@ -118,7 +118,14 @@ struct Controls {
   // Called when every trial is done: more trials to run (a plan extended deterministically), or
   // none to finish.
   std::function<std::vector<Trial>()> extend;
+  // A line the user must see: a host taken out of the pool, a block moved to another host.
+  std::function<void(const std::string&)> note;
 };
+
+// A pool of hosts: a host whose driver fails (unreachable: InfraError) is taken out of the pool at
+// once, and one whose blocks end in infrastructure errors this many times in a row too; its block
+// goes to another host, whole (a block's A and B stay on one host), and counts once.
+inline constexpr int kHostInfraStrikes = 2;
 
 struct RunSummary {
   std::size_t ran = 0;                  // trials run in this session
@@ -164,6 +171,9 @@ class Orchestrator {
     std::vector<std::optional<TrialResult>> results;
     std::exception_ptr error;
   };
+
+  std::size_t hosts() const { return hosts_.size(); }
+  const std::string& host_name(std::size_t host) const { return hosts_[host].name; }
 
   // The trials of one block on `lane`, as the design says: one after the other, or at the same
   // time (one thread each, in lockstep when the design asks).

@@ -185,21 +185,27 @@ int images_per_lane(Design design) {
   return runs_two_guests_at_once(design) || design == Design::same_guest ? 2 : 1;
 }
 
-std::vector<Lane> make_lanes(const Experiment& e, const std::function<fs::path(int slot)>& image) {
+std::vector<Lane> make_lanes(const Experiment& e, const std::function<fs::path(int slot)>& image,
+                             const std::vector<std::string>& hosts) {
   std::vector<std::string> sets = e.schedule.cpu_sets;
   if (sets.empty()) sets.push_back("");  // one lane, unpinned
   const int k = images_per_lane(e.schedule.design);
   std::vector<Lane> lanes;
-  for (std::size_t l = 0; l < sets.size(); ++l) {
-    Lane lane{.name = sets[l].empty() ? "unpinned" : "cpu " + sets[l], .host_cpus = sets[l]};
-    for (int j = 0; j < k; ++j) lane.scratch.push_back(image(static_cast<int>(l) * k + j));
-    lanes.push_back(std::move(lane));
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    for (const std::string& set : sets) {
+      const std::string where = set.empty() ? "unpinned" : "cpu " + set;
+      Lane lane{.name = hosts[h].empty() ? where : hosts[h] + " " + where, .host = h, .host_cpus = set,
+                .accelerator = e.guest.accelerator.value_or(Accelerator::tcg)};
+      const int first = static_cast<int>(lanes.size()) * k;
+      for (int j = 0; j < k; ++j) lane.scratch.push_back(image(first + j));
+      lanes.push_back(std::move(lane));
+    }
   }
   return lanes;
 }
 
 ExecutionSpec execution_spec(const Experiment& e, const PreparedGuests& guests, const ResultsDir& dir,
-                             std::vector<Lane> lanes, Accelerator accelerator) {
+                             std::vector<Lane> lanes) {
   ExecutionSpec spec;
   spec.results_dir = dir.root();
   spec.base_image = guests.base_image;
@@ -207,7 +213,6 @@ ExecutionSpec execution_spec(const Experiment& e, const PreparedGuests& guests, 
   spec.b = guests.b;
   spec.workloads = e.workloads;
   spec.lanes = std::move(lanes);
-  spec.accelerator = accelerator;
   spec.design = e.schedule.design;
   spec.boot_timeout = e.schedule.boot_timeout;
   spec.run_timeout = e.schedule.run_timeout;
@@ -234,8 +239,8 @@ Runner::Recovered Runner::recover() {
 }
 
 // Forced by the config, or probed: a KVM boot of side A's kernel that must print a record.
-Accelerator Runner::choose_accel(GuestDriver& driver, const PreparedGuests& guests) {
-  std::string reason = "set by guest.accelerator in the experiment file";
+Accelerator Runner::choose_accel(GuestDriver& driver, const PreparedGuests& guests, std::string& reason) {
+  reason = "set by guest.accelerator in the experiment file";
   Accelerator accel = experiment_.guest.accelerator.value_or(Accelerator::tcg);
   if (!experiment_.guest.accelerator) {
     AccelProbe probe;
@@ -256,8 +261,24 @@ Accelerator Runner::choose_accel(GuestDriver& driver, const PreparedGuests& gues
   } else if (accel == Accelerator::tcg) {
     c_.observer.note("warning: TCG (emulation): the numbers describe the emulator as much as the kernel");
   }
-  write_file_atomic(dir_.environment(), run_environment(driver.versions(), accel, reason).dump(2) + "\n");
   return accel;
+}
+
+// Each host's accelerator, and environment.json: this machine and the first host's hypervisor, and
+// for a pool one entry per host.
+std::vector<Accelerator> Runner::choose_accels(const std::vector<HostDriver>& hosts, const PreparedGuests& guests) {
+  std::vector<Accelerator> accels;
+  nlohmann::json environment, each = nlohmann::json::array();
+  for (const HostDriver& h : hosts) {
+    std::string reason;
+    accels.push_back(choose_accel(*h.driver, guests, reason));
+    nlohmann::json env = run_environment(h.driver->versions(), accels.back(), reason);
+    if (environment.is_null()) environment = env;
+    each.push_back(env);
+  }
+  if (hosts.size() > 1) environment["hosts"] = each;
+  write_file_atomic(dir_.environment(), environment.dump(2) + "\n");
+  return accels;
 }
 
 RunEnd Runner::run(const RunSession& session) {
@@ -276,23 +297,31 @@ RunEnd Runner::run(const RunSession& session) {
   const PreparedGuests guests = c_.preparer.prepare(experiment_);
   write_file_atomic(dir_.kernels(), guests.kernels.dump(2) + "\n");
   write_file_atomic(dir_.image(), guests.image.dump(2) + "\n");
-  GuestDriver& driver = c_.connect();
+  const std::vector<HostDriver> hosts = c_.connect();
+  if (hosts.empty()) throw InfraError("no host to run on");
   manifest.uri = session.uri;
+  manifest.uris = session.uris;
   write_manifest(dir_, manifest);
-  const Accelerator accel = choose_accel(driver, guests);
-  return execute(driver, session, guests, accel, recovered, manifest);
+  const std::vector<Accelerator> accels = choose_accels(hosts, guests);
+  return execute(hosts, session, guests, accels, recovered, manifest);
 }
 
-RunEnd Runner::execute(GuestDriver& driver, const RunSession& session, const PreparedGuests& guests, Accelerator accel,
-                       const Recovered& recovered, RunManifest& manifest) {
+RunEnd Runner::execute(const std::vector<HostDriver>& hosts, const RunSession& session, const PreparedGuests& guests,
+                       const std::vector<Accelerator>& accels, const Recovered& recovered, RunManifest& manifest) {
   Plan plan = read_plan(dir_);
   ScratchRemover remover;
   // The loader allows several images (lanes, two guests, two disks) with abvm's own images only.
-  std::vector<Lane> lanes = make_lanes(experiment_, [&](int slot) {
-    const fs::path image = prepare_scratch_disk(experiment_.disk, dir_.root(), !session.resuming, slot);
-    if (experiment_.disk.path.empty() && !session.keep_scratch) remover.paths.push_back(image);
-    return image;
-  });
+  std::vector<std::string> names;
+  for (const HostDriver& h : hosts) names.push_back(h.name);
+  std::vector<Lane> lanes = make_lanes(
+      experiment_,
+      [&](int slot) {
+        const fs::path image = prepare_scratch_disk(experiment_.disk, dir_.root(), !session.resuming, slot);
+        if (experiment_.disk.path.empty() && !session.keep_scratch) remover.paths.push_back(image);
+        return image;
+      },
+      names);
+  for (Lane& lane : lanes) lane.accelerator = accels[lane.host];
   JournalSink sink(dir_.journal(), experiment_.workloads, host_name(),
                    experiment_.schedule.design == Design::same_guest ? 2 : 1);
   sink.remember(recovered.journal);
@@ -303,8 +332,9 @@ RunEnd Runner::execute(GuestDriver& driver, const RunSession& session, const Pre
       .on_trial_start = [&](const Trial& t, std::size_t done, std::size_t total) { feed.started(t, done, total); },
       .on_trial_end = [&](const TrialProgress& p) { feed.ended(p); },
       .at_block_end = [&](int block) { return looks.at_block_end(block); },
-      .extend = [&] { return looks.extend(); }};
-  Orchestrator orchestrator(driver, execution_spec(experiment_, guests, dir_, std::move(lanes), accel), sink);
+      .extend = [&] { return looks.extend(); },
+      .note = [&](const std::string& n) { c_.observer.note(n); }};
+  Orchestrator orchestrator(hosts, execution_spec(experiment_, guests, dir_, std::move(lanes)), sink);
   RunSummary summary;
   try {
     summary = orchestrator.run(plan.trials, recovered.done, controls);

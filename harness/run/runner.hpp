@@ -48,9 +48,11 @@ class RunObserver {
 using LookDecision = std::function<std::optional<std::string>(const ResultsDir& dir, double confidence)>;
 
 struct RunCollaborators {
-  // The connection to the hypervisor, made once the lock is held and the guests are prepared
-  // (a second runner on the same directory is refused before it connects anywhere).
-  std::function<GuestDriver&()> connect;
+  // The connections to the run's hosts, made once the lock is held and the guests are prepared
+  // (a second runner on the same directory is refused before it connects anywhere): one for a run
+  // on one machine (its name "": the journal names this machine), one per host of a pool (named
+  // by its URI). InfraError when none can be made.
+  std::function<std::vector<HostDriver>()> connect;
   GuestPreparer& preparer;
   RunObserver& observer;
   LookDecision decide;
@@ -61,6 +63,7 @@ struct RunSession {
   bool resuming = false;      // a later session of an interrupted run
   bool keep_scratch = false;  // keep abvm's own scratch image after the session
   std::string uri;            // the libvirt URI in use, recorded in run.json
+  std::vector<std::string> uris;  // a pool's hosts, recorded in run.json
 };
 
 struct RunEnd {
@@ -78,11 +81,12 @@ std::uint64_t choose_seed(const Experiment& experiment);
 ResultsDir start_run(const Experiment& experiment, const Plan& plan, const std::filesystem::path& results_root,
                      const std::filesystem::path& config_file, const std::string& uri);
 
-// The lanes of a run on one host: one per schedule.cpu_sets entry (one unpinned lane without),
-// each with the scratch images a block of the design needs (one, or two for designs with two
-// guests or two disks), `image(slot)` giving the path of abvm's image number `slot` (or the
-// user's disk.path). Lane l's images are slots l*k ... l*k+k-1.
-std::vector<Lane> make_lanes(const Experiment& experiment, const std::function<std::filesystem::path(int slot)>& image);
+// The lanes of a run: on each of `hosts` (their names), one per schedule.cpu_sets entry (one
+// unpinned lane without), each with the scratch images a block of the design needs (one, or two
+// for designs with two guests or two disks), `image(slot)` giving the path of abvm's image number
+// `slot` (or the user's disk.path). Lane l's images are slots l*k ... l*k+k-1.
+std::vector<Lane> make_lanes(const Experiment& experiment, const std::function<std::filesystem::path(int slot)>& image,
+                             const std::vector<std::string>& hosts = {""});
 
 // The scratch images a block of the design writes to at once: two guests or two disks, or one.
 int images_per_lane(Design design);
@@ -90,7 +94,7 @@ int images_per_lane(Design design);
 // The execution spec of a run: what every trial boots, where, and how long it may take.
 // --dry-run uses it with placeholder paths, so what it shows is what a trial boots.
 ExecutionSpec execution_spec(const Experiment& experiment, const PreparedGuests& guests, const ResultsDir& dir,
-                             std::vector<Lane> lanes, Accelerator accelerator);
+                             std::vector<Lane> lanes);
 
 class Runner {
  public:
@@ -103,9 +107,10 @@ class Runner {
  private:
   struct Recovered;
   Recovered recover();
-  Accelerator choose_accel(GuestDriver& driver, const PreparedGuests& guests);
-  RunEnd execute(GuestDriver& driver, const RunSession& session, const PreparedGuests& guests, Accelerator accel,
-                 const Recovered& recovered, RunManifest& manifest);
+  Accelerator choose_accel(GuestDriver& driver, const PreparedGuests& guests, std::string& reason);
+  std::vector<Accelerator> choose_accels(const std::vector<HostDriver>& hosts, const PreparedGuests& guests);
+  RunEnd execute(const std::vector<HostDriver>& hosts, const RunSession& session, const PreparedGuests& guests,
+                 const std::vector<Accelerator>& accels, const Recovered& recovered, RunManifest& manifest);
 
   const Experiment& experiment_;
   ResultsDir dir_;

@@ -274,6 +274,7 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
       s.boot = e.boot;
       s.run_in_boot = e.run;
       s.block = e.block;
+      s.host = e.host;
       s.source = source;
       builder.add(e.side, m, std::move(s));
     }

@@ -22,6 +22,7 @@ struct Sample {
   std::optional<std::string> boot;     // boot (trial) id when known
   int run_in_boot = 0;                 // 0-based index of the run within its boot
   std::optional<int> block;            // A/B block number when the schedule interleaved blocks
+  std::string host;                    // the host that ran it, when known (a pool's blocks differ)
   std::string source;                  // "file:line" where the value came from (for messages)
 };
 

@@ -417,3 +417,28 @@ TEST(ConfigExperiment, SameGuestNeedsSidesThatDifferInDeviceOptionsOnly) {
 
 }  // namespace
 }  // namespace abvm
+
+namespace abvm {
+namespace {
+
+TEST(ConfigExperiment, HostsAreLibvirtUrisOnceEachWithAnAbsolutePoolPath) {
+  const Experiment e = load(kBase + "[hosts]\nuris = [\"qemu+ssh://root@lab3/system\", \"qemu+tcp://10.0.0.7:16509/system\"]\n");
+  EXPECT_EQ(e.hosts.uris, (std::vector<std::string>{"qemu+ssh://root@lab3/system", "qemu+tcp://10.0.0.7:16509/system"}));
+  EXPECT_EQ(e.hosts.pool_path, "/var/lib/abvm/pool");
+  const std::string shown = describe_effective_config(e);
+  EXPECT_NE(shown.find("qemu+ssh://root@lab3/system"), std::string::npos) << shown;
+  EXPECT_TRUE(load(kBase).hosts.uris.empty());
+  EXPECT_EQ(error_of(kBase + "[hosts]\nuris = [\"lab3\"]\n"),
+            "demo.toml:8: key 'hosts.uris': \"lab3\" is not a libvirt URI: write e.g. \"qemu+ssh://root@lab3/system\" "
+            "or \"qemu+tcp://10.0.0.7:16509/system\"");
+  EXPECT_EQ(error_of(kBase + "[hosts]\nuris = [\"qemu:///system\", \"qemu:///system\"]\n"),
+            "demo.toml:8: key 'hosts.uris': \"qemu:///system\" is named twice: a host runs its own blocks once");
+  EXPECT_EQ(error_of(kBase + "[hosts]\npool_path = \"pool\"\n"),
+            "demo.toml:8: key 'hosts.pool_path' = \"pool\" must be an absolute path on the hosts");
+  EXPECT_EQ(error_of(kBase + "[disk]\npath = \"my.img\"\n[hosts]\nuris = [\"qemu:///system\"]\n"),
+            "demo.toml:8: disk.path names a file on this machine, but the blocks run on [hosts]: remove it (abvm "
+            "creates a scratch volume on each host)");
+}
+
+}  // namespace
+}  // namespace abvm

@@ -726,3 +726,120 @@ TEST_F(DesignTest, SameGuestChecksEachSideAgainstItsOwnDisk) {
 
 }  // namespace
 }  // namespace abvm
+
+namespace abvm {
+namespace {
+
+// ---- a pool of hosts (issue 12): blocks on every host at once, failover, nothing counted twice ----
+
+// A fake host that becomes unreachable (its driver throws InfraError) from its `fail_from`-th boot on.
+struct FlakyHost : test::FakeDriver {
+  explicit FlakyHost(std::string name) : FakeDriver(std::move(name)) {}
+  int fail_from = 1 << 30;
+  bool infra_outcome = false;  // answer infra errors instead (the guests keep failing)
+  std::atomic<int> calls = 0;
+  using GuestDriver::run_guest;
+  GuestOutcome run_guest(const DomainSpec& s, std::chrono::milliseconds t, const ConsoleHooks& h) override {
+    if (++calls >= fail_from) {
+      if (infra_outcome) return {.end = GuestOutcome::End::infra_error, .detail = "could not start"};
+      throw InfraError("libvirt: the connection to 'qemu+tcp://127.0.0.1:1/system' was lost");
+    }
+    return FakeDriver::run_guest(s, t, h);
+  }
+};
+
+class PoolTest : public DesignTest {
+ protected:
+  FlakyHost h0{"qemu+tcp://127.0.0.1:16601/system"}, h1{"qemu+tcp://127.0.0.1:16602/system"};
+  std::vector<std::string> notes;
+  void SetUp() override {
+    DesignTest::SetUp();
+    for (FlakyHost* h : {&h0, &h1}) {
+      h->emulate_agent = true;
+      h->agent_output = kDdOutput;
+      h->run_time = std::chrono::milliseconds(10);
+    }
+    spec.infra_retries = 0;
+    spec.lanes = {{.name = "h0", .host = 0, .scratch = {dir / "scratch.raw"}},
+                  {.name = "h1", .host = 1, .scratch = {dir / "scratch-1.raw"}}};
+  }
+  Orchestrator pool() {
+    return Orchestrator({{.name = h0.describe(), .driver = &h0}, {.name = h1.describe(), .driver = &h1}}, spec, sink);
+  }
+  Controls controls() {
+    return {.note = [this](const std::string& n) { notes.push_back(n); }};
+  }
+  // Every trial of the plan in the ledger exactly once, in plan order, and each block on one host.
+  void expect_every_block_once(int blocks) {
+    std::vector<std::string> expected;
+    for (int i = 0; i < 2 * blocks; ++i) expected.push_back(fmt_id(i));
+    EXPECT_EQ(ledger_trials(), expected);
+    ASSERT_EQ(sink.results.size(), expected.size());
+    for (int b = 0; b < blocks; ++b) EXPECT_EQ(sink.results[2 * b].host, sink.results[2 * b + 1].host) << b;
+  }
+};
+
+TEST_F(PoolTest, BlocksRunOnEveryHostAndTheJournalSaysWhichRanWhat) {
+  Orchestrator o = pool();
+  o.run(trials(6), {}, controls());
+  expect_every_block_once(6);
+  std::set<std::string> hosts;
+  for (const auto& r : sink.results) hosts.insert(r.host);
+  EXPECT_EQ(hosts, (std::set<std::string>{h0.describe(), h1.describe()}));
+  EXPECT_TRUE(notes.empty());
+}
+
+// A host that becomes unreachable leaves the pool; its block runs again, whole, on the other host.
+TEST_F(PoolTest, AnUnreachableHostLeavesThePoolAndItsBlockRunsElsewhere) {
+  h1.fail_from = 2;  // its first block's second trial
+  Orchestrator o = pool();
+  o.run(trials(6), {}, controls());
+  expect_every_block_once(6);
+  for (const auto& r : sink.results) EXPECT_EQ(r.outcome, Outcome::ok) << r.trial.id << " " << r.detail;
+  EXPECT_EQ(h1.calls, 2) << "no block goes to a host that left the pool";
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0], "host qemu+tcp://127.0.0.1:16602/system leaves the pool: libvirt: the connection to "
+                      "'qemu+tcp://127.0.0.1:1/system' was lost");
+  EXPECT_NE(notes[1].find("moves to another host"), std::string::npos);
+}
+
+// Guests that keep failing for infrastructure reasons take their host out after kHostInfraStrikes
+// blocks; the failed attempts are not samples and nothing is counted twice.
+TEST_F(PoolTest, AHostWhoseGuestsKeepFailingLeavesThePool) {
+  h1.fail_from = 1;
+  h1.infra_outcome = true;
+  Orchestrator o = pool();
+  o.run(trials(6), {}, controls());
+  expect_every_block_once(6);
+  for (const auto& r : sink.results) {
+    EXPECT_EQ(r.outcome, Outcome::ok) << r.trial.id;
+    EXPECT_EQ(r.host, h0.describe());
+  }
+  EXPECT_NE(std::find_if(notes.begin(), notes.end(),
+                         [](const std::string& n) {
+                           return n.find("leaves the pool: 2 blocks in a row ended in an infrastructure error") !=
+                                  std::string::npos;
+                         }),
+            notes.end());
+}
+
+// With no host left the run ends with an infrastructure error naming every URI; what was done is kept.
+TEST_F(PoolTest, APoolWithNoHostLeftStopsNamingEveryUri) {
+  h0.fail_from = 3;
+  h1.fail_from = 3;
+  Orchestrator o = pool();
+  try {
+    o.run(trials(6), {}, controls());
+    ADD_FAILURE() << "no error";
+  } catch (const InfraError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no host is left in the pool: "), std::string::npos) << what;
+    EXPECT_NE(what.find(h0.describe()), std::string::npos) << what;
+    EXPECT_NE(what.find(h1.describe()), std::string::npos) << what;
+  }
+  const auto done = ledger_trials();
+  EXPECT_EQ(std::set<std::string>(done.begin(), done.end()).size(), done.size()) << "a trial counted twice";
+}
+
+}  // namespace
+}  // namespace abvm

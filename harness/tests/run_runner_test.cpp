@@ -97,9 +97,9 @@ class RunnerTest : public ::testing::Test {
   }
   RunEnd run(const ResultsDir& dir, bool resuming = false) {
     Runner runner(experiment, dir,
-                  {.connect = [this]() -> GuestDriver& {
+                  {.connect = [this] {
                      ++connects;
-                     return driver;
+                     return std::vector<HostDriver>{{.name = "", .driver = &driver}};
                    },
                    .preparer = preparer,
                    .observer = notes,
@@ -239,9 +239,9 @@ TEST_F(RunnerTest, ASecondRunnerOnTheSameDirectoryIsRefusedBeforeItConnects) {
     Notes other_notes;
     bool connected = false;
     Runner second(experiment, dir,
-                  {.connect = [&]() -> GuestDriver& {
+                  {.connect = [&] {
                      connected = true;
-                     return other;
+                     return std::vector<HostDriver>{{.name = "", .driver = &other}};
                    },
                    .preparer = other_preparer,
                    .observer = other_notes,

@@ -404,3 +404,52 @@ TEST(VerdictAnalysis, NoiseAnatomySeparatesBootRunAndPairNoise) {
 }  // namespace
 }  // namespace abvm
 
+
+namespace abvm {
+namespace {
+
+// A pool: blocks on `hosts` hosts in turn; host h's pair difference is `shift[h]` ± 0.01.
+SampleSet pool_blocks(const std::vector<double>& shift, int blocks) {
+  SampleSet s = shared_noise_blocks();
+  s.metrics[0].a.clear();
+  s.metrics[0].b.clear();
+  std::int64_t order = 0;
+  for (int k = 0; k < blocks; ++k) {
+    const std::size_t h = static_cast<std::size_t>(k) % shift.size();
+    const double f = k % 2 ? 0.1 : -0.1, d = shift[h] + (k % 4 < 2 ? 0.01 : -0.01);
+    for (Side side : {Side::a, Side::b}) {
+      (side == Side::a ? s.metrics[0].a : s.metrics[0].b)
+          .push_back({.value = 1e9 * std::exp(side == Side::a ? f : f + d), .order = order++, .order_known = true,
+                      .boot = std::string(to_string(side)) + std::to_string(k), .block = k,
+                      .host = "qemu+tcp://127.0.0.1:1660" + std::to_string(h) + "/system"});
+    }
+  }
+  return s;
+}
+
+// Each host's paired effect over its own blocks, and a warning when they disagree beyond chance
+// (Kruskal-Wallis, checked against SciPy in stats_rank_kruskal_test); one host: no host figures.
+TEST(VerdictAnalysis, APoolsHostsGetTheirOwnEffectsAndATestOfAgreement) {
+  AnalysisOptions options;
+  options.paired_primary = true;
+  const MetricAnalysis agree = analyze(pool_blocks({0, 0}, 16), options).metrics[0];
+  ASSERT_TRUE(agree.hosts.has_value());
+  ASSERT_EQ(agree.hosts->hosts.size(), 2u);
+  EXPECT_EQ(agree.hosts->hosts[0].blocks, 8u);
+  ASSERT_TRUE(agree.hosts->hosts[1].effect.has_value());
+  EXPECT_NEAR(agree.hosts->hosts[1].effect->estimate, 1.0, 1e-9);
+  EXPECT_FALSE(agree.hosts->disagree);
+  EXPECT_TRUE(any_contains(agree.notes, "hosts agree: Kruskal-Wallis p ="));
+
+  const MetricAnalysis disagree = analyze(pool_blocks({0, -0.1}, 16), options).metrics[0];
+  ASSERT_TRUE(disagree.hosts.has_value());
+  EXPECT_TRUE(disagree.hosts->disagree);
+  EXPECT_LT(disagree.hosts->p, 0.01);
+  EXPECT_NEAR(disagree.hosts->hosts[1].effect->estimate, std::exp(-0.1), 1e-9);
+  EXPECT_TRUE(any_contains(disagree.warnings, "The hosts disagree about the effect beyond chance"));
+
+  EXPECT_FALSE(analyze(pool_blocks({0}, 16), options).metrics[0].hosts.has_value());
+}
+
+}  // namespace
+}  // namespace abvm

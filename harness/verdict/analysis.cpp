@@ -1,6 +1,7 @@
 #include "verdict/analysis.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
@@ -14,6 +15,7 @@
 #include "core/error.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/holm.hpp"
+#include "stats/kruskal.hpp"
 #include "stats/ranks.hpp"
 
 namespace abvm {
@@ -146,6 +148,82 @@ std::vector<double> block_log_ratios(const std::vector<Sample>& a_samples, const
     d.push_back(std::log(stats::median(it->second)) - std::log(stats::median(av)));
   }
   return d;
+}
+
+// A pool's hosts: each host's paired effect over its own blocks, and the Kruskal-Wallis test of
+// whether the hosts' per-block log ratios come from one distribution. nullopt on one host.
+std::optional<HostAgreement> host_agreement(const std::vector<Sample>& a, const std::vector<Sample>& b, double alpha) {
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<std::vector<Sample>, std::vector<Sample>>> by_host;
+  for (const auto* side : {&a, &b}) {
+    for (const Sample& s : *side) {
+      if (s.host.empty()) return std::nullopt;
+      if (!by_host.contains(s.host)) order.push_back(s.host);
+      (side == &a ? by_host[s.host].first : by_host[s.host].second).push_back(s);
+    }
+  }
+  if (order.size() < 2) return std::nullopt;
+  HostAgreement out;
+  std::vector<std::vector<double>> groups;
+  for (const auto& host : order) {
+    const auto& [ha, hb] = by_host[host];
+    HostEffect h{.host = host};
+    const auto d = block_log_ratios(ha, hb);
+    h.blocks = d.size();
+    const auto values = [](const std::vector<Sample>& v) {
+      std::vector<double> x;
+      for (const Sample& s : v) x.push_back(s.value);
+      return x;
+    };
+    if (!ha.empty()) h.median_a = stats::median(values(ha));
+    if (!hb.empty()) h.median_b = stats::median(values(hb));
+    if (d.size() >= 2) {
+      h.effect = effect_from_shift(stats::hodges_lehmann_paired(d, 1 - alpha));
+      groups.push_back(d);
+    }
+    out.hosts.push_back(std::move(h));
+  }
+  if (groups.size() >= 2) {
+    const auto k = stats::kruskal_wallis(groups);
+    out.h = k.h;
+    out.p = k.p;
+    out.disagree = k.p < alpha;
+  }
+  return out;
+}
+
+// What the pool's hosts say, in words: a disagreement beyond chance is a warning, a host far slower
+// than the others a note.
+void describe_hosts(MetricAnalysis& r) {
+  if (!r.hosts) return;
+  const HostAgreement& h = *r.hosts;
+  std::vector<std::string> each;
+  for (const auto& x : h.hosts) {
+    each.push_back(x.effect ? fmt::format("{:.3f} [{:.3f}, {:.3f}] on {} ({} blocks)", x.effect->estimate,
+                                          x.effect->low, x.effect->high, x.host, x.blocks)
+                            : fmt::format("{} blocks on {}", x.blocks, x.host));
+  }
+  if (h.disagree) {
+    r.warnings.push_back(fmt::format("The hosts disagree about the effect beyond chance (Kruskal-Wallis p = {:.3g}): "
+                                     "B/A {}. The verdict pools every block (each pairs A with B on one host); look at "
+                                     "what differs between the hosts (CPU, kernel, load, libvirt, QEMU).",
+                                     h.p, fmt::join(each, "; ")));
+  } else {
+    r.notes.push_back(fmt::format("Per host: B/A {} (hosts agree: Kruskal-Wallis p = {:.3g}).", fmt::join(each, "; "), h.p));
+  }
+  for (const auto& x : h.hosts) {
+    std::vector<double> others;
+    for (const auto& y : h.hosts) {
+      if (&y != &x && y.median_a > 0) others.push_back(y.median_a);
+    }
+    if (others.empty() || x.median_a <= 0) continue;
+    const double ratio = x.median_a / stats::median(others);
+    if (ratio < 0.5 || ratio > 2) {
+      r.notes.push_back(fmt::format("Host {} measures side A at {:.2f}x the other hosts' median: a much {} host (its "
+                                    "blocks still pair A with B there).",
+                                    x.host, ratio, ratio < 1 ? "slower" : "faster"));
+    }
+  }
 }
 
 struct Trend {
@@ -544,6 +622,7 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
   if (d.size() >= 2) r.paired = effect_from_shift(stats::hodges_lehmann_paired(d, 1 - alpha));
   choose_primary(r, options.paired_primary);
   r.noise = noise_anatomy(r, d, options.margin);
+  r.hosts = host_agreement(r.a.samples, r.b.samples, alpha);
   auto mw = stats::mann_whitney(r.a.units, r.b.units);
   r.mw_u = mw.u;
   r.mw_p = mw.p;
@@ -567,6 +646,7 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
     }
   }
   add_warnings(r, alpha);
+  describe_hosts(r);
   describe_modes(r, r.a.samples, r.b.samples, r.modes.alpha);
   r.headline = headline(r);
   return r;

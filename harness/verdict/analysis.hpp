@@ -89,6 +89,21 @@ struct Effect {
   std::string method;
 };
 
+// A pool's hosts (issue 12): each host's own paired effect over the blocks it ran, and whether
+// the hosts agree beyond chance (Kruskal-Wallis on the per-block log ratios grouped by host).
+struct HostEffect {
+  std::string host;
+  std::size_t blocks = 0;
+  double median_a = 0, median_b = 0;   // of the host's boot values, in the metric's units
+  std::optional<Effect> effect;        // paired B/A, at the analysis level (2 blocks or more)
+};
+
+struct HostAgreement {
+  std::vector<HostEffect> hosts;       // in order of first appearance
+  double h = 0, p = 1;                 // Kruskal-Wallis over the hosts with 2 blocks or more
+  bool disagree = false;               // p below the analysis alpha
+};
+
 struct ModeAnalysis {
   stats::ModeSplit split;
   std::optional<stats::FisherResult> fisher;   // dominant-or-better vs worse modes, by side
@@ -107,6 +122,7 @@ struct MetricAnalysis {
   Effect unpaired;                      // HL of the units, ratio B/A
   std::optional<Effect> paired;         // interleaved blocks only
   NoiseAnatomy noise;
+  std::optional<HostAgreement> hosts;   // blocks ran on more than one host
   double mw_u = 0, mw_p = 1, mw_p_holm = 1;
   bool mw_exact = false;
   stats::Interval bootstrap;            // ratio of medians B/A, secondary

@@ -10,6 +10,7 @@ not need Python). Independent of the C++ code:
     for small sizes) or the normal approximation stated in hodges_lehmann.hpp, applied to the
     brute-force sorted list.
   - Holm: the textbook step-down loop, written out (no statsmodels).
+  - Kruskal-Wallis H and p: scipy.stats.kruskal (tie-corrected H, chi-square p).
 """
 import itertools
 import math
@@ -98,6 +99,14 @@ def normal_rank(mu, sigma, confidence, total):
     k_max = max(1, (total + 1) // 2)
     k = int(min(max(math.floor(mu + 0.5 - z * sigma), 1), k_max))
     return k, max(0.0, 1 - 2 * float(stats.norm.sf((mu - (k - 0.5)) / sigma)))
+
+
+# Per-block log ratios of a pool's hosts: hosts that disagree, tied values, and agreeing hosts.
+KRUSKAL = {
+    "disagree": [[0.01, 0.03, -0.02, 0.00, 0.015], [0.05, 0.07, 0.04, 0.06], [0.02, 0.02, -0.01, 0.03, 0.0, 0.01]],
+    "ties": [[1, 1, 2, 2, 3], [1, 2, 2, 3, 3, 3], [4, 4, 5]],
+    "agree": [[0.1, -0.2, 0.3], [0.15, -0.1, 0.05, 0.2]],
+}
 
 
 def median_sorted(v):
@@ -260,6 +269,11 @@ def main():
     print("// ---- Holm: {in, out} ----")
     for name, p in HOLM.items():
         print("    {%s, %s},  // %s" % (arr(p), arr(holm(p)), name))
+    print()
+    print("// ---- Kruskal-Wallis: {name, groups, h, p} from scipy.stats.kruskal ----")
+    for name, groups in KRUSKAL.items():
+        r = stats.kruskal(*groups)
+        print('    {"%s", {%s}, %s, %s},' % (name, ", ".join(arr(g) for g in groups), lit(r.statistic), lit(r.pvalue)))
 
 
 if __name__ == "__main__":
