@@ -26,7 +26,7 @@ std::vector<std::string> choices(const std::array<std::string_view, N>& list) {
 }
 
 std::string bool_text(bool value) { return value ? "true" : "false"; }
-std::string quoted(std::string_view text) { return fmt::format("\"{}\"", text); }
+std::string toml_quoted(std::string_view text) { return fmt::format("\"{}\"", text); }
 
 // Device keys are shared ([device]) and per side ([sides.A.device]); listing them once keeps
 // the two in step. Defaults are VirtioBlkOptions' own, bounds and choices config/rules.hpp's.
@@ -48,9 +48,9 @@ const std::vector<DeviceKey>& device_keys() {
        "number of virtqueues (unset: QEMU's default)", {}, closed(rules::virtqueues)},
       {"queue_size", KeyType::integer, "unset",
        "virtqueue ring size, a power of two (unset: QEMU's default)", {}, closed(rules::queue_size)},
-      {"cache", KeyType::string, quoted(d.cache), "host page cache mode of the scratch disk",
+      {"cache", KeyType::string, toml_quoted(d.cache), "host page cache mode of the scratch disk",
        choices(rules::cache_modes), {}},
-      {"io", KeyType::string, quoted(d.io), "QEMU's I/O mode; native needs cache none or directsync",
+      {"io", KeyType::string, toml_quoted(d.io), "QEMU's I/O mode; native needs cache none or directsync",
        choices(rules::io_modes), {}},
       {"iothread", KeyType::boolean, bool_text(d.iothread), "run the disk in its own QEMU iothread", {}, {}},
   };
