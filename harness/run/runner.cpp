@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <future>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -294,10 +296,20 @@ RunEnd Runner::run(const RunSession& session) {
     c_.observer.note(fmt::format("resuming {}: {} of {} trials done", dir_.root().string(), recovered.done.size(),
                                  read_plan(dir_).trials.size()));
   }
-  const PreparedGuests guests = c_.preparer.prepare(experiment_);
+  // The connections are made while the guests are prepared: a first connection to libvirt's
+  // embedded driver probes QEMU for most of a minute, about what a first image build takes.
+  auto connecting = std::async(std::launch::async, [this] { return c_.connect(); });
+  std::optional<PreparedGuests> prepared;
+  try {
+    prepared = c_.preparer.prepare(experiment_);
+  } catch (...) {
+    connecting.wait();  // no connection outlives the run that asked for it
+    throw;
+  }
+  const PreparedGuests& guests = *prepared;
   write_file_atomic(dir_.kernels(), guests.kernels.dump(2) + "\n");
   write_file_atomic(dir_.image(), guests.image.dump(2) + "\n");
-  const std::vector<HostDriver> hosts = c_.connect();
+  const std::vector<HostDriver> hosts = connecting.get();
   if (hosts.empty()) throw InfraError("no host to run on");
   manifest.uri = session.uri;
   manifest.uris = session.uris;

@@ -48,7 +48,7 @@ class RunObserver {
 using LookDecision = std::function<std::optional<std::string>(const ResultsDir& dir, double confidence)>;
 
 struct RunCollaborators {
-  // The connections to the run's hosts, made once the lock is held and the guests are prepared
+  // The connections to the run's hosts, made once the lock is held, while the guests are prepared
   // (a second runner on the same directory is refused before it connects anywhere): one for a run
   // on one machine (its name "": the journal names this machine), one per host of a pool (named
   // by its URI). InfraError when none can be made.
