@@ -1,30 +1,43 @@
 #!/usr/bin/env bash
-# Installs abvm's build and run dependencies from Debian packages.
+# Installs abvm's build and run dependencies from Debian packages (--tests: the tests' too).
 # Idempotent: quiet when everything is present. Needs root only when something is missing.
 set -euo pipefail
 
-# libvirt-daemon: libvirtd, for `--connect qemu:///system` and the tests that kill a daemon
-# mid-run (abvm's default needs no daemon: the embedded driver runs in-process).
+# What building and running abvm needs, for every shipped experiment (the Debian cloud kernel,
+# kernels built from Debian's linux-source-6.1, dd and fio in the guest): the main job's set.
 packages=(
   build-essential cmake ninja-build pkg-config ccache
-  libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev
   libpugixml-dev libboost-math-dev
-  python3-scipy python3-matplotlib python3-jsonschema chromium
+  python3-matplotlib
   qemu-system-x86 libvirt-dev libvirt-daemon-driver-qemu libvirt-clients
-  libvirt-daemon
-  fio busybox-static cpio kmod coreutils zstd xz-utils
-  dpkg-dev
+  busybox-static cpio kmod coreutils zstd xz-utils
+  dpkg-dev libaio-dev zlib1g-dev
   linux-source-6.1 bc bison flex libelf-dev libssl-dev patch file
-  e2fsprogs util-linux libxml2-utils python3-yaml
-  libaio-dev zlib1g-dev
+  e2fsprogs util-linux
+)
+# --tests adds what the tests, benchmarks and CI need: GoogleTest and Google Benchmark, the
+# independent references (SciPy, jsonschema, xmllint), the report in Chromium, libvirtd (the tests
+# that kill a daemon mid-run and the remote hosts), YAML for the nightly rehearsal, clang for the
+# fuzzers, and fio on the host.
+test_packages=(
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-scipy python3-jsonschema libxml2-utils python3-yaml chromium
+  libvirt-daemon fio
   clang-14 libclang-rt-14-dev
 )
-case "${1:-}" in
-  --print) printf '%s\n' "${packages[@]}"; exit 0 ;;
-  "") ;;
-  *) echo "usage: $0 [--print]" >&2; exit 2 ;;
-esac
+usage() { echo "usage: $0 [--tests] [--print]" >&2; exit 2; }
+tests=0
+print=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) tests=1 ;;
+    --print) print=1 ;;
+    *) usage ;;
+  esac
+done
+[ $tests = 1 ] && packages+=("${test_packages[@]}")
+if [ $print = 1 ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 
 missing=()
 for p in "${packages[@]}"; do
