@@ -149,6 +149,11 @@ int finish_run(const Experiment& e, const ResultsDir& dir, double confidence, co
   }
   say(fmt::format("report: {}", report.string()));
   say(fmt::format("results: {}", dir.root().string()));
+  // What another design would have cost here (not in analysis.json: a re-analysis must not
+  // depend on a calibration made later).
+  if (const auto calibration = read_calibration(abvm_cache_dir() / "calibration.json")) {
+    if (const auto costs = design_costs(e, *calibration, host_name())) say(*costs);
+  }
   return exit_code_for(d.analysis.verdict);
 }
 

@@ -98,4 +98,29 @@ std::optional<std::string> budget_warning(const Experiment& e, const HostCalibra
   return text;
 }
 
+std::optional<std::string> design_costs(const Experiment& e, const HostCalibration& calibration,
+                                        const std::string& this_host) {
+  if (calibration.host != this_host) return std::nullopt;
+  const double half = e.analysis.margin / 2, alpha = 1 - e.analysis.confidence;
+  const DesignCalibration* used = nullptr;
+  const DesignCalibration* best = nullptr;
+  for (const auto& d : calibration.designs) {
+    if (d.design == e.schedule.design) {
+      used = &d;
+    } else if (best == nullptr || calibrated_blocks(d, half, alpha) < calibrated_blocks(*best, half, alpha)) {
+      best = &d;
+    }
+  }
+  if (used == nullptr) return std::nullopt;
+  const auto cost = [&](const DesignCalibration& d) {
+    const std::uint64_t n = calibrated_blocks(d, half, alpha);
+    return fmt::format("{} needs about {} blocks (~{:.0f} min)", to_string(d.design), n,
+                       static_cast<double>(n) / d.blocks_per_minute);
+  };
+  std::string text = fmt::format("by this host's calibration ({}), a ±{:.3g} % interval at {:.3g} %: design {}",
+                                 calibration.time, half * 100, e.analysis.confidence * 100, cost(*used));
+  if (best != nullptr) text += fmt::format("; the best other design, {}", cost(*best));
+  return text;
+}
+
 }  // namespace abvm

@@ -43,4 +43,10 @@ std::uint64_t calibrated_blocks(const DesignCalibration& c, double half_width, d
 std::optional<std::string> budget_warning(const Experiment& experiment, const HostCalibration& calibration,
                                           const std::string& this_host);
 
+// What this host's calibration says a ±margin/2 interval costs in the experiment's design and in
+// the best other one, in blocks and minutes ("by this host's calibration (2026-12-01T...): ..."),
+// for the end of `abvm run`; nullopt when the calibration is of another host or lacks the design.
+std::optional<std::string> design_costs(const Experiment& experiment, const HostCalibration& calibration,
+                                        const std::string& this_host);
+
 }  // namespace abvm

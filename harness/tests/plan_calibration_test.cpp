@@ -3,6 +3,7 @@
 #include "plan/calibration.hpp"
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <filesystem>
@@ -98,6 +99,29 @@ TEST_F(CalibrationTest, BudgetWarningNamesTheBetterDesign) {
   ASSERT_TRUE(small.has_value());
   EXPECT_NE(small->find("budget is 10 boots per side"), std::string::npos) << *small;
   EXPECT_NE(small->find("raise the budget or widen analysis.margin"), std::string::npos) << *small;
+}
+
+}  // namespace
+}  // namespace abvm
+
+namespace abvm {
+namespace {
+
+// What the end of `abvm run` says another design would cost: this run's and the best other one's.
+TEST_F(CalibrationTest, DesignCostsNameThisRunsDesignAndTheBestOther) {
+  const HostCalibration c = read(kCalibration);
+  Experiment e;
+  e.schedule.design = Design::sequential_blocks;
+  const auto text = design_costs(e, c, "lab1");
+  ASSERT_TRUE(text.has_value());
+  const std::uint64_t seq = calibrated_blocks(c.designs[0], 0.025, 0.05);
+  const std::uint64_t co = calibrated_blocks(c.designs[1], 0.025, 0.05);
+  EXPECT_NE(text->find(fmt::format("design sequential-blocks needs about {} blocks", seq)), std::string::npos) << *text;
+  EXPECT_NE(text->find(fmt::format("the best other design, co-scheduled needs about {} blocks", co)), std::string::npos)
+      << *text;
+  EXPECT_FALSE(design_costs(e, c, "another-host").has_value());
+  e.schedule.design = Design::lockstep;  // not calibrated
+  EXPECT_FALSE(design_costs(e, c, "lab1").has_value());
 }
 
 }  // namespace
