@@ -440,6 +440,8 @@ fs::path prepare_build_tree(const KernelRecipe& recipe, const fs::path& pristine
 
 }  // namespace
 
+std::string file_sha256(const fs::path& path) { return sha256_file(path); }
+
 std::vector<std::string> paths_touched_by_patch(std::string_view text) {
   std::vector<std::string> out;
   auto add = [&](std::string path, bool strip_one) {

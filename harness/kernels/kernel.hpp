@@ -112,6 +112,9 @@ std::string kernel_cache_key(const KernelRecipe& recipe);
 // tail of the build log (a patch can break the build); a failing tool is an InfraError.
 KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions& options = {});
 
+// The sha256 of a file (a patch, a fragment), as the cache key takes it.
+std::string file_sha256(const std::filesystem::path& path);
+
 // The files a unified or git diff touches, relative to the tree it applies to with `patch -p1`
 // ("---"/"+++" headers with their first component stripped, git's rename/copy lines as they
 // are; /dev/null skipped), each once, in order of appearance.
