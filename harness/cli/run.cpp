@@ -11,6 +11,7 @@
 #include "cli/decision_options.hpp"
 #include "cli/report.hpp"
 #include "cli/results_analysis.hpp"
+#include "cli/run_session.hpp"
 #include "config/experiment.hpp"
 #include "core/cache.hpp"
 #include "core/error.hpp"
@@ -48,18 +49,6 @@ struct RunArgs {
 };
 
 void say(const std::string& text) { std::fprintf(stderr, "abvm: %s\n", text.c_str()); }
-
-// The terminal as a run's observer: one progress line rewritten in place on a terminal, plain
-// lines in logs.
-class TerminalObserver final : public RunObserver {
- public:
-  void note(const std::string& text) override { printer_.message(text); }
-  void progress(const ProgressState& state) override { printer_.update(state); }
-  void finish() override { printer_.finish(); }
-
- private:
-  ProgressPrinter printer_{stderr, ::isatty(STDERR_FILENO) != 0};
-};
 
 // ---- dry run -------------------------------------------------------------------------------
 
@@ -120,18 +109,16 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
 
 // ---- analysis ------------------------------------------------------------------------------
 
-// The end of every run: analysis.json, summary.txt, the terminal summary, report.html, JUnit.
-// The analysis is saved first: a report that cannot be written loses nothing gathered.
+// The end of every run: analysis.json, summary.txt and report.html (run_session.hpp), the
+// terminal summary, JUnit.
 int finish_run(const Experiment& e, const ResultsDir& dir, double confidence, const RunArgs& args) {
-  const Decision d = decide(e, dir, confidence);
-  write_file_atomic(dir.analysis(), d.json_text);
-  write_file_atomic(dir.summary(), d.summary);
+  const Decision d = write_run_outputs(e, dir, confidence);
   std::cout << (::isatty(STDOUT_FILENO) != 0
                     ? terminal_report(d.analysis, {.a_label = e.a.label, .b_label = e.b.label, .color = true,
                                                    .seconds_per_block = d.seconds_per_block})
                     : d.summary)
             << std::flush;
-  const fs::path report = write_results_dir_report(dir.root());
+  const fs::path report = dir.report_html();
   if (!args.junit.empty()) {
     write_file_atomic(args.junit, junit_report(nlohmann::json::parse(d.json_text), {.suite = e.name}));
   }
@@ -154,20 +141,6 @@ std::string connection_uri(const RunArgs& args, const RunManifest& manifest) {
   if (!args.connect.empty()) return args.connect;
   if (!manifest.uri.empty()) return manifest.uri;
   return LibvirtDriver::embedded_uri();
-}
-
-// Connects and removes what a killed abvm process left running. libvirt may still be
-// reconnecting to those guests (it then refuses with "cannot acquire state change lock"): that
-// must not stop a --resume, since the new trials use domains of their own names.
-std::unique_ptr<LibvirtDriver> connect_libvirt(const std::string& uri, RunObserver& observer) {
-  observer.note(fmt::format("connecting to {} ...", uri));
-  auto driver = std::make_unique<LibvirtDriver>(uri);
-  try {
-    for (const auto& name : driver->destroy_leftovers()) observer.note("destroyed leftover domain " + name);
-  } catch (const InfraError& ex) {
-    observer.note(fmt::format("warning: {}; continuing (list running domains with 'virsh -c {} list')", ex.what(), uri));
-  }
-  return driver;
 }
 
 int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, bool resuming) {
