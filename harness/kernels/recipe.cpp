@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 namespace abvm {
 namespace {
 
-constexpr std::array<std::string_view, 8> kKeys = {"description", "source",    "package", "path",
-                                                   "config",      "fragments", "series",  "make_args"};
+constexpr std::array<std::string_view, 9> kKeys = {"description", "source", "package",   "path",     "commit",
+                                                   "config",      "fragments", "series", "make_args"};
 constexpr std::array<std::string_view, 3> kBaseConfigs = {"tinyconfig", "allnoconfig", "defconfig"};
 
 std::string join(const auto& items) {
@@ -164,6 +164,13 @@ KernelRecipe load_kernel_recipe(const std::string& name_or_path, const fs::path&
     if (!path) r.fail(nullptr, fmt::format("missing key 'path' (required for source = \"{}\")", *source));
     recipe.path = r.existing("path", *path, *source == "git" ? "git tree" : "tarball");
     if (r.node("package")) r.fail(r.node("package"), fmt::format("'package' does not apply to source = \"{}\"", *source));
+  }
+  if (auto commit = r.string("commit")) {
+    if (recipe.source != KernelSource::git) {
+      r.fail(r.node("commit"), fmt::format("'commit' applies to source = \"git\" only, not \"{}\"", *source));
+    }
+    if (commit->empty() || commit->front() == '-') r.fail(r.node("commit"), "'commit' must name a commit (a sha, branch or tag)");
+    recipe.commit = *commit;
   }
 
   if (recipe.source == KernelSource::debian_package) {
