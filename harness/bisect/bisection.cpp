@@ -89,8 +89,8 @@ BisectSetup setup_bisection(const Experiment& e, const fs::path& config_file, co
        .max_boots_per_side = settings.max_boots_per_side,
        .seed = choose_seed(e)};
   for (int i = 0; i < n; ++i) {
-    const KernelPatch& patch = s.series.patches[static_cast<std::size_t>(i)];
-    p.patches.push_back({.index = i + 1, .name = patch.name, .sha256 = file_sha256(patch.path)});
+    const SeriesEntry& patch = s.series.patches[static_cast<std::size_t>(i)];
+    p.patches.push_back({.index = i + 1, .name = patch.name, .sha256 = text_sha256(patch.text), .commit = patch.commit});
   }
   return s;
 }

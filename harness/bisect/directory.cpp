@@ -135,7 +135,8 @@ BisectPlan read_bisect_plan(const BisectDir& dir) {
   if (f.has("max_boots_per_side")) p.max_boots_per_side = f.integer("max_boots_per_side");
   for (const auto& patch : f.array("patches")) {
     const Fields pf(patch, dir.plan().string() + ": patches[]");
-    p.patches.push_back({.index = pf.integer("index"), .name = pf.text("name"), .sha256 = pf.text("sha256")});
+    p.patches.push_back({.index = pf.integer("index"), .name = pf.text("name"), .sha256 = pf.text("sha256"),
+                         .commit = pf.text("commit")});
   }
   if (p.patches.empty() || p.max_steps < 1) throw f.damaged("no patches or no steps");
   return p;
@@ -143,7 +144,9 @@ BisectPlan read_bisect_plan(const BisectDir& dir) {
 
 void write_bisect_plan(const BisectDir& dir, const BisectPlan& p) {
   json patches = json::array();
-  for (const auto& s : p.patches) patches.push_back({{"index", s.index}, {"name", s.name}, {"sha256", s.sha256}});
+  for (const auto& s : p.patches) {
+    patches.push_back({{"index", s.index}, {"name", s.name}, {"sha256", s.sha256}, {"commit", s.commit}});
+  }
   json j = {{"abvm_version", p.abvm_version},
             {"experiment", p.experiment},
             {"config", p.config.string()},

@@ -57,6 +57,7 @@ struct SeriesPatch {
   int index = 0;            // 1-based place in the series
   std::string name;         // as the series file names it
   std::string sha256;
+  std::string commit;       // a git range: the commit it is; "" otherwise
 };
 
 // bisect-plan.json.

@@ -144,7 +144,8 @@ json bisect_json(const BisectReport& r) {
   const BisectPlan& p = r.plan;
   json series = json::array();
   for (const auto& s : p.patches) {
-    series.push_back({{"index", s.index}, {"name", s.name}, {"sha256", s.sha256}, {"kernel_label", kernel_label(p, s.index)}});
+    series.push_back({{"index", s.index}, {"name", s.name}, {"sha256", s.sha256}, {"commit", s.commit},
+                      {"kernel_label", kernel_label(p, s.index)}});
   }
   json culprits = json::array();
   for (const auto& c : r.state.culprits) {

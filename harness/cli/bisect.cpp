@@ -50,7 +50,8 @@ int dry_run(const Experiment& e, const BisectSetup& setup, const fs::path& root)
   std::string out = fmt::format("abvm bisect --dry-run {}: nothing is built or booted.\n\n== series ==\n", e.source);
   out += fmt::format("base (kernel 0): {} ({})\n", p.base_recipe, p.base_label);
   for (const auto& patch : p.patches) {
-    out += fmt::format("  patch {:>2}: {} -> kernel {} ({})\n", patch.index, patch.name, patch.index,
+    out += fmt::format("  patch {:>2}: {}{} -> kernel {} ({})\n", patch.index, patch.name,
+                       patch.commit.empty() ? "" : " (commit " + patch.commit.substr(0, 12) + ")", patch.index,
                        kernel_label(p, patch.index));
   }
   out += fmt::format(

@@ -2,7 +2,8 @@
 // step's experiment (bisect/step_experiment.hpp): B's patches after A's, every way an experiment can
 // fail to be a series (with the message that says where and what to do), the kernel recipes of
 // every step (they load, hold the right patches, and are the same cache entries as the original
-// recipes with those patches), and a step's experiment file.
+// recipes with those patches), a git range of a local tree made a series whose last kernel is
+// the tip's tree, and a step's experiment file.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -78,11 +79,15 @@ class BisectSeriesTest : public ::testing::Test {
 
 TEST_F(BisectSeriesTest, TheSeriesIsSideBsPatchesAfterSideAs) {
   const BisectSeries s = load_bisect_series(experiment());
-  EXPECT_EQ(s.base_patches, 1u);
+  ASSERT_EQ(s.base_patches.size(), 1u);
+  EXPECT_EQ(s.base_patches[0].text, "patch 1\n");
   ASSERT_EQ(s.patches.size(), 3u);
   EXPECT_EQ(s.patches[0].name, patch(2));
+  EXPECT_EQ(s.patches[0].text, "patch 2\n");
   EXPECT_EQ(s.patches[2].name, patch(4));
-  EXPECT_EQ(s.tip.name, "tip");
+  EXPECT_EQ(s.patches[2].commit, "");
+  EXPECT_EQ(s.build.name, "tip");
+  EXPECT_FALSE(s.git_range);
 }
 
 TEST_F(BisectSeriesTest, WhatIsNotASeriesIsRefusedSayingWhereAndWhatToDo) {
@@ -91,7 +96,8 @@ TEST_F(BisectSeriesTest, WhatIsNotASeriesIsRefusedSayingWhereAndWhatToDo) {
   EXPECT_EQ(error_of(experiment("base", "same")),
             file + ":8 (sides.B.kernel): kernel '" + (root / "kernels/same.toml").string() +
                 "' has no patches beyond side A's '" + (root / "kernels/base.toml").string() +
-                "': there is nothing to bisect (side B needs a recipe with a patch series, side A its base)");
+                "': there is nothing to bisect (side B needs a recipe with a patch series, or a later commit, side A "
+                "its base)");
   recipe("other", {2, 3});
   EXPECT_EQ(error_of(experiment("base", "other")),
             file + ":8 (sides.B.kernel): the patches of side A's kernel '" + (root / "kernels/base.toml").string() +
@@ -102,7 +108,7 @@ TEST_F(BisectSeriesTest, WhatIsNotASeriesIsRefusedSayingWhereAndWhatToDo) {
             file + ":8 (sides.B.kernel): kernel '" + (root / "kernels/refragmented.toml").string() +
                 "' is not side A's kernel '" + (root / "kernels/base.toml").string() +
                 "' plus patches: its config fragments differ from the base's; abvm bisect needs B's recipe to be A's "
-                "with a longer patch series");
+                "with a longer patch series (or a later commit of the same git tree)");
   EXPECT_EQ(error_of(experiment("base", "tip", "cmdline_append = \"swiotlb=force\"\n")),
             file + " (sides.B.cmdline: side B inherits guest.cmdline (default) + sides.B.cmdline_append (" + file +
                 ":9)): side B's cmdline = \"swiotlb=force\" differs from side A's \"\": abvm bisect compares kernels only, so the sides must "
@@ -143,6 +149,85 @@ TEST_F(BisectSeriesTest, EveryStepsKernelIsARecipeWithTheBasesPatchesAndThePrefi
             kernel_cache_key(load_kernel_recipe((root / "kernels" / "tip.toml").string())));
   EXPECT_NE(kernel_cache_key(load_kernel_recipe(recipes[1].string())),
             kernel_cache_key(load_kernel_recipe(recipes[2].string())));
+}
+
+// A range of commits of one git tree: A's commit plus the commits up to B's as `git format-patch`
+// makes them; the last kernel's build tree is B's tree, every kernel shares A's commit (one kept
+// build tree), and a range that is not linear or runs backwards is refused.
+TEST_F(BisectSeriesTest, AGitRangeIsTheSeriesOfItsCommitsOnTheBaseCommit) {
+  const fs::path tree = root / "linux";
+  run_checked({"cp", "-a", (fs::path(ABVM_TEST_DATA) / "kernels" / "fake-linux").string(), tree.string()});
+  const auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"git", "-C", tree.string(), "-c", "user.name=t", "-c", "user.email=t@t"});
+    return run_checked(args);
+  };
+  const auto commit = [&](const std::string& subject) {
+    git({"add", "-A"});
+    git({"commit", "-qm", subject});
+    return git({"rev-parse", "HEAD"}).substr(0, 40);
+  };
+  git({"init", "-q", "-b", "main"});
+  const std::string c0 = commit("base");
+  write_file_atomic(tree / "drivers/virtio/virtio_ring.c", read_file(tree / "drivers/virtio/virtio_ring.c") + "/* one */\n");
+  const std::string c1 = commit("virtio_ring: first change");
+  write_file_atomic(tree / "drivers/virtio/abvm_new.c", "int abvm_new;\n");
+  const std::string c2 = commit("virtio: add a file");
+  write_file_atomic(tree / "Kconfig", read_file(tree / "Kconfig") + "# three\n");
+  const std::string c3 = commit("kconfig: third change");
+  const auto git_recipe = [&](const std::string& name, const std::string& at) {
+    write_file_atomic(root / "kernels" / (name + ".toml"),
+                      "source = \"git\"\npath = \"../linux\"\nfragments = [\"fragments/guest.config\"]\n" +
+                          (at.empty() ? "" : "commit = \"" + at + "\"\n"));
+  };
+  git_recipe("g-base", c0);
+  git_recipe("g-tip", "");
+  const BisectSeries s = load_bisect_series(experiment("g-base", "g-tip"));
+  EXPECT_TRUE(s.git_range);
+  EXPECT_EQ(s.build.commit, c0);
+  ASSERT_EQ(s.patches.size(), 3u);
+  EXPECT_EQ(s.patches[0].name, "0001-virtio_ring-first-change.patch");
+  EXPECT_EQ(s.patches[1].name, "0002-virtio-add-a-file.patch");
+  EXPECT_EQ(s.patches[0].commit, c1);
+  EXPECT_EQ(s.patches[2].commit, c3);
+  EXPECT_NE(s.patches[1].text.find("+int abvm_new;"), std::string::npos);
+
+  const auto recipes = write_kernel_recipes(s, root / "bisect" / "kernels");
+  ASSERT_EQ(recipes.size(), 4u);
+  const KernelRecipe k0 = load_kernel_recipe(recipes[0].string());
+  EXPECT_EQ(k0.commit, c0);
+  EXPECT_TRUE(k0.patches.empty());
+  EXPECT_EQ(load_kernel_recipe(recipes[3].string()).patches.size(), 3u);
+  EXPECT_EQ(kernel_cache_key(k0), kernel_cache_key(load_kernel_recipe((root / "kernels" / "g-base.toml").string())));
+  // The fake tree's make fails, after the series is applied: the build tree is then the tip's.
+  const KernelBuildOptions options{.cache_dir = root / "cache", .progress = [](std::string_view) {}};
+  EXPECT_THROW(build_kernel(load_kernel_recipe(recipes[3].string()), options), Error);
+  const fs::path built = fs::directory_iterator(root / "cache" / "trees")->path() / "linux";
+  for (const char* f : {"drivers/virtio/virtio_ring.c", "drivers/virtio/abvm_new.c", "Kconfig", "Makefile"}) {
+    EXPECT_EQ(read_file(built / f), git({"show", c3 + ":" + f})) << f;
+  }
+
+  const std::string file = (root / "bis.toml").string();
+  try {
+    load_bisect_series(experiment("g-tip", "g-base"));
+    FAIL() << "a backwards range is taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              file + ":8 (sides.B.kernel): kernels '" + (root / "kernels/g-tip.toml").string() + "' and '" +
+                  (root / "kernels/g-base.toml").string() + "' are two commits of " + tree.string() + ", but side A's " +
+                  c3.substr(0, 12) + " is not an ancestor of side B's " + c0.substr(0, 12) + ": give A the older commit");
+  }
+  git({"checkout", "-q", "-b", "side", c1});
+  write_file_atomic(tree / "side.txt", "side\n");
+  commit("side");
+  git({"checkout", "-q", "main"});
+  git({"merge", "-q", "--no-edit", "side"});
+  git_recipe("g-merged", git({"rev-parse", "HEAD"}).substr(0, 40));
+  try {
+    load_bisect_series(experiment("g-base", "g-merged"));
+    FAIL() << "a range with a merge is taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("there are merges between them"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(BisectSeriesTest, AStepsExperimentIsTheBisectExperimentWithItsKernelsLabelsSeedLevelAndBudget) {
