@@ -60,8 +60,13 @@ std::string axes(const BisectPlan& plan, const Frame& f) {
       "<line x1=\"{4:.1f}\" y1=\"{5:.1f}\" x2=\"{6:.1f}\" y2=\"{5:.1f}\" stroke=\"#5f6b7a\" stroke-dasharray=\"4 3\"/>\n",
       f.left, f.y(1 + plan.margin), f.width - f.left - f.right, f.y(1 - plan.margin) - f.y(1 + plan.margin), f.left,
       f.y(1), f.width - f.right);
-  for (int i = 0; i <= 4; ++i) {
-    const double v = f.y_min + (f.y_max - f.y_min) * i / 4;
+  // Ticks at round ratios (1 among them), at most about six.
+  double step = 0.01;
+  for (double s : {0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0}) {
+    step = s;
+    if ((f.y_max - f.y_min) / s <= 6) break;
+  }
+  for (double v = std::ceil(f.y_min / step) * step; v <= f.y_max + 1e-9; v += step) {
     out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" font-size=\"11\">{:.2f}</text>\n",
                        f.left - 6, f.y(v) + 4, v);
   }
