@@ -46,6 +46,15 @@ std::string patches_text(const BisectPlan& plan, const CulpritRange& r) {
   return fmt::format("one of patches {}-{} ({})", r.first, r.last, names);
 }
 
+std::string end_text(SearchEnd end) {
+  switch (end) {
+    case SearchEnd::searched: return "";
+    case SearchEnd::out_of_steps: return " (the bisection used all the steps its error budget allows)";
+    case SearchEnd::out_of_budget: return " (the boot budget, --max-boots, is spent)";
+  }
+  return "";
+}
+
 // One culprit in words, with the step that showed it and the figures of that step.
 std::string culprit_sentence(const BisectReport& r, const CulpritRange& c) {
   const StepRecord* proof = step_of(r.steps, {.kernel = c.last, .reference = c.reference});
@@ -57,7 +66,7 @@ std::string culprit_sentence(const BisectReport& r, const CulpritRange& c) {
   if (!c.exact()) {
     std::string unknown;
     for (int k : c.unknown) unknown += (unknown.empty() ? "" : ", ") + std::to_string(k);
-    out += unknown.empty() ? "; the steps ran out before it was narrowed to one patch"
+    out += unknown.empty() ? "; the search ended before it was narrowed to one patch" + end_text(r.state.end)
                            : fmt::format("; the steps of kernel(s) {} stayed unknown, so this is the narrowest range "
                                          "that holds it",
                                          unknown);
@@ -65,14 +74,6 @@ std::string culprit_sentence(const BisectReport& r, const CulpritRange& c) {
   return out;
 }
 
-std::string end_text(SearchEnd end) {
-  switch (end) {
-    case SearchEnd::searched: return "";
-    case SearchEnd::out_of_steps: return " (the bisection used all the steps its error budget allows)";
-    case SearchEnd::out_of_budget: return " (the boot budget, --max-boots, is spent)";
-  }
-  return "";
-}
 
 }  // namespace
 

@@ -222,6 +222,22 @@ TEST_F(BisectRunTest, AStepWhoseKernelDoesNotBuildIsUnknownAndTheSearchGoesOnAro
   EXPECT_NE(sentence.find("One of patches 2-3"), std::string::npos) << sentence;
 }
 
+TEST_F(BisectRunTest, TheBootBudgetOverAllStepsEndsTheSearchWithItsRange) {
+  const BisectDir dir =
+      start_bisection(experiment, setup_bisection(experiment, root / "bis.toml", {.max_boots_per_side = 25}), root / "results");
+  const BisectEnd end = run(dir);
+  // 10 + 10 boots per side, then 5 left: less than a step's first look.
+  EXPECT_EQ(asked(end), (std::vector<StepQuestion>{{4, 0}, {2, 0}}));
+  EXPECT_EQ(end.state.end, SearchEnd::out_of_budget);
+  EXPECT_EQ(end.state.culprits, (std::vector<CulpritRange>{{.first = 3, .last = 4, .reference = 0}}));
+  EXPECT_EQ(bisect_exit_code(end.state), 1);
+  // The second step's own budget was what was left of the bisection's.
+  const ResultsDir second(dir.root() / end.steps[1].results_dir);
+  EXPECT_EQ(load_saved_experiment(second, read_manifest(second)).schedule.sequential.max_boots_per_side, 15);
+  const std::string sentence = bisect_sentence({.plan = read_bisect_plan(dir), .steps = end.steps, .state = end.state});
+  EXPECT_NE(sentence.find("the boot budget, --max-boots, is spent"), std::string::npos) << sentence;
+}
+
 // ---- the command, through the real binary ---------------------------------------------------
 
 ProcessResult abvm(std::vector<std::string> args) {
