@@ -12,8 +12,8 @@
 // blocks per step instead of 20 (Pocock-type looks after 10 and 15). The step's level, 99.29 %,
 // needs at least 9 pairs for an exact signed-rank interval to reach it; the bounce costs far more
 // than the 25 % margin and the harmless patches nothing, so a step normally decides at its first
-// look. 7.6 minutes here under other work's load (load average 6-7 on 2 cores) once the kernels
-// are cached (CI's first 6.1 build costs about 330 s more, shared with the other
+// look. 7.6 and 10.9 minutes here under other work's load (load average 6-7 on 2 cores: the
+// guests' CPU time is what it costs) once the kernels are cached (CI's first 6.1 build costs about 330 s more, shared with the other
 // kernel-build tests, and each of the three patched kernels 15-90 s in the kept tree).
 #include <gtest/gtest.h>
 
