@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/analyze.hpp"
+#include "cli/bisect.hpp"
 #include "cli/compare.hpp"
 #include "cli/report.hpp"
 #include "cli/run.hpp"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   std::vector<Command> commands;
   commands.push_back(add_analyze(app));
   commands.push_back(add_run(app));
+  commands.push_back(add_bisect(app));
   commands.push_back(add_report(app));
   commands.push_back(add_compare(app));
   commands.push_back(add_config(app));

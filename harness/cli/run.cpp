@@ -12,6 +12,7 @@
 #include "cli/decision_options.hpp"
 #include "cli/report.hpp"
 #include "cli/results_analysis.hpp"
+#include "cli/run_session.hpp"
 #include "config/experiment.hpp"
 #include "core/cache.hpp"
 #include "core/error.hpp"
@@ -48,19 +49,6 @@ struct RunArgs {
   std::string junit;
 };
 
-void say(const std::string& text) { std::fprintf(stderr, "abvm: %s\n", text.c_str()); }
-
-// The terminal as a run's observer: one progress line rewritten in place on a terminal, plain
-// lines in logs.
-class TerminalObserver final : public RunObserver {
- public:
-  void note(const std::string& text) override { printer_.message(text); }
-  void progress(const ProgressState& state) override { printer_.update(state); }
-  void finish() override { printer_.finish(); }
-
- private:
-  ProgressPrinter printer_{stderr, ::isatty(STDERR_FILENO) != 0};
-};
 
 // ---- dry run -------------------------------------------------------------------------------
 
@@ -132,18 +120,16 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
 
 // ---- analysis ------------------------------------------------------------------------------
 
-// The end of every run: analysis.json, summary.txt, the terminal summary, report.html, JUnit.
-// The analysis is saved first: a report that cannot be written loses nothing gathered.
+// The end of every run: analysis.json, summary.txt and report.html (run_session.hpp), the
+// terminal summary, JUnit.
 int finish_run(const Experiment& e, const ResultsDir& dir, double confidence, const RunArgs& args) {
-  const Decision d = decide(e, dir, confidence);
-  write_file_atomic(dir.analysis(), d.json_text);
-  write_file_atomic(dir.summary(), d.summary);
+  const Decision d = write_run_outputs(e, dir, confidence);
   std::cout << (::isatty(STDOUT_FILENO) != 0
                     ? terminal_report(d.analysis, {.a_label = e.a.label, .b_label = e.b.label, .color = true,
                                                    .seconds_per_block = d.seconds_per_block})
                     : d.summary)
             << std::flush;
-  const fs::path report = write_results_dir_report(dir.root());
+  const fs::path report = dir.report_html();
   if (!args.junit.empty()) {
     write_file_atomic(args.junit, junit_report(nlohmann::json::parse(d.json_text), {.suite = e.name}));
   }
@@ -174,43 +160,6 @@ std::vector<std::string> connection_uris(const RunArgs& args, const RunManifest&
   if (!manifest.uri.empty()) return {manifest.uri};
   if (!e.hosts.uris.empty()) return e.hosts.uris;
   return {LibvirtDriver::embedded_uri()};
-}
-
-// Connects and removes what a killed abvm process left running. libvirt may still be
-// reconnecting to those guests (it then refuses with "cannot acquire state change lock"): that
-// must not stop a --resume, since the new trials use domains of their own names.
-std::unique_ptr<LibvirtDriver> connect_libvirt(const std::string& uri, RunObserver& observer) {
-  observer.note(fmt::format("connecting to {} ...", uri));
-  auto driver = std::make_unique<LibvirtDriver>(uri);
-  try {
-    for (const auto& name : driver->destroy_leftovers()) observer.note("destroyed leftover domain " + name);
-  } catch (const InfraError& ex) {
-    observer.note(fmt::format("warning: {}; continuing (list running domains with 'virsh -c {} list')", ex.what(), uri));
-  }
-  return driver;
-}
-
-// Every host of the run. One host: its failure to connect ends the run. A pool: a host that cannot
-// be reached is left out (said so); none reached ends it, naming every URI.
-std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, RunObserver& observer,
-                                      std::vector<std::unique_ptr<LibvirtDriver>>& drivers) {
-  if (uris.size() == 1) {
-    drivers.push_back(connect_libvirt(uris[0], observer));
-    return {{.name = "", .driver = drivers.back().get()}};
-  }
-  std::vector<HostDriver> hosts;
-  std::vector<std::string> failed;
-  for (const auto& uri : uris) {
-    try {
-      drivers.push_back(connect_libvirt(uri, observer));
-      hosts.push_back({.name = uri, .driver = drivers.back().get()});
-    } catch (const InfraError& ex) {
-      observer.note(fmt::format("host {} is left out of the pool: {}", uri, ex.what()));
-      failed.push_back(fmt::format("{} ({})", uri, ex.what()));
-    }
-  }
-  if (hosts.empty()) throw InfraError(fmt::format("no host of the pool can be reached: {}", fmt::join(failed, "; ")));
-  return hosts;
 }
 
 int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, bool resuming) {

@@ -229,12 +229,18 @@ nlohmann::json source_identity(const KernelRecipe& r) {
       }
       return {{"type", "tarball"}, {"sha256", sha256_file(r.path)}};
     case KernelSource::git: {
-      ProcessResult head = run_process({"git", "-C", r.path.string(), "rev-parse", "HEAD"});
+      const std::string commit = r.commit.empty() ? "HEAD" : r.commit;
+      ProcessResult head = run_process({"git", "-C", r.path.string(), "rev-parse", "--verify", "--end-of-options",
+                                        commit + "^{commit}"});
       if (head.exit_code != 0) {
         throw Error(located(r.file.string(), 0,
-                            fmt::format("{} is not a git tree with a commit: {}", r.path.string(), tail_lines(head.err, 1))));
+                            fmt::format("{} has no commit '{}': {}", r.path.string(), commit, tail_lines(head.err, 1))));
       }
-      std::string dirty = run_checked({"git", "-C", r.path.string(), "status", "--porcelain", "--untracked-files=no"});
+      // A named commit comes from the object store, whatever the work tree holds; HEAD is the
+      // work tree's, which must then be what is committed.
+      std::string dirty = r.commit.empty() ? run_checked({"git", "-C", r.path.string(), "status", "--porcelain",
+                                                          "--untracked-files=no"})
+                                           : "";
       if (!dirty.empty()) {
         throw Error(located(r.file.string(), 0,
                             fmt::format("git tree {} has uncommitted changes: abvm builds its HEAD commit, so commit "
@@ -358,7 +364,8 @@ fs::path unpacked_source(const KernelRecipe& r, const nlohmann::json& source, co
   if (r.source == KernelSource::git) {
     say(options, fmt::format("{}: exporting {} at {}", r.name, r.path.string(), source.at("commit").get<std::string>()));
     fs::path tar = tmp.path() / "source.tar";
-    run_checked({"git", "-C", r.path.string(), "archive", "--format=tar", "--prefix=linux/", "-o", tar.string(), "HEAD"});
+    run_checked({"git", "-C", r.path.string(), "archive", "--format=tar", "--prefix=linux/", "-o", tar.string(),
+                 source.at("commit").get<std::string>()});
     run_checked({"tar", "-xf", tar.string(), "-C", tmp.path().string()});
     fs::remove(tar);
   } else {
@@ -439,6 +446,10 @@ fs::path prepare_build_tree(const KernelRecipe& recipe, const fs::path& pristine
 }
 
 }  // namespace
+
+std::string file_sha256(const fs::path& path) { return sha256_file(path); }
+
+std::string text_sha256(const std::string& text) { return sha256_text(text); }
 
 std::vector<std::string> paths_touched_by_patch(std::string_view text) {
   std::vector<std::string> out;

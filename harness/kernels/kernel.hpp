@@ -8,6 +8,9 @@
 //   source    = "linux-source"             # or "debian-package", "tarball", "git"
 //   package   = "linux-source-6.1"         # debian-package / linux-source: the Debian package
 //   path      = "../linux.tar.xz"          # tarball / git: relative to the recipe file
+//   commit    = "v6.1"                     # git only, optional: the commit to build (default HEAD,
+//                                          # which must then be clean; a named commit is taken
+//                                          # from the object store whatever the work tree holds)
 //   config    = "tinyconfig"               # base: tinyconfig, allnoconfig or defconfig
 //   fragments = ["fragments/virtio-guest.config"]  # appended, then `make olddefconfig`
 //   series    = "patches/virtio-dma-api/series"    # quilt-style series file, optional
@@ -47,7 +50,7 @@ enum class KernelSource {
   debian_package,  // apt-get download + dpkg-deb -x (vmlinuz and modules)
   linux_source,    // Debian's /usr/src/<package>.tar.xz (package linux-source-6.1)
   tarball,         // any kernel source tarball on disk
-  git,             // a local git tree; its HEAD commit is built (must be clean)
+  git,             // a local git tree; its HEAD commit (clean) or the recipe's `commit` is built
 };
 
 std::string_view to_string(KernelSource source);
@@ -64,6 +67,7 @@ struct KernelRecipe {
   KernelSource source = KernelSource::linux_source;
   std::string package;              // debian_package / linux_source
   std::filesystem::path path;       // tarball / git (absolute)
+  std::string commit;               // git: the commit built (a sha, branch or tag); "" builds HEAD
   std::string base_config = "tinyconfig";
   std::vector<std::filesystem::path> fragments;  // absolute
   std::optional<std::filesystem::path> series;   // absolute
@@ -111,6 +115,11 @@ std::string kernel_cache_key(const KernelRecipe& recipe);
 // the option), then `make bzImage` through ccache. A failing compile is an Error with the
 // tail of the build log (a patch can break the build); a failing tool is an InfraError.
 KernelArtifact build_kernel(const KernelRecipe& recipe, const KernelBuildOptions& options = {});
+
+// The sha256 of a file (a patch, a fragment), as the cache key takes it; and of a text, which
+// equals file_sha256 of a file holding it.
+std::string file_sha256(const std::filesystem::path& path);
+std::string text_sha256(const std::string& text);
 
 // The files a unified or git diff touches, relative to the tree it applies to with `patch -p1`
 // ("---"/"+++" headers with their first component stripped, git's rename/copy lines as they

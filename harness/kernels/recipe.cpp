@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 namespace abvm {
 namespace {
 
-constexpr std::array<std::string_view, 8> kKeys = {"description", "source",    "package", "path",
-                                                   "config",      "fragments", "series",  "make_args"};
+constexpr std::array<std::string_view, 9> kKeys = {"description", "source", "package",   "path",     "commit",
+                                                   "config",      "fragments", "series", "make_args"};
 constexpr std::array<std::string_view, 3> kBaseConfigs = {"tinyconfig", "allnoconfig", "defconfig"};
 
 std::string join(const auto& items) {
@@ -99,6 +99,31 @@ std::vector<KernelPatch> read_series(const fs::path& series) {
   return out;
 }
 
+// Where the source is: the package, or the path (and a git tree's commit), as the source asks.
+void read_location(const RecipeReader& r, const std::string& source, KernelRecipe& recipe) {
+  const bool packaged = recipe.source == KernelSource::debian_package || recipe.source == KernelSource::linux_source;
+  if (packaged) {
+    auto package = r.string("package");
+    if (!package) r.fail(nullptr, fmt::format("missing key 'package' (required for source = \"{}\")", source));
+    recipe.package = *package;
+    if (r.node("path")) r.fail(r.node("path"), fmt::format("'path' does not apply to source = \"{}\"", source));
+  } else {
+    auto path = r.string("path");
+    if (!path) r.fail(nullptr, fmt::format("missing key 'path' (required for source = \"{}\")", source));
+    recipe.path = r.existing("path", *path, source == "git" ? "git tree" : "tarball");
+    if (r.node("package")) r.fail(r.node("package"), fmt::format("'package' does not apply to source = \"{}\"", source));
+  }
+  if (auto commit = r.string("commit")) {
+    if (recipe.source != KernelSource::git) {
+      r.fail(r.node("commit"), fmt::format("'commit' applies to source = \"git\" only, not \"{}\"", source));
+    }
+    if (commit->empty() || commit->front() == '-') {
+      r.fail(r.node("commit"), "'commit' must name a commit (a sha, branch or tag)");
+    }
+    recipe.commit = *commit;
+  }
+}
+
 }  // namespace
 
 fs::path default_kernels_dir() { return resource("kernels"); }
@@ -153,18 +178,7 @@ KernelRecipe load_kernel_recipe(const std::string& name_or_path, const fs::path&
            fmt::format("source = \"{}\" is not one of: debian-package, linux-source, tarball, git", *source));
   }
 
-  bool packaged = recipe.source == KernelSource::debian_package || recipe.source == KernelSource::linux_source;
-  if (packaged) {
-    auto package = r.string("package");
-    if (!package) r.fail(nullptr, fmt::format("missing key 'package' (required for source = \"{}\")", *source));
-    recipe.package = *package;
-    if (r.node("path")) r.fail(r.node("path"), fmt::format("'path' does not apply to source = \"{}\"", *source));
-  } else {
-    auto path = r.string("path");
-    if (!path) r.fail(nullptr, fmt::format("missing key 'path' (required for source = \"{}\")", *source));
-    recipe.path = r.existing("path", *path, *source == "git" ? "git tree" : "tarball");
-    if (r.node("package")) r.fail(r.node("package"), fmt::format("'package' does not apply to source = \"{}\"", *source));
-  }
+  read_location(r, *source, recipe);
 
   if (recipe.source == KernelSource::debian_package) {
     // A packaged kernel is used as built: nothing to configure or patch.

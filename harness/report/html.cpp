@@ -513,7 +513,11 @@ std::string html_report(const HtmlInputs& in) {
   body += failures_section(in);
   body += footer(report);
 
-  std::string html = replace_once(in.template_html, "{{title}}", e(in.title));
+  return fill_html_template(in.template_html, in.title, body);
+}
+
+std::string fill_html_template(const std::string& template_html, std::string_view title, const std::string& body) {
+  std::string html = replace_once(template_html, "{{title}}", e(title));
   return replace_once(std::move(html), "{{body}}", body);
 }
 

@@ -65,4 +65,8 @@ std::string metric_sentence(const nlohmann::json& metric, const std::string& b_l
 // Throws Error when the template lacks {{title}} or {{body}}.
 std::string html_report(const HtmlInputs& inputs);
 
+// The template with `title` (escaped here) and `body` (HTML) in its placeholders, as html_report
+// fills it; for the other pages abvm writes (bisect.html). Error when a placeholder is missing.
+std::string fill_html_template(const std::string& template_html, std::string_view title, const std::string& body);
+
 }  // namespace abvm

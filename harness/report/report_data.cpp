@@ -99,13 +99,6 @@ class Node {
   std::string path_;
 };
 
-std::optional<Verdict> parse_verdict(std::string_view s) {
-  for (Verdict v : {Verdict::regression, Verdict::improvement, Verdict::no_change, Verdict::inconclusive}) {
-    if (s == to_string(v)) return v;
-  }
-  return std::nullopt;
-}
-
 Verdict verdict_of(const Node& n) { return n.word(parse_verdict, "regression, improvement, no_change, inconclusive"); }
 
 // The effects of report/schema.json's "effect"; the bootstrap interval has no method and no

@@ -99,7 +99,7 @@ TEST_F(KernelRecipeTest, StrictErrorsNameFileLineAndKey) {
   write("frag.config", "CONFIG_VIRTIO_BLK=y\n");
   EXPECT_EQ(load_error("source = \"linux-source\"\npackage = \"linux-source-6.1\"\nfragment = \"frag.config\"\n"),
             f + ":3: unknown key 'fragment' in kernel recipe (known keys: description, source, package, path, "
-                "config, fragments, series, make_args)");
+                "commit, config, fragments, series, make_args)");
   EXPECT_EQ(load_error("package = \"linux-source-6.1\"\n"),
             f + ": missing key 'source' (one of: debian-package, linux-source, tarball, git)");
   EXPECT_EQ(load_error("source = 6\n"), f + ":1: 'source' must be a string");
@@ -123,6 +123,44 @@ TEST_F(KernelRecipeTest, StrictErrorsNameFileLineAndKey) {
             f + ":3: 'path' does not apply to source = \"linux-source\"");
   // toml++'s own syntax errors keep their line.
   EXPECT_EQ(load_error("source = \"linux-source\"\npackage = \n").rfind(f + ":2: ", 0), 0u);
+}
+
+// A git recipe builds HEAD (which must be clean) or the commit it names, whatever the work tree
+// holds; the cache key follows the commit built.
+TEST_F(KernelRecipeTest, AGitRecipesCommitIsTheOneBuilt) {
+  const std::string f = (dir_ / "r.toml").string();
+  EXPECT_EQ(load_error("source = \"tarball\"\npath = \"" + fake_tarball().string() + "\"\ncommit = \"v1\"\n"),
+            f + ":3: 'commit' applies to source = \"git\" only, not \"tarball\"");
+  const fs::path tree = dir_ / "tree";
+  run_checked({"cp", "-a", (kData / "fake-linux").string(), tree.string()});
+  const auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"git", "-C", tree.string(), "-c", "user.name=t", "-c", "user.email=t@t"});
+    return run_checked(args);
+  };
+  git({"init", "-q"});
+  git({"add", "-A"});
+  git({"commit", "-qm", "one"});
+  const std::string first = git({"rev-parse", "HEAD"}).substr(0, 40);
+  write("tree/Kconfig", "# changed\n");
+  git({"commit", "-qam", "two"});
+  write("head.toml", "source = \"git\"\npath = \"tree\"\n");
+  write("first.toml", "source = \"git\"\npath = \"tree\"\ncommit = \"" + first + "\"\n");
+  const std::string head_key = kernel_cache_key(load_kernel_recipe((dir_ / "head.toml").string()));
+  const std::string first_key = kernel_cache_key(load_kernel_recipe((dir_ / "first.toml").string()));
+  EXPECT_NE(head_key, first_key);
+  write("first-by-branch.toml", "source = \"git\"\npath = \"tree\"\ncommit = \"HEAD~1\"\n");
+  EXPECT_EQ(kernel_cache_key(load_kernel_recipe((dir_ / "first-by-branch.toml").string())), first_key);
+  write("tree/Makefile", "dirty\n");
+  EXPECT_THROW(kernel_cache_key(load_kernel_recipe((dir_ / "head.toml").string())), Error);
+  EXPECT_EQ(kernel_cache_key(load_kernel_recipe((dir_ / "first.toml").string())), first_key);
+  write("nope.toml", "source = \"git\"\npath = \"tree\"\ncommit = \"nope\"\n");
+  try {
+    kernel_cache_key(load_kernel_recipe((dir_ / "nope.toml").string()));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind((dir_ / "nope.toml").string() + ": " + tree.string() + " has no commit 'nope': ", 0), 0u)
+        << e.what();
+  }
 }
 
 TEST_F(KernelRecipeTest, SeriesErrorsNameTheSeriesLine) {

@@ -410,9 +410,8 @@ void add_warnings(MetricAnalysis& r, double alpha) {
 }
 
 std::string headline(const MetricAnalysis& r) {
-  double o = oriented(r.effect.estimate, r.better);
-  double olo = oriented(r.better == Better::higher ? r.effect.low : r.effect.high, r.better);
-  double ohi = oriented(r.better == Better::higher ? r.effect.high : r.effect.low, r.better);
+  const OrientedEffect oe = oriented_effect(r);
+  const double o = oe.estimate, olo = oe.low, ohi = oe.high;
   std::string dir = o < 1 ? "worse" : "better";
   std::string size = percent(std::abs(o - 1));
   std::string ci = fmt::format("{:.0f} % CI {:+.1f} % to {:+.1f} %", r.effect.confidence * 100, (olo - 1) * 100,
@@ -441,6 +440,13 @@ const char* to_string(Verdict v) {
     case Verdict::regression: return "regression";
   }
   return "?";
+}
+
+std::optional<Verdict> parse_verdict(std::string_view s) {
+  for (Verdict v : {Verdict::regression, Verdict::improvement, Verdict::no_change, Verdict::inconclusive}) {
+    if (s == to_string(v)) return v;
+  }
+  return std::nullopt;
 }
 
 Verdict worst(Verdict x, Verdict y) { return static_cast<int>(x) >= static_cast<int>(y) ? x : y; }
@@ -503,8 +509,8 @@ void analyze_modes(MetricAnalysis& r, const std::vector<double>& la, const std::
 // The verdict from the oriented interval against the margin; a worse mode more often on B is a
 // regression too.
 void decide(MetricAnalysis& r, double margin) {
-  double lo = oriented(r.better == Better::higher ? r.effect.low : r.effect.high, r.better);
-  double hi = oriented(r.better == Better::higher ? r.effect.high : r.effect.low, r.better);
+  const OrientedEffect oe = oriented_effect(r);
+  const double lo = oe.low, hi = oe.high;
   const double dm = margin;
   // Too few units for any interval at the asked confidence: the widest one that exists covers
   // less, so whatever side of 1 it falls on proves nothing at that level.
@@ -700,6 +706,13 @@ void add_experiment_warnings(Analysis& out, const SampleSet& samples) {
 }
 
 }  // namespace
+
+OrientedEffect oriented_effect(const MetricAnalysis& r) {
+  const bool higher = r.better == Better::higher;
+  return {.estimate = oriented(r.effect.estimate, r.better),
+          .low = oriented(higher ? r.effect.low : r.effect.high, r.better),
+          .high = oriented(higher ? r.effect.high : r.effect.low, r.better)};
+}
 
 Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
   return analyze(SampleSet(samples), options);

@@ -24,6 +24,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/decision_defaults.hpp"
@@ -39,6 +40,8 @@ namespace abvm {
 
 enum class Verdict { no_change, improvement, inconclusive, regression };
 const char* to_string(Verdict v);
+// "regression", "improvement", "no_change", "inconclusive"; nullopt otherwise.
+std::optional<Verdict> parse_verdict(std::string_view text);
 // Severity order used for the overall verdict: regression > inconclusive > improvement > no_change.
 Verdict worst(Verdict x, Verdict y);
 
@@ -147,6 +150,14 @@ struct Analysis {
   std::vector<std::string> notes;       // from the inputs (partial dd records, an unfinished journal line)
   SideContext context_a, context_b;
 };
+
+// A metric's primary effect oriented so that above 1 is better: B/A for a higher-is-better metric,
+// A/B otherwise (the interval's ends swapped accordingly). The verdict judges this interval
+// against the margin; `abvm bisect` reads it to tell "not slower by more than the margin".
+struct OrientedEffect {
+  double estimate = 1, low = 1, high = 1;
+};
+OrientedEffect oriented_effect(const MetricAnalysis& metric);
 
 // Throws Error when a metric has fewer than 2 values on a side (nothing to compare) or when
 // the options are out of range. Values must be > 0 (they are analysed on the log scale).

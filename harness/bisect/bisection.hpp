@@ -1,0 +1,109 @@
+#pragma once
+// The bisect stage's front door: a bisect experiment to a finished bisection directory.
+//
+//   start_bisection()   creates results/<experiment>-bisect-<time>/ with config.toml, the kernel
+//                       recipes of every step, bisect-plan.json
+//   Bisection::run()    holds the lock; replays the ledger through the strategy (strategy.hpp);
+//                       runs each step it asks for as an abvm run of its own (run/runner.hpp: the
+//                       same journal, resume, faults and looks; the step's analysis, analysis.json
+//                       and report.html by the caller's `finish`), appends the step's ledger line,
+//                       and rewrites bisect.json, bisect.html and summary.txt after every step.
+//                       A step interrupted (Ctrl-C) or whose machine failed is resumed by the next
+//                       session, which does not run finished steps again.
+//
+// Its collaborators are parameters, as the runner's are: the connection (made once, shared by the
+// steps), the preparer (kernel builds), the observer, the analysis (a later stage's), the stop
+// request. A step whose kernels cannot be prepared (a patch that does not apply or does not
+// build: an Error of the preparer) or whose runs give nothing to analyse is `unknown`, as
+// `git bisect skip` would leave it, with the reason; the search goes on around it.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bisect/directory.hpp"
+#include "bisect/series.hpp"
+#include "bisect/step_experiment.hpp"
+#include "config/experiment.hpp"
+#include "run/runner.hpp"
+#include "verdict/analysis.hpp"
+
+namespace abvm {
+
+// The experiment's analysis of a step's results directory at a confidence (cli/results_analysis
+// decide()); Error when there is nothing to analyse yet.
+using StepAnalysis = std::function<Analysis(const Experiment& step, const ResultsDir& dir, double confidence)>;
+
+struct BisectCollaborators {
+  std::function<GuestDriver&()> connect;  // called once, when the first step needs guests
+  GuestPreparer& preparer;
+  RunObserver& observer;
+  StepAnalysis analyse;                   // at each look of a step
+  StepAnalysis finish;                    // at a step's end: writes analysis.json, summary.txt, report.html
+  std::function<bool()> stop_requested;
+  // Called after every finished step with the state so far (the caller rewrites the reports).
+  std::function<void(const BisectState&, const std::vector<StepRecord>&)> step_done;
+};
+
+struct BisectSettings {
+  std::optional<int> max_steps;           // default: default_max_steps(N)
+  std::optional<int> max_boots_per_side;  // over all steps; default: each step's own budget only
+};
+
+// What a bisection is about, checked: the series and the plan a new bisection would write.
+struct BisectSetup {
+  BisectSeries series;
+  BisectPlan plan;
+};
+
+// Checks the experiment (bisect/series.hpp) and the settings and computes the error budget.
+// Throws Error naming the file, line and key, or the option.
+BisectSetup setup_bisection(const Experiment& experiment, const std::filesystem::path& config_file,
+                            const BisectSettings& settings);
+
+// Creates the bisection directory under `root` (results/<experiment>-bisect-<time>/): config.toml,
+// kernels/, bisect-plan.json.
+BisectDir start_bisection(const Experiment& experiment, const BisectSetup& setup, const std::filesystem::path& root);
+
+struct BisectEnd {
+  BisectState state;
+  std::vector<StepRecord> steps;
+  bool interrupted = false;               // a step was stopped: resume to go on
+  int boots_per_side = 0;                 // over every step so far
+};
+
+class Bisection {
+ public:
+  Bisection(BisectDir dir, BisectCollaborators collaborators);
+
+  // Runs what is left of the bisection. Throws Error / InfraError; an InfraError in a step says
+  // how to resume.
+  BisectEnd run(const std::string& uri);
+
+ private:
+  ResultsDir start_step(const Experiment& bisect_experiment, const BisectPlan& plan, const StepSetup& setup,
+                        const std::string& uri);
+  std::optional<StepRecord> run_step(const Experiment& bisect_experiment, const BisectPlan& plan, int step,
+                                     const StepQuestion& q, std::optional<int> budget, const std::string& uri);
+  GuestDriver& driver();
+
+  BisectDir dir_;
+  BisectCollaborators c_;
+  GuestDriver* driver_ = nullptr;
+};
+
+// The bisect experiment as it was given, read back from the directory (its relative paths
+// resolve against the original file's directory).
+Experiment load_bisect_experiment(const BisectDir& dir, const BisectPlan& plan);
+
+// The state of a bisection from its plan and ledger, with the boots it used and whether its
+// boot budget allows another step.
+BisectState bisection_state(const BisectPlan& plan, const std::vector<StepRecord>& steps,
+                            int first_look_boots);
+
+// Boots per side used by the steps of a ledger.
+int boots_used(const std::vector<StepRecord>& steps);
+
+}  // namespace abvm

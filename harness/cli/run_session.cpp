@@ -1,0 +1,52 @@
+#include "cli/run_session.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/report.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+
+namespace abvm::cli {
+
+std::unique_ptr<LibvirtDriver> connect_libvirt(const std::string& uri, RunObserver& observer) {
+  observer.note(fmt::format("connecting to {} ...", uri));
+  auto driver = std::make_unique<LibvirtDriver>(uri);
+  try {
+    for (const auto& name : driver->destroy_leftovers()) observer.note("destroyed leftover domain " + name);
+  } catch (const InfraError& ex) {
+    observer.note(fmt::format("warning: {}; continuing (list running domains with 'virsh -c {} list')", ex.what(), uri));
+  }
+  return driver;
+}
+
+std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, RunObserver& observer,
+                                      std::vector<std::unique_ptr<LibvirtDriver>>& drivers) {
+  if (uris.size() == 1) {
+    drivers.push_back(connect_libvirt(uris[0], observer));
+    return {{.name = "", .driver = drivers.back().get()}};
+  }
+  std::vector<HostDriver> hosts;
+  std::vector<std::string> failed;
+  for (const auto& uri : uris) {
+    try {
+      drivers.push_back(connect_libvirt(uri, observer));
+      hosts.push_back({.name = uri, .driver = drivers.back().get()});
+    } catch (const InfraError& ex) {
+      observer.note(fmt::format("host {} is left out of the pool: {}", uri, ex.what()));
+      failed.push_back(fmt::format("{} ({})", uri, ex.what()));
+    }
+  }
+  if (hosts.empty()) throw InfraError(fmt::format("no host of the pool can be reached: {}", fmt::join(failed, "; ")));
+  return hosts;
+}
+
+Decision write_run_outputs(const Experiment& e, const ResultsDir& dir, double confidence) {
+  Decision d = decide(e, dir, confidence);
+  write_file_atomic(dir.analysis(), d.json_text);
+  write_file_atomic(dir.summary(), d.summary);
+  write_results_dir_report(dir.root());
+  return d;
+}
+
+}  // namespace abvm::cli

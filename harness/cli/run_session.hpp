@@ -1,0 +1,51 @@
+#pragma once
+// What `abvm run` and `abvm bisect` (whose every step is an abvm run) share: the terminal as a
+// run's observer, the libvirt connection, and the outputs a finished results directory gets.
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/results_analysis.hpp"
+#include "config/experiment.hpp"
+#include "guest/libvirt_driver.hpp"
+#include "results/directory.hpp"
+#include "run/progress.hpp"
+#include "run/runner.hpp"
+
+namespace abvm::cli {
+
+// A line on stderr, "abvm: <text>": what a run says outside its progress line.
+inline void say(const std::string& text) { std::fprintf(stderr, "abvm: %s\n", text.c_str()); }
+
+// The terminal as a run's observer: one progress line rewritten in place on a terminal, plain
+// lines in logs.
+class TerminalObserver final : public RunObserver {
+ public:
+  void note(const std::string& text) override { printer_.message(text); }
+  void progress(const ProgressState& state) override { printer_.update(state); }
+  void finish() override { printer_.finish(); }
+
+ private:
+  ProgressPrinter printer_{stderr, ::isatty(STDERR_FILENO) != 0};
+};
+
+// Connects and removes what a killed abvm process left running. libvirt may still be
+// reconnecting to those guests (it then refuses with "cannot acquire state change lock"): that
+// must not stop a --resume, since the new trials use domains of their own names.
+std::unique_ptr<LibvirtDriver> connect_libvirt(const std::string& uri, RunObserver& observer);
+
+// Every host of a run, connected (`drivers` owns them). One host: its failure to connect ends the
+// run. A pool: a host that cannot be reached is left out (said so); none reached ends it, naming
+// every URI.
+std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, RunObserver& observer,
+                                      std::vector<std::unique_ptr<LibvirtDriver>>& drivers);
+
+// The end of a run: analysis.json and summary.txt (saved first: a report that cannot be written
+// loses nothing gathered), then report.html. Returns the decision; Error when there is nothing to
+// analyse.
+Decision write_run_outputs(const Experiment& experiment, const ResultsDir& dir, double confidence);
+
+}  // namespace abvm::cli
