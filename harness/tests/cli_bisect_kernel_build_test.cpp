@@ -8,8 +8,9 @@
 // one tested is already in the content-addressed cache.
 //
 // Reduced to stay short: 2 dd runs of 64 MiB per boot instead of 3 of 128 MiB (a bounced dd is
-// 3-5 times slower, and at 128 MiB the culprit's own steps cost most of the time), and at most 15
-// blocks per step instead of 20 (Pocock-type looks after 10 and 15). The step's level, 99.29 %,
+// 3-5 times slower, and at 128 MiB the culprit's own steps cost most of the time), at most 15
+// blocks per step instead of 20 (Pocock-type looks after 10 and 15), and a lane on each of the two
+// host CPUs (two blocks at once). The step's level, 99.29 %,
 // needs at least 9 pairs for an exact signed-rank interval to reach it; the bounce costs far more
 // than the 25 % margin and the harmless patches nothing, so a step normally decides at its first
 // look. 7.6 and 10.9 minutes here under other work's load (load average 6-7 on 2 cores: the
@@ -38,6 +39,8 @@ std::string reduced_control() {
       {"count = 16\n", "count = 8\n"},
       {"repetitions = 3\n", "repetitions = 2\n"},
       {"max_boots_per_side = 20\n", "max_boots_per_side = 15\n"},
+      // Two lanes: a block on each host CPU at once (CI's machine has two).
+      {"cpu_set = \"0\"\n", "cpu_sets = [\"0\", \"1\"]\n"},
   };
   for (const auto& [from, to] : edits) {
     const auto at = text.find(from);
