@@ -38,6 +38,8 @@ json trial_result_json(const TrialResult& r) {
                     {"exit_status", run.exit_status},
                     {"detail", run.detail}});
   }
+  json turns = json::array();
+  for (const auto& t : r.turns) turns.push_back({{"step", t.step}, {"go", t.go}, {"ended", t.ended}});
   json report = {
       {"begun", r.report.begun},
       {"ended", r.report.ended},
@@ -66,6 +68,7 @@ json trial_result_json(const TrialResult& r) {
           {"time", r.time},
           {"accelerator", to_string(r.accelerator)},
           {"runs", runs},
+          {"turns", turns},
           {"guest", report}};
 }
 
@@ -217,6 +220,12 @@ class Lockstep {
 
   Guest& guest(std::size_t k) { return watches_[k]; }
 
+  // Guest k's turns as the host saw them, in seconds since the block began.
+  std::vector<LockstepTurn> turns(std::size_t k) {
+    std::lock_guard lock(mutex_);
+    return state_[k].turns;
+  }
+
  private:
   struct State {
     std::string prefix;       // "ABVM1:<nonce>:" of the boot running now
@@ -225,7 +234,10 @@ class Lockstep {
     long runs_ended = 0;      // RUNEND records seen
     long sent = -1;           // the last run it was told to go
     bool gone = false;        // its boot has ended (before its first boot: it is coming)
+    std::vector<LockstepTurn> turns;
   };
+
+  double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
   void started(std::size_t g, const std::string& nonce) {
     std::lock_guard lock(mutex_);
@@ -254,6 +266,7 @@ class Lockstep {
       line.remove_prefix(colon + 1);
       if (line.starts_with("RUNEND:")) {
         ++s.runs_ended;
+        if (!s.turns.empty() && s.turns.back().ended < 0) s.turns.back().ended = now();
       } else if (line.starts_with("READY:")) {
         s.ready = std::max(s.ready, std::strtol(std::string(line.substr(6, line.find(':', 6) - 6)).c_str(), nullptr, 10));
       }
@@ -276,10 +289,12 @@ class Lockstep {
     const long run = static_cast<long>(t / 2);
     if (t % 2 != g || s.ready < run || s.sent >= run) return "";
     s.sent = run;
+    s.turns.push_back({.step = run, .go = now()});
     return fmt::format("go {}\n", run);
   }
 
   static constexpr std::size_t kMaxTurns = 1 << 20;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::mutex mutex_;
   std::array<State, 2> state_;
   std::array<Guest, 2> watches_{Guest(*this, 0), Guest(*this, 1)};
@@ -377,6 +392,9 @@ Orchestrator::BlockRun Orchestrator::run_together(const std::vector<Trial>& batc
   };
   take([&] { return run_one(batch[0], 0); });
   for (auto& other : others) take([&] { return other.get(); });
+  for (std::size_t k = 0; lockstep && k < out.results.size(); ++k) {
+    if (out.results[k]) out.results[k]->turns = lockstep->turns(k);
+  }
   return out;
 }
 

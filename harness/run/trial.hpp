@@ -48,6 +48,13 @@ struct RunResult {
   std::string detail;
 };
 
+// Lockstep: one turn of a guest as the host saw it, in seconds since its block began: when the go
+// for step `step` was typed, and when that run's end record came (-1: not seen).
+struct LockstepTurn {
+  long step = 0;
+  double go = 0, ended = -1;
+};
+
 struct TrialResult {
   Trial trial;                              // of the plan; its id is also the boot id
   Outcome outcome = Outcome::ok;
@@ -61,6 +68,7 @@ struct TrialResult {
   Accelerator accelerator = Accelerator::tcg;
   std::vector<RunResult> runs;              // every expected measured run, in job order
   GuestReport report;                       // parsed records of the last attempt
+  std::vector<LockstepTurn> turns;          // lockstep only: the host's go and the run's end, per step
 };
 
 // Receives each finished trial, in order, before the next one starts. The journal writer

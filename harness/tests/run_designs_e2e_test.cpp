@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <algorithm>
 
 #include "core/files.hpp"
 #include "core/process.hpp"
@@ -122,6 +124,68 @@ cpu_sets = ["0", "1"]
   EXPECT_EQ(analysis["metrics"][0]["noise"]["pairs"], 4);
   EXPECT_FALSE(fs::exists(d / "scratch.raw"));
   EXPECT_FALSE(fs::exists(d / "scratch-3.raw"));
+  if (!::testing::Test::HasFailure()) fs::remove_all(d.parent_path().parent_path());
+}
+
+// Lockstep: the block's two guests are alive together on host CPU 0, but their runs take turns on
+// the host's go, typed into each guest's console: by the host's clock (result.json "turns": when the
+// go was typed, when the run's end record came), a block's turns alternate between its two guests
+// and none begins before the one before it has ended.
+TEST(DesignsE2ETest, LockstepGuestsTakeTurnsOnTheHostsGo) {
+  if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 is not installed";
+  const fs::path d = run_experiment("lockstep", R"(name = "lockstep"
+[guest]
+kernel = "debian-cloud"
+accelerator = "tcg"
+[disk]
+size = "64M"
+[sides.A]
+label = "first"
+[sides.B]
+label = "second"
+[[workload]]
+name = "dd-write"
+type = "dd"
+bs = "1M"
+count = 8
+oflag = ["direct"]
+repetitions = 3
+warmup = 1
+[schedule]
+seed = 5
+boots_per_side = 2
+allow_identical_sides = true
+design = "lockstep"
+)");
+  ASSERT_FALSE(d.empty());
+  EXPECT_EQ(json::parse(read_file(d / "plan.json"))["design"], "lockstep");
+  for (const json& t : jsonl(d / "trials.jsonl")) EXPECT_EQ(t["outcome"], "ok") << t.dump();
+  // Each guest said READY before each of its 4 runs (1 warm-up + 3) and got the go for it.
+  for (const char* id : {"t0000", "t0001", "t0002", "t0003"}) {
+    const std::string console = read_file(d / "trials" / id / "console.log");
+    std::size_t ready = 0;
+    for (std::size_t at = console.find(":READY:"); at != std::string::npos; at = console.find(":READY:", at + 1)) ++ready;
+    EXPECT_EQ(ready, 4u) << id;
+  }
+  for (int block = 0; block < 2; ++block) {
+    std::vector<std::tuple<double, double, std::string>> turns;  // go, ended, trial
+    for (int k = 0; k < 2; ++k) {
+      const std::string id = "t000" + std::to_string(2 * block + k);
+      const json result = json::parse(read_file(d / "trials" / id / "result.json"));
+      EXPECT_EQ(result["turns"].size(), 4u) << id;
+      for (const json& t : result["turns"]) turns.emplace_back(t["go"].get<double>(), t["ended"].get<double>(), id);
+    }
+    std::sort(turns.begin(), turns.end());
+    for (std::size_t i = 0; i + 1 < turns.size(); ++i) {
+      const auto& [go, ended, id] = turns[i];
+      EXPECT_GE(ended, go) << "block " << block << " turn " << i;
+      EXPECT_LE(ended, std::get<0>(turns[i + 1])) << "block " << block << ": turn " << i + 1 << " began first";
+      EXPECT_NE(id, std::get<2>(turns[i + 1])) << "block " << block << ": one guest took two turns in a row";
+    }
+  }
+  const json analysis = json::parse(read_file(d / "analysis.json"));
+  EXPECT_EQ(analysis["options"]["primary_estimate"], "paired");
+  EXPECT_EQ(analysis["metrics"][0]["noise"]["pairs"], 2);
   if (!::testing::Test::HasFailure()) fs::remove_all(d.parent_path().parent_path());
 }
 

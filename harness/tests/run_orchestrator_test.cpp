@@ -646,6 +646,16 @@ TEST_F(DesignTest, LockstepRunsTakeTurnsAndNeverOverlap) {
   }
   EXPECT_EQ(driver.runs[8].trial, "t0002");
   EXPECT_EQ(driver.runs[9].trial, "t0003");
+  // The host's view of the turns is kept with each trial: a go per run, each run ended before the
+  // other guest's next go.
+  ASSERT_EQ(sink.results[0].turns.size(), 4u);
+  ASSERT_EQ(sink.results[1].turns.size(), 4u);
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_LE(sink.results[0].turns[k].ended, sink.results[1].turns[k].go) << k;
+    if (k + 1 < 4) {
+      EXPECT_LE(sink.results[1].turns[k].ended, sink.results[0].turns[k + 1].go) << k;
+    }
+  }
 }
 
 // Lockstep with a partner that never boots: the other guest is not kept waiting for it.
