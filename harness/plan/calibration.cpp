@@ -69,16 +69,32 @@ std::uint64_t calibrated_blocks(const DesignCalibration& c, double half_width, d
   return static_cast<std::uint64_t>(std::ceil(n));
 }
 
+namespace {
+
+// The experiment's design in the calibration, and the cheapest design for a ±half interval (the
+// experiment's own when it is the cheapest, unless `other` asks for the cheapest of the others).
+struct DesignChoice {
+  const DesignCalibration* used = nullptr;
+  const DesignCalibration* best = nullptr;
+};
+
+DesignChoice choose(const Experiment& e, const HostCalibration& calibration, double half, double alpha, bool other) {
+  DesignChoice c;
+  for (const auto& d : calibration.designs) {
+    if (d.design == e.schedule.design) c.used = &d;
+    if (other && d.design == e.schedule.design) continue;
+    if (c.best == nullptr || calibrated_blocks(d, half, alpha) < calibrated_blocks(*c.best, half, alpha)) c.best = &d;
+  }
+  return c;
+}
+
+}  // namespace
+
 std::optional<std::string> budget_warning(const Experiment& e, const HostCalibration& calibration,
                                           const std::string& this_host) {
   if (calibration.host != this_host) return std::nullopt;
   const double half = e.analysis.margin / 2, alpha = 1 - e.analysis.confidence;
-  const DesignCalibration* used = nullptr;
-  const DesignCalibration* best = nullptr;
-  for (const auto& d : calibration.designs) {
-    if (d.design == e.schedule.design) used = &d;
-    if (best == nullptr || calibrated_blocks(d, half, alpha) < calibrated_blocks(*best, half, alpha)) best = &d;
-  }
+  const auto [used, best] = choose(e, calibration, half, alpha, false);
   if (used == nullptr) return std::nullopt;
   const int budget = e.schedule.sequential.enabled ? e.schedule.sequential.max_boots_per_side : e.schedule.boots_per_side;
   const std::uint64_t need = calibrated_blocks(*used, half, alpha);
@@ -102,15 +118,7 @@ std::optional<std::string> design_costs(const Experiment& e, const HostCalibrati
                                         const std::string& this_host) {
   if (calibration.host != this_host) return std::nullopt;
   const double half = e.analysis.margin / 2, alpha = 1 - e.analysis.confidence;
-  const DesignCalibration* used = nullptr;
-  const DesignCalibration* best = nullptr;
-  for (const auto& d : calibration.designs) {
-    if (d.design == e.schedule.design) {
-      used = &d;
-    } else if (best == nullptr || calibrated_blocks(d, half, alpha) < calibrated_blocks(*best, half, alpha)) {
-      best = &d;
-    }
-  }
+  const auto [used, best] = choose(e, calibration, half, alpha, true);
   if (used == nullptr) return std::nullopt;
   const auto cost = [&](const DesignCalibration& d) {
     const std::uint64_t n = calibrated_blocks(d, half, alpha);
