@@ -129,6 +129,15 @@ void validate(const DomainSpec& s) {
   validate_disk(s.disk);
 }
 
+// Paths a host gave back (volume paths) reach the XML as they are: they get the same checks.
+void validate(const HostFiles& f, const DomainSpec& s) {
+  check_path("kernel", f.kernel);
+  if (!f.initrd.empty()) check_path("initrd", f.initrd);
+  if (s.scratch_disk.empty() != f.scratch_disk.empty()) throw Error("domain scratch disk: no host path for it");
+  if (!f.scratch_disk.empty()) check_path("scratch disk", f.scratch_disk);
+  check_path("console log", f.console_log);
+}
+
 void text_child(pugi::xml_node parent, const char* name, const std::string& text) {
   parent.append_child(name).text().set(text.c_str());
 }
@@ -159,8 +168,16 @@ std::string domain_name(std::string_view label, long serial) {
   return fmt::format("{}{}-{}-{}", domain_name_prefix, static_cast<long>(::getpid()), clean, serial);
 }
 
-std::string domain_xml(const DomainSpec& spec) {
+HostFiles local_host_files(const DomainSpec& spec) {
+  return {.kernel = spec.kernel, .initrd = spec.initrd, .scratch_disk = spec.scratch_disk,
+          .console_log = spec.console_log};
+}
+
+std::string domain_xml(const DomainSpec& spec) { return domain_xml(spec, local_host_files(spec)); }
+
+std::string domain_xml(const DomainSpec& spec, const HostFiles& files) {
   validate(spec);
+  validate(files, spec);
   const bool kvm = spec.accelerator == Accelerator::kvm;
   const auto& m = spec.machine;
   const auto& d = spec.disk;
@@ -192,8 +209,8 @@ std::string domain_xml(const DomainSpec& spec) {
   type.append_attribute("arch").set_value("x86_64");
   type.append_attribute("machine").set_value("pc");
   type.text().set("hvm");
-  text_child(os, "kernel", spec.kernel.native());
-  if (!spec.initrd.empty()) text_child(os, "initrd", spec.initrd.native());
+  text_child(os, "kernel", files.kernel.native());
+  if (!files.initrd.empty()) text_child(os, "initrd", files.initrd.native());
   text_child(os, "cmdline", spec.cmdline);
 
   domain.append_child("features").append_child("acpi");
@@ -225,20 +242,23 @@ std::string domain_xml(const DomainSpec& spec) {
     if (d.queues) drv.append_attribute("queues").set_value(*d.queues);
     if (d.queue_size) drv.append_attribute("queue_size").set_value(*d.queue_size);
     if (d.iothread) drv.append_attribute("iothread").set_value(1);
-    disk.append_child("source").append_attribute("file").set_value(spec.scratch_disk.c_str());
+    disk.append_child("source").append_attribute("file").set_value(files.scratch_disk.c_str());
     auto target = disk.append_child("target");
     target.append_attribute("dev").set_value("vda");
     target.append_attribute("bus").set_value("virtio");
     text_child(disk, "serial", spec.disk_serial);
   }
 
+  // A pty, the one serial type libvirt's QEMU driver opens as a console stream; QEMU also writes
+  // every byte to the log (append off: a retry of the trial starts it afresh).
   auto serial = devices.append_child("serial");
-  serial.append_attribute("type").set_value("file");
-  serial.append_child("source").append_attribute("path").set_value(spec.console_log.c_str());
+  serial.append_attribute("type").set_value("pty");
+  auto log = serial.append_child("log");
+  log.append_attribute("file").set_value(files.console_log.c_str());
+  log.append_attribute("append").set_value("off");
   serial.append_child("target").append_attribute("port").set_value(0);
   auto console = devices.append_child("console");
-  console.append_attribute("type").set_value("file");
-  console.append_child("source").append_attribute("path").set_value(spec.console_log.c_str());
+  console.append_attribute("type").set_value("pty");
   auto ctarget = console.append_child("target");
   ctarget.append_attribute("type").set_value("serial");
   ctarget.append_attribute("port").set_value(0);
