@@ -3,8 +3,13 @@
 # Idempotent: quiet when everything is present. Needs root only when something is missing.
 set -euo pipefail
 
-# libvirt-daemon: libvirtd, for `--connect qemu:///system` and the tests that kill a daemon
-# mid-run (abvm's default needs no daemon: the embedded driver runs in-process).
+# libvirt-daemon: libvirtd, for `--connect qemu:///system` and the tests' own daemons (abvm's
+# default needs no daemon: the embedded driver runs in-process); it also brings the storage
+# driver with the dir backend (abvm's pool on a remote host) and virt-ssh-helper, which a
+# qemu+ssh:// client runs on the remote side (libvirt 9.0 falls back to nc only without it).
+# openssh-server and openssh-client: the tests reach one test daemon as qemu+ssh://root@127.0.0.1
+# through an sshd of the test's own on the loopback address (libvirt_daemons.hpp); installing
+# the package starts no sshd where policy-rc.d forbids it (containers), a system sshd elsewhere.
 packages=(
   build-essential cmake ninja-build pkg-config ccache
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -12,7 +17,7 @@ packages=(
   libpugixml-dev libboost-math-dev
   python3-scipy python3-matplotlib python3-jsonschema chromium
   qemu-system-x86 libvirt-dev libvirt-daemon-driver-qemu libvirt-clients
-  libvirt-daemon
+  libvirt-daemon openssh-server openssh-client
   fio busybox-static cpio kmod coreutils zstd xz-utils
   dpkg-dev
   linux-source-6.1 bc bison flex libelf-dev libssl-dev patch file
