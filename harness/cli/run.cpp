@@ -238,7 +238,9 @@ Command add_run(CLI::App& app) {
   sub->add_flag("--dry-run", args->dry_run, "Print the plan, each side's domain XML and the guest job; boot nothing");
   sub->add_option("--results-dir", args->results_root, "Where results/<experiment>-<time>/ is created")
       ->default_str("./results");
-  sub->add_option("--connect", args->connect, "libvirt URI (default: the embedded QEMU driver, no daemon)");
+  sub->add_option("--connect", args->connect,
+                  "libvirt URI (default: the embedded QEMU driver, no daemon); a daemon's URI such as "
+                  "qemu+ssh://root@HOST/system gets the guests' files as storage volumes (README: Running on many hosts)");
   sub->add_flag("--keep-scratch", args->keep_scratch, "Keep abvm's scratch disk image after the run");
   sub->add_option("--junit", args->junit, "Also write JUnit XML (one test case per metric) to this path");
   return {sub, [args] { return run_command(*args); }};

@@ -28,7 +28,8 @@
 // read or written.
 //
 // kill() SIGKILLs the daemon alone, as a crash would: its QEMUs run on in the namespace, and a
-// start() after it finds them again. The destructor kills everything in the namespace (daemon,
+// start() after it finds them again. The test process reaps the QEMUs that exit (see
+// reap_orphaned_qemus). The destructor kills everything in the namespace (daemon,
 // sshd, QEMUs) and the holder. Processes are started with fork and argument vectors; between
 // fork and exec only system calls run (the test process has threads).
 #include <arpa/inet.h>
@@ -47,6 +48,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -97,6 +99,34 @@ inline std::string mount_ns(pid_t pid) {
   std::error_code ec;
   const auto target = std::filesystem::read_symlink(fmt::format("/proc/{}/ns/mnt", pid), ec);
   return ec ? std::string() : target.string();
+}
+
+// QEMU daemonizes, so a test daemon's QEMUs are orphans, and this machine's init reaps orphans
+// only every ~1.5 s; libvirt waits for a stopped QEMU to vanish, so every guest a daemon stops
+// would take that long here (not on a host whose init reaps at once, as systemd does). So the
+// test process becomes the subreaper of its daemons' orphans and a thread reaps their QEMUs the
+// moment they exit (as guest/libvirt_driver.cpp does for the embedded driver's). Other orphans
+// (none are expected) wait for the end of the test process.
+inline void reap_orphaned_qemus() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    std::thread([] {
+      const std::string self = std::to_string(::getpid());
+      for (;;) {
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+          const std::string stat = read_proc((e.path() / "stat").string());
+          const auto close = stat.rfind(')');
+          if (close == std::string::npos || close + 4 >= stat.size() || stat[close + 2] != 'Z') continue;
+          if (stat.find("(qemu-system") == std::string::npos) continue;
+          if (stat.compare(close + 4, self.size() + 1, self + " ") != 0) continue;
+          ::waitpid(static_cast<pid_t>(std::stol(e.path().filename().string())), nullptr, WNOHANG);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }).detach();
+  });
 }
 
 }  // namespace daemons_detail
@@ -159,6 +189,7 @@ class TestLibvirtd {
   // Starts the daemon (and, the first time, its namespace and sshd); waits until it answers on
   // every address it has. False (see log()) when it does not within 60 s.
   bool start() {
+    daemons_detail::reap_orphaned_qemus();
     if (holder_ <= 0 && !start_holder()) return false;
     std::error_code ec;
     std::filesystem::remove(o_.dir / "run" / "libvirt-sock", ec);
