@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
+#include <mutex>
 #include <thread>
 
 #include "core/error.hpp"
@@ -22,14 +23,72 @@ ConsoleStream::ConsoleStream(std::string name, ConsoleCap& console, const std::f
   }
 }
 
+namespace {
+
+constexpr int kReadEvents = VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR | VIR_STREAM_EVENT_HANGUP;
+// The most the inbox holds before draining waits for the watch loop: a flooding guest fills no
+// more memory than this beyond its console cap, and is destroyed at the cap anyway.
+constexpr std::size_t kInboxLimit = std::size_t{4} << 20;
+
+}  // namespace
+
+struct ConsoleStream::Inbox {
+  std::mutex mutex;
+  std::string data;
+  bool ended = false;
+  std::string error;
+  bool paused = false;  // full: events are off until the watch loop has taken the data
+};
+
+namespace {
+
+// Reads what the stream has now into `in`. 0 from the stream: the pty hung up (QEMU exited);
+// -1: the connection or the daemon's end failed.
+void pull(virStreamPtr st, ConsoleStream::Inbox& in) {
+  char buf[65536];
+  while (!in.ended && in.data.size() < kInboxLimit) {
+    const int n = virStreamRecv(st, buf, sizeof buf);
+    if (n == -2) return;
+    if (n > 0) {
+      in.data.append(buf, static_cast<std::size_t>(n));
+      continue;
+    }
+    in.ended = true;
+    if (n < 0) in.error = libvirt_error();
+  }
+}
+
+// Runs in libvirt's event loop whenever the stream has data (or ended).
+void on_console_event(virStreamPtr st, int, void* opaque) {
+  auto& in = **static_cast<std::shared_ptr<ConsoleStream::Inbox>*>(opaque);
+  std::lock_guard lock(in.mutex);
+  pull(st, in);
+  // An ended stream would report itself again and again (a hung-up pty stays readable).
+  if (in.ended || in.data.size() >= kInboxLimit) {
+    in.paused = !in.ended;
+    virStreamEventUpdateCallback(st, 0);
+  }
+}
+
+}  // namespace
+
 bool ConsoleStream::open(virConnectPtr conn, virDomainPtr dom) {
-  // Non-blocking: the watch loop polls it along with the domain's state and the caller's input.
+  // Non-blocking: drained by the event loop, typed into by the watch loop.
   stream_ = StreamHandle(virStreamNew(conn, VIR_STREAM_NONBLOCK));
   // "serial0" is libvirt's alias of the first serial port, the one the guest's console=ttyS0 is.
-  if (stream_ && virDomainOpenConsole(dom, "serial0", stream_.get(), 0) == 0) return true;
-  error_ = fmt::format("libvirt: cannot open the serial console of domain {}: {}", name_, libvirt_error());
-  ended_ = true;
-  return false;
+  if (!stream_ || virDomainOpenConsole(dom, "serial0", stream_.get(), 0) < 0) {
+    error_ = fmt::format("libvirt: cannot open the serial console of domain {}: {}", name_, libvirt_error());
+    ended_ = true;
+    return false;
+  }
+  inbox_ = std::make_shared<Inbox>();
+  // libvirt frees its copy of the inbox's owner when the callback is gone (maybe later, from
+  // the event loop); a stream that takes no callback is polled by read_more() instead.
+  auto* opaque = new std::shared_ptr<Inbox>(inbox_);
+  watching_ = virStreamEventAddCallback(stream_.get(), kReadEvents, on_console_event, opaque,
+                                        [](void* p) { delete static_cast<std::shared_ptr<Inbox>*>(p); }) == 0;
+  if (!watching_) delete opaque;
+  return true;
 }
 
 ConsoleStream::~ConsoleStream() {
@@ -37,7 +96,11 @@ ConsoleStream::~ConsoleStream() {
   if (log_fd_ >= 0) ::close(log_fd_);
 }
 
-void ConsoleStream::close() { stream_.reset(); }
+void ConsoleStream::close() {
+  if (watching_ && stream_) virStreamEventRemoveCallback(stream_.get());
+  watching_ = false;
+  stream_.reset();
+}
 
 void ConsoleStream::keep(std::string_view piece) {
   console_.add(piece);
@@ -56,23 +119,24 @@ void ConsoleStream::keep(std::string_view piece) {
 
 bool ConsoleStream::read_more() {
   send_pending();
-  bool any = false;
-  char buf[65536];
-  while (!ended_ && !console_.cut()) {
-    const int n = virStreamRecv(stream_.get(), buf, sizeof buf);
-    if (n > 0) {
-      keep(std::string_view(buf, static_cast<std::size_t>(n)));
-      any = true;
-    } else if (n == -2) {
-      break;  // nothing more for now
-    } else {
-      // 0: the pty hung up (QEMU exited). -1: the connection or the daemon's end failed. The
-      // stream stays open: when to close it is the owner's call (see close()).
+  if (!stream_ || !inbox_) return false;
+  std::string got;
+  bool resume = false;
+  {
+    std::lock_guard lock(inbox_->mutex);
+    if (!watching_) pull(stream_.get(), *inbox_);
+    got.swap(inbox_->data);
+    if (inbox_->ended && !ended_) {
       ended_ = true;
-      if (n < 0) error_ = libvirt_error();
+      error_ = inbox_->error;
     }
+    resume = inbox_->paused;
+    inbox_->paused = false;
   }
-  return any;
+  if (resume) virStreamEventUpdateCallback(stream_.get(), kReadEvents);
+  if (got.empty() || console_.cut()) return false;
+  keep(got);
+  return true;
 }
 
 void ConsoleStream::replace(std::string_view whole) {
@@ -84,6 +148,7 @@ void ConsoleStream::replace(std::string_view whole) {
 }
 
 void ConsoleStream::send_pending() {
+  if (!stream_) return;
   while (!pending_input_.empty() && !ended_) {
     const int n = virStreamSend(stream_.get(), pending_input_.data(), pending_input_.size());
     if (n == -2) return;  // the stream is full: the rest goes at the next call

@@ -3,21 +3,27 @@
 // connection: the embedded driver, a local daemon, qemu+tcp://, qemu+ssh://. Output comes back
 // over the connection and input goes in through it; nothing depends on a file the host writes.
 //
-// The serial is a pty on the host. Open the stream while the domain is still paused
-// (VIR_DOMAIN_START_PAUSED) and resume it after: QEMU's pty backend drops what the guest prints
-// while no one holds the pty's other end, and checks for a reader at each write, so from the
-// first byte on nothing is dropped. At the other end a pty loses bytes: when QEMU exits, Linux
-// hangs the pty up and discards what the reader (libvirt) had not read yet, so the last few
-// hundred milliseconds of a guest that powers off right after printing can be missing from the
-// stream, and the last bytes it did pass on were once seen with one missing. That is why the
-// domain also has QEMU write everything the serial printed to a log (domain_xml.hpp,
-// HostFiles::console_log), which the driver reads when the stream ended without what the caller
-// waits for (measured: the stream alone lost a guest's last lines in 1 boot of 3; with a slow
-// reader, in every boot).
+// The serial is a pty on the host, and a pty has three ways to lose bytes, each handled here:
+//   - QEMU's pty backend drops what the guest prints while no one holds the pty's other end. The
+//     stream is opened while the domain is still paused (VIR_DOMAIN_START_PAUSED) and the domain
+//     resumed after, and QEMU looks for a reader at each write: from the first byte on, nothing.
+//   - QEMU's 16550 model, when the pty does not take a byte, waits for it to become writable a
+//     few times (MAX_XMIT_RETRY, 4) and then drops the byte, silently, from its own log too
+//     (measured here: a reader that paused 400 ms between reads lost a byte of a 25 KB burst in
+//     3 boots of 6). So the pty is drained the moment data arrives, by a stream callback in
+//     libvirt's event loop, into an inbox the watch loop empties; the caller's `done` predicate,
+//     which reads the whole console, never holds the reading up.
+//   - When QEMU exits, Linux hangs the pty up and discards what the reader had not read yet, so
+//     the last lines of a guest that powers off right after printing them can be missing from
+//     the stream (measured: in 1 boot of 3), and the last bytes it did pass on were once seen
+//     with one missing. So QEMU also writes everything the serial printed to a log
+//     (domain_xml.hpp, HostFiles::console_log), and the driver reads that copy when the stream
+//     ended without what the caller waits for (replace()).
 #include <libvirt/libvirt.h>
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -36,9 +42,9 @@ class ConsoleStream {
   ConsoleStream(const ConsoleStream&) = delete;
   ConsoleStream& operator=(const ConsoleStream&) = delete;
 
-  // Opens the first serial console of `dom`; false (and error()) when libvirt refuses.
+  // Opens the first serial console of `dom` and starts draining it; false (and error()) when
+  // libvirt refuses.
   bool open(virConnectPtr conn, virDomainPtr dom);
-
   // Hands what arrived since the last call to the console; true when anything did. Stops early
   // once the console is over its limit.
   bool read_more();
@@ -59,11 +65,15 @@ class ConsoleStream {
   bool ended() const { return ended_; }
   const std::string& error() const { return error_; }
 
+  struct Inbox;  // what the event loop drained and the watch loop has not taken yet
+
  private:
   void keep(std::string_view piece);
   void send_pending();
 
   StreamHandle stream_;
+  std::shared_ptr<Inbox> inbox_;
+  bool watching_ = false;  // the drain callback is registered
   std::string name_;
   ConsoleCap& console_;
   int log_fd_ = -1;

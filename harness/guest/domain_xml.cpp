@@ -142,6 +142,22 @@ void text_child(pugi::xml_node parent, const char* name, const std::string& text
   parent.append_child(name).text().set(text.c_str());
 }
 
+// The serial console: a pty, the one serial type libvirt's QEMU driver opens as a console stream;
+// QEMU also writes every byte to `log` (append off: a retry of the trial starts it afresh).
+void add_serial_console(pugi::xml_node devices, const std::filesystem::path& log_file) {
+  auto serial = devices.append_child("serial");
+  serial.append_attribute("type").set_value("pty");
+  auto log = serial.append_child("log");
+  log.append_attribute("file").set_value(log_file.c_str());
+  log.append_attribute("append").set_value("off");
+  serial.append_child("target").append_attribute("port").set_value(0);
+  auto console = devices.append_child("console");
+  console.append_attribute("type").set_value("pty");
+  auto ctarget = console.append_child("target");
+  ctarget.append_attribute("type").set_value("serial");
+  ctarget.append_attribute("port").set_value(0);
+}
+
 }  // namespace
 
 void validate_domain_name(std::string_view name) {
@@ -249,19 +265,7 @@ std::string domain_xml(const DomainSpec& spec, const HostFiles& files) {
     text_child(disk, "serial", spec.disk_serial);
   }
 
-  // A pty, the one serial type libvirt's QEMU driver opens as a console stream; QEMU also writes
-  // every byte to the log (append off: a retry of the trial starts it afresh).
-  auto serial = devices.append_child("serial");
-  serial.append_attribute("type").set_value("pty");
-  auto log = serial.append_child("log");
-  log.append_attribute("file").set_value(files.console_log.c_str());
-  log.append_attribute("append").set_value("off");
-  serial.append_child("target").append_attribute("port").set_value(0);
-  auto console = devices.append_child("console");
-  console.append_attribute("type").set_value("pty");
-  auto ctarget = console.append_child("target");
-  ctarget.append_attribute("type").set_value("serial");
-  ctarget.append_attribute("port").set_value(0);
+  add_serial_console(devices, files.console_log);
   // libvirt adds a USB controller to 'pc' machines unless told not to; the guest does not need it.
   auto usb = devices.append_child("controller");
   usb.append_attribute("type").set_value("usb");

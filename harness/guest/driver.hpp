@@ -65,7 +65,7 @@ struct GuestOutcome {
   // The driver's own cost around the guest (abvm's per-trial overhead, recorded and benchmarked):
   double start_seconds = 0;  // starting the guest (create request until it runs)
   double stop_seconds = 0;   // after the end was seen: destroy and collect the console
-  double stage_seconds = 0;  // before the start: sending the guest's files to the host (remote)
+  double stage_seconds = 0;  // a remote host's volumes: sending the guest's files, deleting them after
   bool console_cut = false;        // the guest printed more than console_limit
   std::uint64_t console_bytes = 0; // console bytes the guest printed in all
   // The domain XML the driver booted, with the host's paths ("" when it did not get that far).

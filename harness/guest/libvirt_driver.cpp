@@ -599,9 +599,9 @@ constexpr std::size_t kPtyHoldsAtMost = std::size_t{256} << 10;
 // The guest has stopped (QEMU exited). The stream ends once libvirt has passed on what it read
 // of the pty, but a pty that hangs up discards what it still held, and here it was even seen to
 // hand over the end of a burst with a byte missing (console_stream.hpp). QEMU's copy has every
-// byte the guest sent: when the console so far does not satisfy the caller, the copy replaces
-// it, provided the two agree on all but the last bytes a pty can hold (a copy that differs
-// earlier is not this console: a log its writer rotated).
+// byte QEMU sent: when the console so far does not satisfy the caller, the copy replaces it,
+// provided the two agree on all but the last bytes a pty can hold (a copy that differs earlier
+// is not this console: a log its writer rotated).
 void complete_console(WatchedGuest& g) {
   g.stream.drain(std::chrono::milliseconds(2000));
   if (satisfied(g)) return;
@@ -780,14 +780,16 @@ std::optional<std::string> read_local_copy(const std::filesystem::path& path, st
   return out;
 }
 
-// Deletes a trial's volumes from the host whatever way run_guest is left.
+// Deletes a trial's volumes from the host, at release() or whatever way run_guest is left.
 struct TrialVolumes {
   VolumeStaging* staging;
   virConnectPtr conn;
   const DomainSpec& spec;
-  ~TrialVolumes() {
+  void release() {
     if (staging) staging->release(conn, spec);
+    staging = nullptr;
   }
+  ~TrialVolumes() { release(); }
 };
 
 }  // namespace
@@ -845,6 +847,9 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
     lost_domains_.insert(lost_domains_.end(), lost.begin(), lost.end());
     throw;
   }
+  const auto released = Clock::now();
+  volumes.release();
+  outcome.stage_seconds += std::chrono::duration<double>(Clock::now() - released).count();
   std::lock_guard lock(mutex_);
   lost_domains_.insert(lost_domains_.end(), lost.begin(), lost.end());
   return outcome;

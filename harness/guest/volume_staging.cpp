@@ -288,15 +288,19 @@ void VolumeStaging::attach(virConnectPtr conn) {
   PoolHandle pool = ensure_pool(conn, options_, uri_);
   const fs::path path = pool_target_path(pool.get(), options_.pool, uri_);
   std::vector<std::string> retry;
+  bool first = false;
   {
     std::lock_guard lock(mutex_);
+    first = pool_path_.empty();
     pool_path_ = path;
     retry.assign(to_delete_.begin(), to_delete_.end());
     to_delete_.clear();
   }
   // libvirt learns of files changed behind its back (a pool directory cleaned by hand) only from
   // a refresh; one that fails (another client's upload under way) changes nothing abvm needs.
-  virStoragePoolRefresh(pool.get(), 0);
+  // Only at the first connection: a daemon that restarted refreshed its pools itself, and this
+  // run's other trials may be uploading now.
+  if (first) virStoragePoolRefresh(pool.get(), 0);
   remove_stale(pool.get());
   delete_names(pool.get(), std::move(retry));
 }
@@ -365,7 +369,11 @@ std::string VolumeStaging::content_volume(virConnectPtr conn, virStoragePoolPtr 
     upload_file(conn, vol.get(), file, size, vname, uri_);
     create_volume(pool, complete_marker(vname), 0, 0, uri_);
   } catch (...) {
-    virStorageVolDelete(vol.get(), 0);
+    // Half sent: it must go, now or (the connection lost) at the next attach().
+    if (virStorageVolDelete(vol.get(), 0) < 0) {
+      std::lock_guard lock(mutex_);
+      to_delete_.insert(vname);
+    }
     throw;
   }
   const std::string path = volume_path(vol.get(), vname, uri_);

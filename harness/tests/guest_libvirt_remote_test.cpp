@@ -198,18 +198,30 @@ TEST(GuestLibvirtRemote, TypedInputReachesARemoteGuestOverTheConnection) {
   EXPECT_EQ(to_string(out.end), "finished") << out.detail << "\n" << out.console;
 }
 
-// A guest that powers off right after a burst: the end of the burst is in the remote host's pty
-// when QEMU exits (see GuestLibvirtDriver.TheLastLineBeforeAnImmediatePowerOffIsNeverLost), and
-// comes back from QEMU's copy, downloaded from the console volume.
-TEST(GuestLibvirtRemote, TheLastLineOfARemoteGuestComesBackFromQemusCopy) {
+// QEMU's copy of a remote guest's console (what the driver reads when the stream lost its end,
+// see GuestLibvirtDriver.TheLastLineBeforeAnImmediatePowerOffIsNeverLost) is the trial's console
+// volume on the host, and comes back through the connection, at most as much as asked.
+TEST(GuestLibvirtRemote, QemusCopyOfTheConsoleComesBackFromTheHostsVolume) {
   ABVM_REQUIRE_DAEMON();
-  LibvirtDriver driver(daemon().tcp_uri());
-  auto out = driver.run_guest(spec_for("lastword", "lastword", false), kBootTimeout, [](std::string_view c) {
-    if (contains(c, "ABVM-TEST-FILLER")) std::this_thread::sleep_for(400ms);
-    return contains(c, "ABVM-TEST-LAST-WORD");
-  });
-  EXPECT_EQ(to_string(out.end), "finished") << out.detail << "\n" << out.console;
-  EXPECT_TRUE(contains(out.console, "ABVM-TEST-FILLER 299 ")) << out.console;
+  ConnHandle conn(virConnectOpen(daemon().tcp_uri().c_str()));
+  ASSERT_TRUE(conn) << libvirt_error();
+  VolumeStaging staging(daemon().tcp_uri(), {});
+  staging.attach(conn.get());
+  auto spec = spec_for("copy", "poweroff", false);
+  const HostFiles files = staging.stage(conn.get(), spec);
+  EXPECT_TRUE(files.console_log.native().starts_with(std::string(kDefaultPoolPath) + "/abvm-console-"))
+      << files.console_log;
+  EXPECT_EQ(staging.console_copy(conn.get(), spec, 1 << 20), std::string());  // QEMU has written nothing yet
+  // QEMU writes it on the host; here the test does, through the daemon's own view of its pool.
+  const std::string text = "ABVM-TEST-UP\r\nABVM-TEST-ALMOST\r\nABVM-TEST-LAST-WORD\r\n[    3.3] reboot: Power down\r\n";
+  write_file_atomic(daemon().seen(files.console_log), text);
+  EXPECT_EQ(staging.console_copy(conn.get(), spec, 1 << 20), text);
+  EXPECT_EQ(staging.console_copy(conn.get(), spec, 12), text.substr(0, 12));
+  staging.release(conn.get(), spec);
+  EXPECT_FALSE(fs::exists(daemon().seen(files.console_log)));
+  EXPECT_FALSE(fs::exists(daemon().seen(files.initrd)));
+  EXPECT_EQ(staging.console_copy(conn.get(), spec, 1 << 20), std::nullopt);
+  staging.finish(conn.get());
 }
 
 TEST(GuestLibvirtRemote, ABootOverSshWorksTheSame) {
