@@ -150,9 +150,11 @@ void warn_about_budget(const Experiment& e) {
 }
 
 // The libvirt connection: --connect, else the one the run used before, else the embedded driver.
+// A run that used the embedded driver resumes with it, in whatever root is free now: the private
+// root of a run that found the shared one busy went with its process.
 std::string connection_uri(const RunArgs& args, const RunManifest& manifest) {
   if (!args.connect.empty()) return args.connect;
-  if (!manifest.uri.empty()) return manifest.uri;
+  if (!manifest.uri.empty() && !manifest.uri.starts_with("qemu:///embed")) return manifest.uri;
   return LibvirtDriver::embedded_uri();
 }
 
