@@ -72,10 +72,10 @@ class LibvirtDriver final : public GuestDriver {
   // 30 s. Only names whose abvm pid is dead are touched. Returns the domain names removed.
   static std::vector<std::string> remove_stale_embedded_state(const std::filesystem::path& root);
 
-  // Boots one transient domain (virDomainCreateXML, paused until its console stream is open)
-  // and polls the stream every ~25 ms, typing the caller's input into it. See GuestDriver. On
-  // return the domain is destroyed, and the trial's volumes deleted, also when an exception
-  // leaves.
+  // Boots one transient domain (virDomainCreateXML, paused until its console stream is open),
+  // whose console libvirt's event loop drains as it comes; every ~25 ms the caller's predicate
+  // sees it and the caller's input is typed. See GuestDriver. On return the domain is destroyed,
+  // and the trial's volumes deleted, also when an exception leaves.
   using GuestDriver::run_guest;
   GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
                          const ConsoleHooks& hooks) override;
