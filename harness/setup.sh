@@ -17,13 +17,17 @@ packages=(
   e2fsprogs util-linux
 )
 # --tests adds what the tests, benchmarks and CI need: GoogleTest and Google Benchmark, the
-# independent references (SciPy, jsonschema, xmllint), the report in Chromium, libvirtd (the tests
-# that kill a daemon mid-run and the remote hosts), YAML for the nightly rehearsal, clang for the
-# fuzzers, and fio on the host.
+# independent references (SciPy, jsonschema, xmllint), the report in Chromium, YAML for the
+# nightly rehearsal, clang for the fuzzers, fio on the host, and the tests' own libvirt daemons:
+# libvirt-daemon (libvirtd, for `--connect qemu:///system` and the test daemons; it brings the
+# storage driver with the dir backend, abvm's pool on a remote host, and virt-ssh-helper, which a
+# qemu+ssh:// client runs on the remote side) and openssh-server/-client (one test daemon is
+# reached as qemu+ssh://root@127.0.0.1 through an sshd of the test's own on the loopback address,
+# libvirt_daemons.hpp; installing the package starts no sshd where policy-rc.d forbids it).
 test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-scipy python3-jsonschema libxml2-utils python3-yaml chromium
-  libvirt-daemon fio
+  libvirt-daemon openssh-server openssh-client fio
   clang-14 libclang-rt-14-dev
 )
 usage() { echo "usage: $0 [--tests] [--print]" >&2; exit 2; }

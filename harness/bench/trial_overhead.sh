@@ -4,7 +4,8 @@
 # kernel, cached) and a one-line busybox initramfs, runs the benchmark and prints the figures.
 #
 # usage: harness/bench/trial_overhead.sh [BUILD_DIR]      (root; default BUILD_DIR: build-bench;
-#        ABVM_BENCH_BINARY=path skips the build)
+#        ABVM_BENCH_BINARY=path skips the build; ABVM_BENCH_CONNECT=URI measures that libvirt daemon,
+#        which gets the files as storage volumes, instead of the embedded driver)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$repo/build-bench}
@@ -41,4 +42,4 @@ truncate -s 64M "$work/scratch.img"
 
 ABVM_BENCH_KERNEL=$kernel ABVM_BENCH_INITRD=$work/initramfs.cpio ABVM_BENCH_WORK=$work \
   "$bench" --benchmark_counters_tabular=true
-echo "trial_overhead.sh: 'Time' is start + stop per trial (manual time); target < 300 ms after the warm-up trial"
+echo "trial_overhead.sh: 'Time' is stage + start + stop per trial (manual time); target < 300 ms after the warm-up trial"

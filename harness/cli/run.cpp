@@ -153,11 +153,13 @@ void warn_about_budget(const Experiment& e) {
 }
 
 // The libvirt connections: --connect (repeated), else the hosts the run used before, else the
-// experiment's [hosts], else the embedded driver.
+// experiment's [hosts], else the embedded driver. A run that used the embedded driver resumes with
+// it, in whatever root is free now: the private root of a run that found the shared one busy went
+// with its process.
 std::vector<std::string> connection_uris(const RunArgs& args, const RunManifest& manifest, const Experiment& e) {
   if (!args.connect.empty()) return args.connect;
   if (!manifest.uris.empty()) return manifest.uris;
-  if (!manifest.uri.empty()) return {manifest.uri};
+  if (!manifest.uri.empty() && !manifest.uri.starts_with("qemu:///embed")) return {manifest.uri};
   if (!e.hosts.uris.empty()) return e.hosts.uris;
   return {LibvirtDriver::embedded_uri()};
 }
@@ -179,7 +181,7 @@ int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, boo
     return std::string(to_string(v));
   };
   Runner runner(e, dir,
-                {.connect = [&] { return connect_hosts(uris, observer, drivers); },
+                {.connect = [&] { return connect_hosts(uris, e.hosts, observer, drivers); },
                  .preparer = preparer,
                  .observer = observer,
                  .decide = look,
@@ -235,7 +237,8 @@ Command add_run(CLI::App& app) {
       ->default_str("./results");
   sub->add_option("--connect", args->connect,
                   "libvirt URI; repeat it for a pool of hosts, one block per host at a time (default: the "
-                  "experiment's [hosts], else the embedded QEMU driver, no daemon)");
+                  "experiment's [hosts], else the embedded QEMU driver, no daemon); a daemon's URI such as "
+                  "qemu+ssh://root@HOST/system gets the guests' files as storage volumes (README: Running on many hosts)");
   sub->add_flag("--keep-scratch", args->keep_scratch, "Keep abvm's scratch disk image after the run");
   sub->add_option("--junit", args->junit, "Also write JUnit XML (one test case per metric) to this path");
   return {sub, [args] { return run_command(*args); }};

@@ -9,9 +9,12 @@
 
 namespace abvm::cli {
 
-std::unique_ptr<LibvirtDriver> connect_libvirt(const std::string& uri, RunObserver& observer) {
+std::unique_ptr<LibvirtDriver> connect_libvirt(const std::string& uri, RunObserver& observer,
+                                               const HostSettings& hosts) {
   observer.note(fmt::format("connecting to {} ...", uri));
-  auto driver = std::make_unique<LibvirtDriver>(uri);
+  LibvirtDriverOptions options;
+  if (hosts.pool_path) options.staging.pool_path = *hosts.pool_path;
+  auto driver = std::make_unique<LibvirtDriver>(uri, options);
   try {
     for (const auto& name : driver->destroy_leftovers()) observer.note("destroyed leftover domain " + name);
   } catch (const InfraError& ex) {
@@ -20,17 +23,17 @@ std::unique_ptr<LibvirtDriver> connect_libvirt(const std::string& uri, RunObserv
   return driver;
 }
 
-std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, RunObserver& observer,
-                                      std::vector<std::unique_ptr<LibvirtDriver>>& drivers) {
+std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, const HostSettings& settings,
+                                      RunObserver& observer, std::vector<std::unique_ptr<LibvirtDriver>>& drivers) {
   if (uris.size() == 1) {
-    drivers.push_back(connect_libvirt(uris[0], observer));
+    drivers.push_back(connect_libvirt(uris[0], observer, settings));
     return {{.name = "", .driver = drivers.back().get()}};
   }
   std::vector<HostDriver> hosts;
   std::vector<std::string> failed;
   for (const auto& uri : uris) {
     try {
-      drivers.push_back(connect_libvirt(uri, observer));
+      drivers.push_back(connect_libvirt(uri, observer, settings));
       hosts.push_back({.name = uri, .driver = drivers.back().get()});
     } catch (const InfraError& ex) {
       observer.note(fmt::format("host {} is left out of the pool: {}", uri, ex.what()));

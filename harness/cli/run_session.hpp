@@ -35,13 +35,15 @@ class TerminalObserver final : public RunObserver {
 // Connects and removes what a killed abvm process left running. libvirt may still be
 // reconnecting to those guests (it then refuses with "cannot acquire state change lock"): that
 // must not stop a --resume, since the new trials use domains of their own names.
-std::unique_ptr<LibvirtDriver> connect_libvirt(const std::string& uri, RunObserver& observer);
+// `hosts` says where a host's storage pool must be (HostSettings::pool_path).
+std::unique_ptr<LibvirtDriver> connect_libvirt(const std::string& uri, RunObserver& observer,
+                                               const HostSettings& hosts = {});
 
 // Every host of a run, connected (`drivers` owns them). One host: its failure to connect ends the
 // run. A pool: a host that cannot be reached is left out (said so); none reached ends it, naming
 // every URI.
-std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, RunObserver& observer,
-                                      std::vector<std::unique_ptr<LibvirtDriver>>& drivers);
+std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, const HostSettings& settings,
+                                      RunObserver& observer, std::vector<std::unique_ptr<LibvirtDriver>>& drivers);
 
 // The end of a run: analysis.json and summary.txt (saved first: a report that cannot be written
 // loses nothing gathered), then report.html. Returns the decision; Error when there is nothing to

@@ -509,12 +509,13 @@ class Loader {
     std::vector<std::string> quoted;
     for (const auto& u : e.hosts.uris) quoted.push_back(quote(u));
     note(key, fmt::format("[{}]", fmt::join(quoted, ", ")));
-    e.hosts.pool_path = get_string("hosts.pool_path").value_or(e.hosts.pool_path);
-    if (!fs::path(e.hosts.pool_path).is_absolute()) {
+    e.hosts.pool_path = get_string("hosts.pool_path");
+    if (!e.hosts.pool_path) return note("hosts.pool_path", "(unset)");
+    if (!fs::path(*e.hosts.pool_path).is_absolute()) {
       fail(line_of("hosts.pool_path"), fmt::format("key 'hosts.pool_path' = {} must be an absolute path on the hosts",
-                                                   quote(e.hosts.pool_path)));
+                                                   quote(*e.hosts.pool_path)));
     }
-    note("hosts.pool_path", quote(e.hosts.pool_path));
+    note("hosts.pool_path", quote(*e.hosts.pool_path));
   }
 
   void read_disk(Experiment& e) {

@@ -49,7 +49,9 @@ struct DiskSettings {
 // remote protocol; empty: this machine.
 struct HostSettings {
   std::vector<std::string> uris;
-  std::string pool_path = "/var/lib/abvm/pool";
+  // The libvirt storage pool 'abvm' on every host must be here (or is created here). Unset: a pool
+  // 'abvm' that exists is used wherever it is; one abvm creates goes to /var/lib/abvm/pool.
+  std::optional<std::string> pool_path;
 };
 
 enum class ScheduleOrder { interleaved, sequential };

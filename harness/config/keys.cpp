@@ -101,9 +101,10 @@ std::vector<KeySpec> build_table() {
        .doc = "libvirt URIs, e.g. [\"qemu+ssh://root@lab3/system\", \"qemu+tls://lab4/system\"]: every host runs "
               "blocks at once (both sides of a block on one host), one per CPU set; abvm run --connect URI "
               "(repeated) overrides"});
-  add({.path = "hosts.pool_path", .type = KeyType::string, .default_text = "\"/var/lib/abvm/pool\"",
-       .doc = "directory of the libvirt storage pool abvm manages on each host (kernels, initrds and scratch "
-              "disks reach a host as volumes there)"});
+  add({.path = "hosts.pool_path", .type = KeyType::string, .default_text = "(unset)",
+       .doc = "directory of the libvirt storage pool 'abvm' on each host (kernels, initrds and scratch disks reach "
+              "a host as volumes there); a pool 'abvm' elsewhere is then an error. Unset: an existing pool 'abvm' "
+              "wherever it is, else one made at /var/lib/abvm/pool"});
 
   add({.path = "device", .type = KeyType::table, .doc = "virtio-blk device options, shared by both sides"});
   for (const DeviceKey& k : device_keys()) {

@@ -378,8 +378,8 @@ inline void fuzz_job_xml(std::string_view data) {
                  "scratch disk path does not read back");
       fuzz_check(xml_disk.child("serial").text().as_string() == spec.disks[0].serial, "disk serial does not read back");
     }
-    fuzz_check(devices.child("serial").child("source").attribute("path").as_string() == spec.console_log.native(),
-               "console path does not read back");
+    fuzz_check(devices.child("serial").child("log").attribute("file").as_string() == spec.console_log.native(),
+               "console log path does not read back");
   } catch (const Error&) {
   }
 }

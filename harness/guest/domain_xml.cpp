@@ -139,12 +139,24 @@ void validate(const DomainSpec& s) {
   validate_machine(s.machine);
 }
 
+// Paths a host gave back (volume paths) reach the XML as they are: they get the same checks.
+void validate(const HostFiles& f, const DomainSpec& s) {
+  check_path("kernel", f.kernel);
+  if (!f.initrd.empty()) check_path("initrd", f.initrd);
+  if (f.disks.size() != s.disks.size()) {
+    throw Error(fmt::format("domain scratch disks: {} host paths for {} disks", f.disks.size(), s.disks.size()));
+  }
+  for (const auto& d : f.disks) check_path("scratch disk", d);
+  check_path("console log", f.console_log);
+}
+
 void text_child(pugi::xml_node parent, const char* name, const std::string& text) {
   parent.append_child(name).text().set(text.c_str());
 }
 
 // The i-th scratch disk as vda, vdb, ...
-void append_scratch_disk(pugi::xml_node devices, const ScratchDisk& scratch, std::size_t i) {
+void append_scratch_disk(pugi::xml_node devices, const ScratchDisk& scratch, const std::filesystem::path& source,
+                         std::size_t i) {
   const VirtioBlkOptions& d = scratch.options;
   auto disk = devices.append_child("disk");
   disk.append_attribute("type").set_value("file");
@@ -164,12 +176,28 @@ void append_scratch_disk(pugi::xml_node devices, const ScratchDisk& scratch, std
   if (d.queues) drv.append_attribute("queues").set_value(*d.queues);
   if (d.queue_size) drv.append_attribute("queue_size").set_value(*d.queue_size);
   if (d.iothread) drv.append_attribute("iothread").set_value(1);
-  disk.append_child("source").append_attribute("file").set_value(scratch.path.c_str());
+  disk.append_child("source").append_attribute("file").set_value(source.c_str());
   auto target = disk.append_child("target");
   const std::string dev = fmt::format("vd{}", static_cast<char>('a' + i));
   target.append_attribute("dev").set_value(dev.c_str());
   target.append_attribute("bus").set_value("virtio");
   text_child(disk, "serial", scratch.serial);
+}
+
+// The serial console: a pty, the one serial type libvirt's QEMU driver opens as a console stream;
+// QEMU also writes every byte to `log` (append off: a retry of the trial starts it afresh).
+void add_serial_console(pugi::xml_node devices, const std::filesystem::path& log_file) {
+  auto serial = devices.append_child("serial");
+  serial.append_attribute("type").set_value("pty");
+  auto log = serial.append_child("log");
+  log.append_attribute("file").set_value(log_file.c_str());
+  log.append_attribute("append").set_value("off");
+  serial.append_child("target").append_attribute("port").set_value(0);
+  auto console = devices.append_child("console");
+  console.append_attribute("type").set_value("pty");
+  auto ctarget = console.append_child("target");
+  ctarget.append_attribute("type").set_value("serial");
+  ctarget.append_attribute("port").set_value(0);
 }
 
 }  // namespace
@@ -198,8 +226,17 @@ std::string domain_name(std::string_view label, long serial) {
   return fmt::format("{}{}-{}-{}", domain_name_prefix, static_cast<long>(::getpid()), clean, serial);
 }
 
-std::string domain_xml(const DomainSpec& spec) {
+HostFiles local_host_files(const DomainSpec& spec) {
+  HostFiles f{.kernel = spec.kernel, .initrd = spec.initrd, .disks = {}, .console_log = spec.console_log};
+  for (const ScratchDisk& d : spec.disks) f.disks.push_back(d.path);
+  return f;
+}
+
+std::string domain_xml(const DomainSpec& spec) { return domain_xml(spec, local_host_files(spec)); }
+
+std::string domain_xml(const DomainSpec& spec, const HostFiles& files) {
   validate(spec);
+  validate(files, spec);
   const bool kvm = spec.accelerator == Accelerator::kvm;
   const auto& m = spec.machine;
 
@@ -232,8 +269,8 @@ std::string domain_xml(const DomainSpec& spec) {
   type.append_attribute("arch").set_value("x86_64");
   type.append_attribute("machine").set_value("pc");
   type.text().set("hvm");
-  text_child(os, "kernel", spec.kernel.native());
-  if (!spec.initrd.empty()) text_child(os, "initrd", spec.initrd.native());
+  text_child(os, "kernel", files.kernel.native());
+  if (!files.initrd.empty()) text_child(os, "initrd", files.initrd.native());
   text_child(os, "cmdline", spec.cmdline);
 
   domain.append_child("features").append_child("acpi");
@@ -246,18 +283,9 @@ std::string domain_xml(const DomainSpec& spec) {
   text_child(domain, "on_crash", "destroy");
 
   auto devices = domain.append_child("devices");
-  for (std::size_t i = 0; i < spec.disks.size(); ++i) append_scratch_disk(devices, spec.disks[i], i);
+  for (std::size_t i = 0; i < spec.disks.size(); ++i) append_scratch_disk(devices, spec.disks[i], files.disks[i], i);
 
-  auto serial = devices.append_child("serial");
-  serial.append_attribute("type").set_value("file");
-  serial.append_child("source").append_attribute("path").set_value(spec.console_log.c_str());
-  serial.append_child("target").append_attribute("port").set_value(0);
-  auto console = devices.append_child("console");
-  console.append_attribute("type").set_value("file");
-  console.append_child("source").append_attribute("path").set_value(spec.console_log.c_str());
-  auto ctarget = console.append_child("target");
-  ctarget.append_attribute("type").set_value("serial");
-  ctarget.append_attribute("port").set_value(0);
+  add_serial_console(devices, files.console_log);
   // libvirt adds a USB controller to 'pc' machines unless told not to; the guest does not need it.
   auto usb = devices.append_child("controller");
   usb.append_attribute("type").set_value("usb");

@@ -3,19 +3,40 @@
 // that any path, name or command line is escaped correctly).
 //
 // The domain: type 'qemu' (TCG) or 'kvm'; direct kernel boot on x86_64 'pc'; ACPI on so the guest
-// can power off; no network, graphics or balloon; the serial console captured to a file; every
-// ending (poweroff, reboot, crash) destroys the domain, so a panicking guest with panic=-1 ends at
-// once instead of booting again; the scratch disk as virtio-blk 'vda' with the side's options.
+// can power off; no network, graphics or balloon; the serial console on a pty (read and written
+// through a libvirt stream, guest/console_stream.hpp) with QEMU writing a copy of everything it
+// printed to a log file; every ending (poweroff, reboot, crash) destroys the domain, so a
+// panicking guest with panic=-1 ends at once instead of booting again; the scratch disks as
+// virtio-blk 'vda', 'vdb' with their options.
+#include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "guest/driver.hpp"
 
 namespace abvm {
 
-// The domain XML for `spec`. Throws abvm::Error naming the offending field when the spec cannot
-// become a domain libvirt would accept (bad name, control characters in a path or the command
-// line, unknown cache/io mode, impossible queue settings, pins that do not match the vCPUs).
+// The files as the host that runs the guest sees them. For a driver on this machine they are
+// the DomainSpec's own paths (local_host_files); a remote host gets storage volumes instead
+// (guest/volume_staging.hpp), and the domain XML names their paths there.
+struct HostFiles {
+  std::filesystem::path kernel;
+  std::filesystem::path initrd;        // empty: none
+  std::vector<std::filesystem::path> disks;  // one per DomainSpec::disks, in order
+  std::filesystem::path console_log;   // where QEMU writes its copy of the serial console
+};
+
+// The spec's paths as they are: QEMU's console copy is the spec's console log itself.
+HostFiles local_host_files(const DomainSpec& spec);
+
+// The domain XML for `spec` with its files at `files`. Throws abvm::Error naming the offending
+// field when the spec cannot become a domain libvirt would accept (bad name, control characters
+// in a path or the command line, unknown cache/io mode, impossible queue settings, pins that do
+// not match the vCPUs).
+std::string domain_xml(const DomainSpec& spec, const HostFiles& files);
+
+// The same on this machine: domain_xml(spec, local_host_files(spec)).
 std::string domain_xml(const DomainSpec& spec);
 
 // Throws abvm::Error unless `name` is a domain name abvm uses: 1-200 characters from

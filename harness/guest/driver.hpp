@@ -5,7 +5,8 @@
 // scripted fakes in unit tests of scheduling, retries and failure handling. Everything that
 // depends on where the guest runs stays behind this interface: the connection, and the staging
 // of the kernel, initramfs and scratch-disk files (a local driver uses the paths as they are; a
-// remote one, qemu+ssh in a later issue, copies them to the host first and the console log back).
+// remote one uploads them to the host as storage volumes first, guest/volume_staging.hpp), and
+// the console, which comes back over the connection either way (guest/console_stream.hpp).
 //
 // Contract of run_guest: one call is one boot (one trial). Calls may come from several threads at
 // once (co-scheduled blocks boot their A and B guests together). It returns when the caller's `done`
@@ -77,17 +78,27 @@ struct GuestOutcome {
   // The driver's own cost around the guest (abvm's per-trial overhead, recorded and benchmarked):
   double start_seconds = 0;  // starting the guest (create request until it runs)
   double stop_seconds = 0;   // after the end was seen: destroy and collect the console
+  double stage_seconds = 0;  // a remote host's volumes: sending the guest's files, deleting them after
   bool console_cut = false;        // the guest printed more than console_limit
   std::uint64_t console_bytes = 0; // console bytes the guest printed in all
+  // The domain XML the driver booted, with the host's paths ("" when it did not get that far).
+  std::string domain_xml;
 };
 
 std::string_view to_string(GuestOutcome::End end);
 
-// The versions a result must record about the hypervisor side.
+// The versions a result must record about the hypervisor side, and where the guests run as
+// libvirt tells over the connection (empty or 0 when the host did not say).
 struct HostVersions {
   std::string uri;       // connection URI as given
   std::string libvirt;   // e.g. "9.0.0"
   std::string qemu;      // hypervisor version as libvirt reports it, e.g. "7.2.22"
+  std::string hostname;  // the host's name (virConnectGetHostname)
+  std::string cpu_model; // the host CPU as libvirt names it in its capabilities, e.g. "EPYC-Rome"
+  std::string cpu_arch;  // e.g. "x86_64" (virNodeGetInfo)
+  int cpus = 0;          // active host CPUs
+  int cpu_mhz = 0;
+  std::uint64_t memory_kib = 0;
 };
 
 // What the caller watches and says while one guest runs.

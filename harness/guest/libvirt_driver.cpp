@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <pugixml.hpp>
 #include <thread>
 
 #include "core/cache.hpp"
@@ -28,8 +29,11 @@
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "guest/console_cap.hpp"
+#include "guest/console_stream.hpp"
 #include "guest/domain_xml.hpp"
+#include "guest/libvirt_handles.hpp"
 #include "guest/records.hpp"
+#include "guest/volume_staging.hpp"
 
 namespace abvm {
 namespace {
@@ -51,15 +55,8 @@ constexpr std::string_view embedded_qemu_conf =
 
 constexpr std::string_view qemu_account = "libvirt-qemu";
 
-std::string last_error() {
-  const char* m = virGetLastErrorMessage();
-  return m ? m : "unknown libvirt error";
-}
-
-int last_error_code() {
-  virErrorPtr e = virGetLastError();
-  return e ? e->code : VIR_ERR_OK;
-}
+std::string last_error() { return libvirt_error(); }
+int last_error_code() { return libvirt_error_code(); }
 
 void ignore_error(void*, virErrorPtr) {}
 
@@ -225,11 +222,6 @@ std::string uri_escape(std::string_view s) {
   return out;
 }
 
-struct ConnCloser {
-  void operator()(virConnectPtr c) const { virConnectClose(c); }
-};
-using ConnHandle = std::unique_ptr<virConnect, ConnCloser>;
-
 // Owns a running domain: destroys it (if still there) and frees the handle, whatever happens.
 class DomainHandle {
  public:
@@ -245,41 +237,6 @@ class DomainHandle {
 
  private:
   virDomainPtr d_;
-};
-
-// Reads what a growing file gained since the last call. The file may not exist yet.
-class LogTail {
- public:
-  explicit LogTail(std::filesystem::path p) : path_(std::move(p)) {}
-  ~LogTail() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  LogTail(const LogTail&) = delete;
-  LogTail& operator=(const LogTail&) = delete;
-  // Hands new bytes to `console`; true when there were any.
-  bool read_more(ConsoleCap& console) {
-    if (fd_ < 0) {
-      fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd_ < 0) return false;
-    }
-    bool any = false;
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(fd_, buf, sizeof buf);
-      if (n > 0) {
-        console.add(std::string_view(buf, static_cast<std::size_t>(n)));
-        any = true;
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      break;
-    }
-    return any;
-  }
-
- private:
-  std::filesystem::path path_;
-  int fd_ = -1;
 };
 
 // How libvirt says a domain stopped. A QEMU that exits without the guest asking (kill -9, a QEMU
@@ -334,6 +291,9 @@ struct LibvirtDriver::Impl {
   std::string uri;
   ConnHandle conn;
   HostVersions versions;
+  std::chrono::milliseconds reconnect_window;
+  // Every connection but the embedded driver: the host may not see this machine's files.
+  std::unique_ptr<VolumeStaging> staging;
 };
 
 namespace {
@@ -355,14 +315,58 @@ std::vector<pid_t> local_qemus_of(const std::string& name) {
   return out;
 }
 
+bool is_embedded(std::string_view uri) { return uri.starts_with("qemu:///embed"); }
+
+// A URI that names this machine's own daemon (no host part): its guests' QEMUs run here.
+bool is_local(std::string_view uri) { return uri.starts_with("qemu:///"); }
+
+// Opens `uri`; for a daemon across a network, keepalive probes (every 5 s, 3 unanswered end the
+// connection) so that a host that vanished without closing the connection is noticed within
+// about 20 s, not after TCP's own timeouts. Null when libvirt cannot connect.
+ConnHandle open_connection(const std::string& uri) {
+  ConnHandle conn(virConnectOpen(uri.c_str()));
+  if (conn && !is_local(uri)) virConnectSetKeepAlive(conn.get(), 5, 3);
+  return conn;
+}
+
+// What libvirt tells about the host over the connection. The versions are required; the host's
+// description is best effort (an older or restricted daemon may refuse a call): empty then.
+HostVersions read_versions(virConnectPtr conn, const std::string& uri) {
+  unsigned long lib = 0, hv = 0;
+  if (virConnectGetLibVersion(conn, &lib) < 0) {
+    throw InfraError(fmt::format("libvirt: cannot read the library version of '{}': {}", uri, last_error()));
+  }
+  if (virConnectGetVersion(conn, &hv) < 0) {
+    throw InfraError(fmt::format("libvirt: cannot read the hypervisor version of '{}': {}", uri, last_error()));
+  }
+  HostVersions v{.uri = uri, .libvirt = version_string(lib), .qemu = version_string(hv)};
+  if (char* name = virConnectGetHostname(conn)) {
+    v.hostname = name;
+    std::free(name);
+  }
+  virNodeInfo node{};
+  if (virNodeGetInfo(conn, &node) == 0) {
+    v.cpu_arch = node.model;
+    v.cpus = static_cast<int>(node.cpus);
+    v.cpu_mhz = static_cast<int>(node.mhz);
+    v.memory_kib = node.memory;
+  }
+  if (char* caps = virConnectGetCapabilities(conn)) {
+    pugi::xml_document doc;
+    if (doc.load_string(caps)) v.cpu_model = doc.select_node("/capabilities/host/cpu/model").node().text().get();
+    std::free(caps);
+  }
+  return v;
+}
+
 }  // namespace
 
 void LibvirtDriver::ensure_connection(const std::vector<std::string>& own_domains) {
   if (impl_->conn && virConnectIsAlive(impl_->conn.get()) == 1) return;
   impl_->conn.reset();
-  const auto end = Clock::now() + kReconnectWindow;
+  const auto end = Clock::now() + impl_->reconnect_window;
   for (;;) {
-    impl_->conn.reset(virConnectOpen(impl_->uri.c_str()));
+    impl_->conn = open_connection(impl_->uri);
     if (impl_->conn) break;
     if (Clock::now() >= end) {
       const std::string why = last_error();
@@ -377,7 +381,7 @@ void LibvirtDriver::ensure_connection(const std::vector<std::string>& own_domain
       throw InfraError(fmt::format(
           "libvirt: the connection to '{}' was lost and could not be made again within {:.0f} s ({}). Start the "
           "libvirt daemon again{}",
-          impl_->uri, std::chrono::duration<double>(kReconnectWindow).count(), why,
+          impl_->uri, std::chrono::duration<double>(impl_->reconnect_window).count(), why,
           left.empty() ? std::string()
                        : fmt::format("; then destroy the guests it may still run (virsh -c '{}' destroy {})",
                                      impl_->uri, fmt::join(left, ", "))));
@@ -392,36 +396,42 @@ void LibvirtDriver::ensure_connection(const std::vector<std::string>& own_domain
       virDomainDestroy(d);
     }
   }
+  if (impl_->staging) impl_->staging->attach(impl_->conn.get());
 }
 
-LibvirtDriver::LibvirtDriver(std::string uri) : impl_(std::make_unique<Impl>()) {
+LibvirtDriver::LibvirtDriver(std::string uri, LibvirtDriverOptions options) : impl_(std::make_unique<Impl>()) {
   init_libvirt_once();
   impl_->uri = std::move(uri);
-  impl_->conn.reset(virConnectOpen(impl_->uri.c_str()));
+  impl_->reconnect_window = options.reconnect_window;
+  const bool embedded = is_embedded(impl_->uri);
+  impl_->conn = open_connection(impl_->uri);
   // After the connection (whose capability probe reaps its own QEMU): orphaned QEMUs of our
   // domains now come to us, and the reaper thread reaps them (see reaper_loop).
-  if (impl_->conn && impl_->uri.starts_with("qemu:///embed")) {
+  if (impl_->conn && embedded) {
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     start_reaper();
   }
   if (!impl_->conn) {
     throw InfraError(fmt::format("libvirt: cannot connect to '{}': {}. Check that the URI is right{}",
                                  impl_->uri, last_error(),
-                                 impl_->uri.starts_with("qemu:///embed")
-                                     ? " and that no other process uses the same embedded root"
-                                     : " and that libvirtd is running"));
+                                 embedded ? " and that no other process uses the same embedded root"
+                                 : is_local(impl_->uri)
+                                     ? " and that libvirtd is running"
+                                     : ", that the host is reachable and that libvirtd runs there"));
   }
-  unsigned long lib = 0, hv = 0;
-  if (virConnectGetLibVersion(impl_->conn.get(), &lib) < 0) {
-    throw InfraError("libvirt: cannot read the library version: " + last_error());
+  impl_->versions = read_versions(impl_->conn.get(), impl_->uri);
+  if (!embedded) {
+    impl_->staging = std::make_unique<VolumeStaging>(impl_->uri, std::move(options.staging));
+    impl_->staging->attach(impl_->conn.get());
   }
-  if (virConnectGetVersion(impl_->conn.get(), &hv) < 0) {
-    throw InfraError("libvirt: cannot read the hypervisor version: " + last_error());
-  }
-  impl_->versions = {impl_->uri, version_string(lib), version_string(hv)};
 }
 
-LibvirtDriver::~LibvirtDriver() = default;
+LibvirtDriver::~LibvirtDriver() {
+  // The run's scratch volumes and what is left of its trials' volumes; a connection that is gone
+  // leaves them to the next run from this machine (VolumeStaging::attach).
+  std::lock_guard lock(mutex_);
+  if (impl_->staging && impl_->conn && virConnectIsAlive(impl_->conn.get()) == 1) impl_->staging->finish(impl_->conn.get());
+}
 
 std::string_view LibvirtDriver::embedded_qemu_conf_text() { return embedded_qemu_conf; }
 
@@ -561,18 +571,47 @@ std::vector<std::string> LibvirtDriver::remove_stale_embedded_state(const std::f
 
 namespace {
 
+// QEMU's copy of a guest's console (HostFiles::console_log), read when the stream ended short.
+using ConsoleCopy = std::function<std::optional<std::string>()>;
+
 // One running guest as run_guest watches it.
 struct WatchedGuest {
   virConnectPtr conn;
   const std::string& uri;
   const DomainSpec& spec;
   virDomainPtr dom;
-  LogTail& tail;
+  ConsoleStream& stream;
   ConsoleCap& console;
   const StopEvents& events;
-  const std::function<bool(std::string_view console)>& done;
+  const ConsoleHooks& hooks;
+  const ConsoleCopy& console_copy;
   std::vector<std::string>& lost_domains;  // guests a lost connection left running
 };
+
+// The caller has what it waits for, or the guest printed more than its limit (hostile or
+// broken: it is stopped now).
+bool satisfied(const WatchedGuest& g) { return g.console.cut() || g.hooks.done(g.console.so_far()); }
+
+// The most a pty holds for its reader, and so the most of a stream's end its hangup can spoil
+// (a 64 KiB tty buffer and the line discipline's 4 KiB, with room to spare).
+constexpr std::size_t kPtyHoldsAtMost = std::size_t{256} << 10;
+
+// The guest has stopped (QEMU exited). The stream ends once libvirt has passed on what it read
+// of the pty, but a pty that hangs up discards what it still held, and here it was even seen to
+// hand over the end of a burst with a byte missing (console_stream.hpp). QEMU's copy has every
+// byte QEMU sent: when the console so far does not satisfy the caller, the copy replaces it,
+// provided the two agree on all but the last bytes a pty can hold (a copy that differs earlier
+// is not this console: a log its writer rotated).
+void complete_console(WatchedGuest& g) {
+  g.stream.drain(std::chrono::milliseconds(2000));
+  if (satisfied(g)) return;
+  const auto copy = g.console_copy();
+  if (!copy) return;
+  const std::string_view seen = g.console.so_far(), full = *copy;
+  const auto agree = static_cast<std::size_t>(std::mismatch(seen.begin(), seen.end(), full.begin(), full.end()).first -
+                                              seen.begin());
+  if (full.size() > agree && seen.size() - agree <= kPtyHoldsAtMost) g.stream.replace(full);
+}
 
 // The domain is no longer active (`active` from virDomainIsActive, just now): says why in
 // outcome.end and outcome.detail.
@@ -591,8 +630,8 @@ void record_stop(WatchedGuest& g, int active, GuestOutcome& outcome) {
     }
     return;
   }
-  g.tail.read_more(g.console);  // QEMU has exited: the log is complete now
-  if (g.console.cut() || g.done(g.console.so_far())) {
+  complete_console(g);
+  if (satisfied(g)) {
     outcome.end = GuestOutcome::End::finished;
   } else if (find_kernel_panic(g.console.so_far()) != std::string_view::npos) {
     outcome.end = GuestOutcome::End::crashed;
@@ -602,27 +641,35 @@ void record_stop(WatchedGuest& g, int active, GuestOutcome& outcome) {
     outcome.end = GuestOutcome::End::infra_error;
     outcome.detail = fmt::format(
         "QEMU of domain {} ended unexpectedly (killed, or it crashed) while the guest ran; see {}", g.spec.name,
-        g.uri.starts_with("qemu:///embed")
-            ? (LibvirtDriver::embedded_root() / "log" / "qemu" / (g.spec.name + ".log")).native()
-            : std::string("libvirt's QEMU log of the domain"));
+        is_embedded(g.uri) ? (LibvirtDriver::embedded_root() / "log" / "qemu" / (g.spec.name + ".log")).native()
+                           : std::string("libvirt's QEMU log of the domain on that host"));
   } else {
     outcome.end = GuestOutcome::End::powered_off;
     outcome.detail = "the guest ended before its work was seen complete";
   }
 }
 
-// Follows the console until `done` says so, the domain stops, or the deadline passes.
+// Follows the console until `done` says so, the domain stops, or the deadline passes, typing
+// what the caller's input hook returns as it goes.
 void watch_guest(WatchedGuest& g, Clock::time_point deadline, std::chrono::milliseconds timeout,
                  GuestOutcome& outcome) {
   for (;;) {
-    if (g.tail.read_more(g.console) && (g.console.cut() || g.done(g.console.so_far()))) {
-      // A guest that printed more than the limit is hostile or broken: it is stopped now.
+    if (g.stream.read_more() && satisfied(g)) {
       outcome.end = GuestOutcome::End::finished;
       return;
     }
-    int active = virDomainIsActive(g.dom);
+    if (g.hooks.input) {
+      if (const std::string in = g.hooks.input(); !in.empty()) g.stream.type(in);
+    }
+    const int active = virDomainIsActive(g.dom);
     if (active != 1) {
       record_stop(g, active, outcome);
+      return;
+    }
+    if (g.stream.ended() && !g.stream.error().empty()) {
+      outcome.end = GuestOutcome::End::infra_error;
+      outcome.detail = fmt::format("the console of domain {} on '{}' failed while the guest ran: {}", g.spec.name,
+                                   g.uri, g.stream.error());
       return;
     }
     if (Clock::now() >= deadline) {
@@ -658,21 +705,104 @@ void destroy_guest(virDomainPtr dom, long qemu_pid, const DomainSpec& spec, cons
   }
 }
 
+// One boot as run_guest asks for it, the files already on the host.
+struct Boot {
+  virConnectPtr conn;
+  const std::string& uri;
+  const DomainSpec& spec;
+  const std::string& xml;
+  const ConsoleHooks& hooks;
+  std::chrono::milliseconds timeout;
+  std::filesystem::path log_copy;  // where the driver writes the console; empty: QEMU writes it there
+  ConsoleCopy console_copy;
+  std::vector<std::string>& lost;
+};
+
+// Waits (up to 2 s) until libvirt has removed a domain that stopped on its own, and a moment
+// more, so that closing its console stream no longer meets libvirt freeing the domain (see
+// ConsoleStream::close).
+void wait_until_removed(virDomainPtr dom) {
+  const auto end = Clock::now() + std::chrono::seconds(2);
+  while (virDomainIsActive(dom) >= 0 && Clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+// Creates the domain paused, opens its console, resumes it and watches it to its end; the
+// domain is gone when this returns.
+void boot_and_watch(Boot& b, GuestOutcome& outcome) {
+  const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  ConsoleCap console(b.spec.console_limit);
+  StopEvents events(b.conn, b.spec.name);
+  virDomainPtr raw = virDomainCreateXML(b.conn, b.xml.c_str(), VIR_DOMAIN_START_PAUSED);
+  if (!raw) {
+    outcome.end = GuestOutcome::End::infra_error;
+    outcome.detail = fmt::format("libvirt could not start domain {}: {}", b.spec.name, last_error());
+    outcome.seconds = elapsed();
+    keep_console(console, outcome);
+    return;
+  }
+  DomainHandle dom(raw);
+  const long qemu_pid = embedded_qemu_pid(b.uri, b.spec.name);
+  // After `dom`: however this is left, the stream is closed before the domain is destroyed.
+  ConsoleStream stream(b.spec.name, console, b.log_copy);
+  // The guest runs only once its console is open: not one byte it prints goes unread.
+  if (!stream.open(b.conn, raw) || virDomainResume(raw) < 0) {
+    outcome.end = GuestOutcome::End::infra_error;
+    outcome.detail = stream.error().empty()
+                         ? fmt::format("libvirt could not resume domain {}: {}", b.spec.name, last_error())
+                         : stream.error();
+  } else {
+    outcome.start_seconds = elapsed();
+    WatchedGuest guest{b.conn, b.uri, b.spec, raw, stream, console, events, b.hooks, b.console_copy, b.lost};
+    watch_guest(guest, start + b.timeout, b.timeout, outcome);
+  }
+  outcome.seconds = elapsed();
+  const auto stop = Clock::now();
+  if (virDomainIsActive(raw) == 1) {
+    stream.close();
+    destroy_guest(raw, qemu_pid, b.spec, b.uri);
+  } else {
+    wait_until_removed(raw);
+    stream.close();
+  }
+  keep_console(console, outcome);
+  outcome.stop_seconds = std::chrono::duration<double>(Clock::now() - stop).count();
+}
+
+// The local console log (QEMU's copy on this machine), at most `limit` bytes.
+std::optional<std::string> read_local_copy(const std::filesystem::path& path, std::uint64_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string out(static_cast<std::size_t>(std::min<std::uint64_t>(limit, std::uint64_t{1} << 30)), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  out.resize(static_cast<std::size_t>(in.gcount()));
+  return out;
+}
+
+// Deletes a trial's volumes from the host, at release() or whatever way run_guest is left.
+struct TrialVolumes {
+  VolumeStaging* staging;
+  virConnectPtr conn;
+  const DomainSpec& spec;
+  void release() {
+    if (staging) staging->release(conn, spec);
+    staging = nullptr;
+  }
+  ~TrialVolumes() { release(); }
+};
+
 }  // namespace
 
 GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
                                       const ConsoleHooks& hooks) {
-  const auto& done = hooks.done;
-  const std::string xml = domain_xml(spec);  // throws Error for a bad spec, before anything starts
-  GuestOutcome outcome;
+  (void)domain_xml(spec);  // throws Error for a bad spec, before anything starts
   std::error_code ec;
   std::filesystem::create_directories(spec.console_log.parent_path(), ec);
   // A stale log from an earlier trial of the same name must not satisfy `done`.
   std::filesystem::remove(spec.console_log, ec);
   if (ec) throw InfraError(fmt::format("cannot remove old console log {}: {}", spec.console_log.native(), ec.message()));
 
-  const auto start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   // A connection lost in an earlier trial (a daemon that restarted) is made again first, and
   // the guest that trial left is destroyed; InfraError when the daemon does not come back.
   // This call holds its own reference to the connection: a concurrent call that reconnects
@@ -685,37 +815,43 @@ GuestOutcome LibvirtDriver::run_guest(const DomainSpec& spec, std::chrono::milli
     virConnectRef(impl_->conn.get());
     conn.reset(impl_->conn.get());
   }
+  GuestOutcome outcome;
+  VolumeStaging* staging = impl_->staging.get();
+  TrialVolumes volumes{staging, conn.get(), spec};
+  HostFiles files = local_host_files(spec);
+  if (staging) {
+    const auto t0 = Clock::now();
+    try {
+      files = staging->stage(conn.get(), spec);
+    } catch (const InfraError& e) {
+      if (virConnectIsAlive(conn.get()) == 1) throw;
+      outcome.end = GuestOutcome::End::infra_error;
+      outcome.detail = fmt::format("the connection to libvirt ('{}') was lost while the files of domain {} were sent: {}",
+                                   impl_->uri, spec.name, e.what());
+      return outcome;
+    }
+    outcome.stage_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  outcome.domain_xml = domain_xml(spec, files);
   std::vector<std::string> lost;
-  const auto keep_lost = [&] {
+  const std::uint64_t limit = spec.console_limit + 1;
+  Boot boot{.conn = conn.get(), .uri = impl_->uri, .spec = spec, .xml = outcome.domain_xml, .hooks = hooks,
+            .timeout = timeout, .log_copy = staging ? spec.console_log : std::filesystem::path(),
+            .console_copy = staging ? ConsoleCopy([&] { return staging->console_copy(conn.get(), spec, limit); })
+                                    : ConsoleCopy([&] { return read_local_copy(spec.console_log, limit); }),
+            .lost = lost};
+  try {
+    boot_and_watch(boot, outcome);
+  } catch (...) {
     std::lock_guard lock(mutex_);
     lost_domains_.insert(lost_domains_.end(), lost.begin(), lost.end());
-  };
-  StopEvents events(conn.get(), spec.name);
-  virDomainPtr raw = virDomainCreateXML(conn.get(), xml.c_str(), VIR_DOMAIN_NONE);
-  if (!raw) {
-    outcome.end = GuestOutcome::End::infra_error;
-    outcome.detail = fmt::format("libvirt could not start domain {}: {}", spec.name, last_error());
-    outcome.seconds = elapsed();
-    LogTail tail(spec.console_log);
-    ConsoleCap console(spec.console_limit);
-    tail.read_more(console);
-    keep_console(console, outcome);
-    return outcome;
+    throw;
   }
-  DomainHandle dom(raw);
-  outcome.start_seconds = elapsed();
-  const long qemu_pid = embedded_qemu_pid(impl_->uri, spec.name);
-  LogTail tail(spec.console_log);
-  ConsoleCap console(spec.console_limit);
-  WatchedGuest guest{conn.get(), impl_->uri, spec, dom.get(), tail, console, events, done, lost};
-  watch_guest(guest, start + timeout, timeout, outcome);
-  keep_lost();
-  outcome.seconds = elapsed();
-  const auto stop = Clock::now();
-  destroy_guest(dom.get(), qemu_pid, spec, impl_->uri);
-  tail.read_more(console);
-  keep_console(console, outcome);
-  outcome.stop_seconds = std::chrono::duration<double>(Clock::now() - stop).count();
+  const auto released = Clock::now();
+  volumes.release();
+  outcome.stage_seconds += std::chrono::duration<double>(Clock::now() - released).count();
+  std::lock_guard lock(mutex_);
+  lost_domains_.insert(lost_domains_.end(), lost.begin(), lost.end());
   return outcome;
 }
 
@@ -738,8 +874,21 @@ std::vector<std::string> LibvirtDriver::active_domains() {
   return names;
 }
 
+std::optional<StagingStats> LibvirtDriver::staging_stats() const {
+  if (!impl_->staging) return std::nullopt;
+  return impl_->staging->stats();
+}
+
+std::optional<std::filesystem::path> LibvirtDriver::pool_path() const {
+  if (!impl_->staging) return std::nullopt;
+  return impl_->staging->pool_path();
+}
+
 std::vector<std::string> LibvirtDriver::destroy_leftovers() {
   std::vector<std::string> destroyed;
+  // The pid in a name says whether its abvm process lives only on this machine: a host that
+  // other machines use too may run their live guests under the same prefix.
+  if (!is_local(impl_->uri)) return destroyed;
   for (const auto& name : active_domains()) {
     if (!name.starts_with(domain_name_prefix)) continue;
     // "abvm-<pid>-...": a domain of a live abvm process is not a leftover.

@@ -12,11 +12,15 @@
 //     libvirt-daemon-system package creates them; abvm does not need that package, so when they are
 //     missing and abvm runs as root it creates them the same way (system accounts, no login, home
 //     /var/lib/libvirt); not as root it stops with the command to run.
-// Any other URI (e.g. qemu:///system with a running libvirtd) is used as given. A daemon can die
-// or restart mid-run: the trial whose guest was running becomes an infra error, and the next
-// run_guest connects again (trying for kReconnectWindow, 30 s) and destroys that
-// guest before booting; if the daemon does not come back it throws InfraError, after killing
-// that guest's QEMU when the URI is local.
+// Any other URI (qemu:///system with a running libvirtd, qemu+tcp://, qemu+ssh://, qemu+tls://)
+// is used as given, and is taken to be a host that cannot see this machine's files: the kernel,
+// initrd and scratch disk reach it as storage volumes (guest/volume_staging.hpp), and the
+// console comes back over the connection (guest/console_stream.hpp) as it does for the embedded
+// driver. A daemon can die or restart mid-run: the trial whose guest was running becomes an infra
+// error, and the next run_guest connects again (trying for the reconnect window, 30 s by
+// default) and destroys that guest before booting; if the daemon does not come back it throws
+// InfraError naming the URI, after killing that guest's QEMU when the URI is local. Connections
+// across a network have libvirt keepalive on, so a host that vanished is seen within ~20 s.
 //
 // A libvirt event loop thread runs for the whole process (libvirt needs one to watch its QEMU
 // processes); it starts with the first connection. libvirt's default printing of errors to
@@ -25,18 +29,28 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "guest/driver.hpp"
+#include "guest/volume_staging.hpp"
 
 namespace abvm {
 
+struct LibvirtDriverOptions {
+  StagingOptions staging;  // the pool on a host that gets volumes (not the embedded driver)
+  // How long run_guest keeps trying to connect again after the connection was lost (a libvirt
+  // daemon that died or restarted) before it throws InfraError.
+  std::chrono::milliseconds reconnect_window{30000};
+};
+
 class LibvirtDriver final : public GuestDriver {
  public:
-  // Connects to `uri`; throws InfraError with libvirt's message when that fails.
-  explicit LibvirtDriver(std::string uri);
+  // Connects to `uri` and, for a host that gets volumes, readies its pool; throws InfraError
+  // with libvirt's message and the URI when that fails.
+  explicit LibvirtDriver(std::string uri, LibvirtDriverOptions options = {});
   ~LibvirtDriver() override;
   LibvirtDriver(const LibvirtDriver&) = delete;
   LibvirtDriver& operator=(const LibvirtDriver&) = delete;
@@ -58,8 +72,10 @@ class LibvirtDriver final : public GuestDriver {
   // 30 s. Only names whose abvm pid is dead are touched. Returns the domain names removed.
   static std::vector<std::string> remove_stale_embedded_state(const std::filesystem::path& root);
 
-  // Boots one transient domain (virDomainCreateXML) and polls its console log every ~25 ms.
-  // See GuestDriver. On return the domain is destroyed, also when an exception leaves.
+  // Boots one transient domain (virDomainCreateXML, paused until its console stream is open),
+  // whose console libvirt's event loop drains as it comes; every ~25 ms the caller's predicate
+  // sees it and the caller's input is typed. See GuestDriver. On return the domain is destroyed,
+  // and the trial's volumes deleted, also when an exception leaves.
   using GuestDriver::run_guest;
   GuestOutcome run_guest(const DomainSpec& spec, std::chrono::milliseconds timeout,
                          const ConsoleHooks& hooks) override;
@@ -70,14 +86,16 @@ class LibvirtDriver final : public GuestDriver {
   // Names of the running domains on this connection.
   std::vector<std::string> active_domains();
 
-  // How long run_guest keeps trying to connect again after the connection was lost (a libvirt
-  // daemon that died or restarted) before it throws InfraError.
-  static constexpr std::chrono::milliseconds kReconnectWindow{30000};
-
   // Destroys running domains left by abvm processes that no longer exist: names starting with
-  // domain_name_prefix whose embedded pid (see domain_name()) is not a live process here.
+  // domain_name_prefix whose embedded pid (see domain_name()) is not a live process here. Only
+  // for a daemon of this machine (qemu:///...): on a remote host the pid says nothing.
   // Returns the names destroyed.
   std::vector<std::string> destroy_leftovers();
+
+  // What the volume staging did so far, and the host's pool directory; nothing for the
+  // embedded driver, which uses this machine's files as they are.
+  std::optional<StagingStats> staging_stats() const;
+  std::optional<std::filesystem::path> pool_path() const;
 
  private:
   // Makes the connection again when it is dead, trying for the reconnect window, then destroys

@@ -71,6 +71,11 @@ nlohmann::json run_environment(const HostVersions& versions, Accelerator acceler
   env["libvirt_uri"] = versions.uri;
   env["libvirt_version"] = versions.libvirt;
   env["qemu_version"] = versions.qemu;
+  // Where the guests ran, as libvirt told over the connection: the host above is abvm's own
+  // machine, which for a remote connection is not the one that ran them.
+  env["libvirt_host"] = {{"hostname", versions.hostname},   {"cpu_model", versions.cpu_model},
+                         {"cpu_arch", versions.cpu_arch},   {"cpus", versions.cpus},
+                         {"cpu_mhz", versions.cpu_mhz},     {"memory_kib", versions.memory_kib}};
   env["accelerator"] = to_string(accelerator);
   env["accelerator_reason"] = accelerator_reason;
   return env;

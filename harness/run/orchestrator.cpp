@@ -338,6 +338,8 @@ std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial, const Lan
     if (watch != nullptr) watch->attempt_ended();
     if (!spec_.keep_initrd) fs::remove(domain.initrd, ec);
     if (interrupted) return std::nullopt;
+    // What the driver booted: a remote host's volume paths instead of this machine's files.
+    if (!outcome.domain_xml.empty()) write_file_atomic(files.domain_xml(), outcome.domain_xml);
     write_file_atomic(domain.console_log, outcome.console);
     result.report = parse_guest_console(outcome.console, job.nonce);
     result.attempts = attempt;

@@ -424,7 +424,8 @@ namespace {
 TEST(ConfigExperiment, HostsAreLibvirtUrisOnceEachWithAnAbsolutePoolPath) {
   const Experiment e = load(kBase + "[hosts]\nuris = [\"qemu+ssh://root@lab3/system\", \"qemu+tcp://10.0.0.7:16509/system\"]\n");
   EXPECT_EQ(e.hosts.uris, (std::vector<std::string>{"qemu+ssh://root@lab3/system", "qemu+tcp://10.0.0.7:16509/system"}));
-  EXPECT_EQ(e.hosts.pool_path, "/var/lib/abvm/pool");
+  EXPECT_FALSE(e.hosts.pool_path.has_value()) << "unset: the pool 'abvm' a host has, wherever it is";
+  EXPECT_EQ(load(kBase + "[hosts]\npool_path = \"/srv/abvm\"\n").hosts.pool_path, "/srv/abvm");
   const std::string shown = describe_effective_config(e);
   EXPECT_NE(shown.find("qemu+ssh://root@lab3/system"), std::string::npos) << shown;
   EXPECT_TRUE(load(kBase).hosts.uris.empty());

@@ -57,6 +57,15 @@ std::string error_of(const DomainSpec& s) {
   return "(no error)";
 }
 
+std::string error_of_files(const DomainSpec& s, const HostFiles& f) {
+  try {
+    domain_xml(s, f);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 }  // namespace
 
 TEST(GuestDomainXml, DefaultsTcgNoOptions) { expect_golden("basic-tcg.xml", domain_xml(basic())); }
@@ -102,10 +111,41 @@ TEST(GuestDomainXml, HostileStringsAreEscapedAndRoundTripExactly) {
   EXPECT_EQ(doc.select_node("/domain/os/kernel").node().text().get(), s.kernel.native());
   EXPECT_EQ(std::string(doc.select_node("/domain/devices/disk/source").node().attribute("file").value()),
             s.disks[0].path.native());
-  EXPECT_EQ(std::string(doc.select_node("/domain/devices/serial/source").node().attribute("path").value()),
+  EXPECT_EQ(std::string(doc.select_node("/domain/devices/serial/log").node().attribute("file").value()),
             s.console_log.native());
   EXPECT_EQ(doc.select_node("/domain/devices/disk/serial").node().text().get(), s.disks[0].serial);
   EXPECT_EQ(xml.find("<devices><disk/>"), std::string::npos);
+}
+
+// A remote host boots its volumes: the XML names the host's paths, never this machine's, and
+// the console is a pty whose copy QEMU writes to the host's console volume.
+TEST(GuestDomainXml, HostFilesReplaceTheLocalPathsAndTheConsoleIsAPtyWithQemusCopy) {
+  const auto s = basic();
+  const HostFiles host{.kernel = "/var/lib/abvm/pool/abvm-content-h_1_a-0f0f",
+                       .initrd = "/var/lib/abvm/pool/abvm-initrd-h_1_a-abvm-1234-demo-A-3",
+                       .disks = {"/var/lib/abvm/pool/abvm-scratch-h_1_a-0"},
+                       .console_log = "/var/lib/abvm/pool/abvm-console-h_1_a-abvm-1234-demo-A-3"};
+  const std::string xml = domain_xml(s, host);
+  auto doc = parse(xml);
+  EXPECT_EQ(doc.select_node("/domain/os/kernel").node().text().get(), host.kernel.native());
+  EXPECT_EQ(doc.select_node("/domain/os/initrd").node().text().get(), host.initrd.native());
+  EXPECT_EQ(std::string(doc.select_node("/domain/devices/disk/source").node().attribute("file").value()),
+            host.disks[0].native());
+  const auto serial = doc.select_node("/domain/devices/serial").node();
+  EXPECT_STREQ(serial.attribute("type").value(), "pty");
+  EXPECT_EQ(std::string(serial.child("log").attribute("file").value()), host.console_log.native());
+  EXPECT_STREQ(serial.child("log").attribute("append").value(), "off");
+  for (const auto& local : {s.kernel, s.initrd, s.disks[0].path, s.console_log}) {
+    EXPECT_EQ(xml.find(local.native()), std::string::npos) << local;
+  }
+  // The spec alone is this machine's view: its own files.
+  EXPECT_EQ(domain_xml(s), domain_xml(s, local_host_files(s)));
+  auto no_disk = host;
+  no_disk.disks.clear();
+  EXPECT_EQ(error_of_files(s, no_disk), "domain scratch disks: 0 host paths for 1 disks");
+  auto relative = host;
+  relative.kernel = "pool/vmlinuz";
+  EXPECT_NE(error_of_files(s, relative).find("'pool/vmlinuz' is not an absolute path"), std::string::npos);
 }
 
 TEST(GuestDomainXml, EveryEndingDestroysAndTheGuestHasAcpiAndNoExtras) {

@@ -8,6 +8,11 @@
 //             ABVM-TEST-DONE, and powers off
 //   hang      prints ABVM-TEST-UP and ABVM-TEST-HANGING, then ABVM-TEST-TICK every second forever
 //   crash     prints ABVM-TEST-UP and exits, so the kernel panics ("Attempted to kill init")
+//   echo      prints ABVM-TEST-WAITING, reads a line from its console and prints
+//             "ABVM-ECHO-GOT <line>", then powers off (input typed through the console stream)
+//   lastword  prints ABVM-TEST-ALMOST, a second later ABVM-TEST-LAST-WORD, and powers off at
+//             once: a reader that is not reading just then loses the last line with the pty
+//             when QEMU exits (guest/console_stream.hpp)
 // Anything missing from the environment (not root, no QEMU, no network for the kernel) makes
 // the tests skip with the reason, never pass.
 #include <gtest/gtest.h>
@@ -63,6 +68,16 @@ case "$abvm_test" in
     while true; do $B sleep 1; echo ABVM-TEST-TICK; done ;;
   crash)
     exit 1 ;;
+  echo)
+    echo ABVM-TEST-WAITING
+    read -r line
+    echo "ABVM-ECHO-GOT $line"
+    $B poweroff -f ;;
+  lastword)
+    echo ABVM-TEST-ALMOST
+    $B sleep 1
+    echo ABVM-TEST-LAST-WORD
+    $B poweroff -f ;;
 esac
 $B poweroff -f
 )INIT";

@@ -28,6 +28,21 @@ TEST(RunEnvironment, RecordsHostAndHypervisor) {
   EXPECT_EQ(cpu_model_from_cpuinfo("processor : 0\n"), "");
 }
 
+TEST(RunEnvironment, RecordsTheHostTheGuestsRanOnAsLibvirtTellsIt) {
+  const HostVersions v{.uri = "qemu+tcp://lab-7:16509/system", .libvirt = "9.0.0", .qemu = "7.2.0", .hostname = "lab-7",
+                       .cpu_model = "EPYC-Rome", .cpu_arch = "x86_64", .cpus = 64, .cpu_mhz = 2450,
+                       .memory_kib = 263741212};
+  const auto env = run_environment(v, Accelerator::kvm, "probe");
+  EXPECT_EQ(env.at("libvirt_uri"), "qemu+tcp://lab-7:16509/system");
+  const auto& h = env.at("libvirt_host");
+  EXPECT_EQ(h.at("hostname"), "lab-7");
+  EXPECT_EQ(h.at("cpu_model"), "EPYC-Rome");
+  EXPECT_EQ(h.at("cpu_arch"), "x86_64");
+  EXPECT_EQ(h.at("cpus"), 64);
+  EXPECT_EQ(h.at("cpu_mhz"), 2450);
+  EXPECT_EQ(h.at("memory_kib"), 263741212u);
+}
+
 TEST(Progress, LineShowsCountsSideTimesAndEffect) {
   EXPECT_EQ(format_clock(59.6), "1:00");
   EXPECT_EQ(format_clock(3725), "1:02:05");

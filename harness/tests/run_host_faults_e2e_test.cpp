@@ -1,10 +1,12 @@
 // Faults on the host, provoked for real against the real `abvm run` (embedded libvirt driver,
 // Debian cloud kernel, real guest image, TCG here): QEMU killed with SIGKILL mid-trial, a libvirt
 // URI with no daemon behind it, a libvirt daemon (the test's own libvirtd) killed mid-trial and
-// restarted or not, a full filesystem under the scratch disk (before booting and while
-// the guest writes), a results filesystem that the kernel turns read-only mid-run, and the abvm
-// process itself killed at seeded random moments and resumed, many times. After each: what was
-// gathered is kept, no guest, image or temporary file of ours is left behind.
+// restarted or not (libvirt_daemons.hpp: its own mount namespace, reached on its UNIX socket,
+// so it gets the files as volumes as any non-embedded host does), a full filesystem under the
+// scratch disk (before booting and while the guest writes), a results filesystem that the kernel
+// turns read-only mid-run, and the abvm process itself killed at seeded random moments and
+// resumed, many times. After each: what was gathered is kept, no guest, image or temporary file
+// of ours is left behind.
 //
 // Not here, and why:
 // - Two `abvm run` on one results directory: cli_run_e2e_test.cpp
@@ -37,6 +39,8 @@
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "guest/libvirt_driver.hpp"
+#include "guest/volume_staging.hpp"
+#include "libvirt_daemons.hpp"
 
 extern char** environ;
 
@@ -159,73 +163,6 @@ std::map<pid_t, std::string> qemus_of(pid_t abvm) {
   }
   return out;
 }
-
-// A libvirt daemon of the test's own, for faults of a daemon connection: libvirtd in a mount
-// namespace where /etc/libvirt, /run/libvirt, /var/lib/libvirt, /var/cache/libvirt and
-// /var/log/libvirt are directories under `dir`, so a libvirt of the host is neither used nor
-// touched. Its socket shows at <dir>/run/libvirt-sock, reached with uri(). Configured as abvm's
-// embedded root is (QEMU as root, no security driver, namespaces or cgroups).
-class PrivateLibvirtd {
- public:
-  explicit PrivateLibvirtd(fs::path dir) : dir_(std::move(dir)) {
-    for (const char* d : {"etc", "run", "lib", "cache", "log"}) fs::create_directories(dir_ / d);
-    write_file_atomic(dir_ / "etc" / "libvirtd.conf",
-                      "unix_sock_dir = \"/run/libvirt\"\nauth_unix_ro = \"none\"\nauth_unix_rw = \"none\"\n");
-    write_file_atomic(dir_ / "etc" / "qemu.conf", std::string(LibvirtDriver::embedded_qemu_conf_text()));
-  }
-  ~PrivateLibvirtd() { kill(); }
-  PrivateLibvirtd(const PrivateLibvirtd&) = delete;
-  PrivateLibvirtd& operator=(const PrivateLibvirtd&) = delete;
-
-  static bool available() { return fs::exists(kLibvirtd) && ::geteuid() == 0; }
-  std::string uri() const { return "qemu:///system?socket=" + (dir_ / "run" / "libvirt-sock").string(); }
-
-  // Starts the daemon and waits until its socket is there.
-  bool start() {
-    const std::vector<std::pair<std::string, std::string>> binds = {
-        {(dir_ / "etc").string(), "/etc/libvirt"},        {(dir_ / "run").string(), "/run/libvirt"},
-        {(dir_ / "lib").string(), "/var/lib/libvirt"},    {(dir_ / "cache").string(), "/var/cache/libvirt"},
-        {(dir_ / "log").string(), "/var/log/libvirt"}};
-    std::error_code ec;
-    for (const auto& b : binds) fs::create_directories(b.second, ec);  // mount points (empty if new)
-    fs::remove(dir_ / "run" / "libvirt-sock", ec);
-    const std::string log = (dir_ / "daemon.log").string(), pidfile = (dir_ / "libvirtd.pid").string();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      // Only system calls between fork and exec: the test process has threads.
-      if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(120);
-      for (const auto& b : binds) {
-        if (::mount(b.first.c_str(), b.second.c_str(), nullptr, MS_BIND, nullptr) != 0) ::_exit(121);
-      }
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (fd >= 0) {
-        ::dup2(fd, 1);
-        ::dup2(fd, 2);
-      }
-      ::execl(kLibvirtd, "libvirtd", "--pid-file", pidfile.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    const auto end = std::chrono::steady_clock::now() + 60s;
-    while (std::chrono::steady_clock::now() < end) {
-      if (fs::exists(dir_ / "run" / "libvirt-sock", ec)) return true;
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) break;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
-  }
-  void kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  std::string log() const { return slurp(dir_ / "daemon.log"); }
-
- private:
-  static constexpr const char* kLibvirtd = "/usr/sbin/libvirtd";
-  fs::path dir_;
-  pid_t pid_ = -1;
-};
 
 class HostFaultsE2ETest : public ::testing::Test {
  protected:
@@ -516,13 +453,14 @@ TEST_F(HostFaultsE2ETest, UnreachableLibvirtDaemonIsAnInfraErrorBeforeAnyTrial) 
 // does): the trial that lost its connection is booted again once the connection is made again,
 // the guest the old daemon ran is destroyed, and nothing is lost or counted twice.
 TEST_F(HostFaultsE2ETest, LibvirtDaemonKilledMidTrialAndRestartedLosesNothing) {
-  if (!PrivateLibvirtd::available()) ABVM_SKIP_WITHOUT("needs root and libvirtd (harness/setup.sh installs libvirt-daemon)");
-  PrivateLibvirtd daemon(dir / "libvirtd");
+  if (const auto why = test::missing_for_test_daemons(false)) ABVM_SKIP_WITHOUT(*why);
+  test::TestLibvirtd daemon({.dir = dir / "libvirtd", .tcp = false});
   ASSERT_TRUE(daemon.start()) << daemon.log();
   Tiny t;
   write_config(t);
   const fs::path log = dir / "run.log";
-  const pid_t abvm = spawn({"run", "--connect", daemon.uri(), "--results-dir", results.string(), config.string()}, log);
+  const pid_t abvm =
+      spawn({"run", "--connect", daemon.unix_uri(), "--results-dir", results.string(), config.string()}, log);
   ASSERT_GT(abvm, 0);
   ASSERT_TRUE(wait_for_guest(abvm, "t0000")) << slurp(log);
   daemon.kill();
@@ -541,18 +479,25 @@ TEST_F(HostFaultsE2ETest, LibvirtDaemonKilledMidTrialAndRestartedLosesNothing) {
   EXPECT_NE(r.at("retried")[0].get<std::string>().find("the connection to libvirt"), std::string::npos) << r.dump(2);
   for (const auto& e : expect_each_run_once(*d, t)) EXPECT_EQ(e.outcome, "ok") << e.trial << ": " << e.detail;
   expect_no_leftovers(*d);
+  // The daemon's host keeps only the kernel: the volumes of the trial that lost its connection
+  // went once the connection was back, the scratch volume at the run's end.
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(daemon.pool_dir(), ec)) {
+    const auto v = parse_volume_name(e.path().filename().string());
+    EXPECT_TRUE(v && v->kind == "content") << "left on the host: " << e.path();
+  }
 }
 
 // The daemon dies for good: abvm tries to connect again for 30 s, then stops with an infra error
 // (exit 3) that says what to do, kills the guest the dead daemon left running on this machine,
 // and keeps what it gathered; once the daemon is back, --resume completes the run.
 TEST_F(HostFaultsE2ETest, LibvirtDaemonKilledForGoodStopsWithExit3AndResumeCompletes) {
-  if (!PrivateLibvirtd::available()) ABVM_SKIP_WITHOUT("needs root and libvirtd (harness/setup.sh installs libvirt-daemon)");
-  PrivateLibvirtd daemon(dir / "libvirtd");
+  if (const auto why = test::missing_for_test_daemons(false)) ABVM_SKIP_WITHOUT(*why);
+  test::TestLibvirtd daemon({.dir = dir / "libvirtd", .tcp = false});
   ASSERT_TRUE(daemon.start()) << daemon.log();
   Tiny t;
   write_config(t);
-  const pid_t abvm = spawn({"run", "--connect", daemon.uri(), "--results-dir", results.string(), config.string()},
+  const pid_t abvm = spawn({"run", "--connect", daemon.unix_uri(), "--results-dir", results.string(), config.string()},
                            dir / "run.log");
   ASSERT_GT(abvm, 0);
   ASSERT_TRUE(wait_for_guest(abvm, "t0001")) << slurp(dir / "run.log");
