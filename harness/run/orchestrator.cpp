@@ -212,6 +212,7 @@ class Lockstep {
     void console(std::string_view text) override { owner_.scan(index_, text); }
     std::string input() override { return owner_.input(index_); }
     void attempt_ended() override { owner_.ended(index_); }
+    std::vector<LockstepTurn> turns() override { return owner_.turns(index_); }
 
    private:
     Lockstep& owner_;
@@ -353,6 +354,7 @@ std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial, const Lan
     if (stop_requested && stop_requested()) return std::nullopt;
   }
   result.time = utc_iso8601(std::chrono::system_clock::now());
+  if (watch != nullptr) result.turns = watch->turns();
   save_run_outputs(files, result.report);
   // The guest's text (dmesg, agent errors, command line) can be any bytes: a lying or broken
   // guest must not end the experiment here, so bytes that are not UTF-8 become U+FFFD.
@@ -394,9 +396,6 @@ Orchestrator::BlockRun Orchestrator::run_together(const std::vector<Trial>& batc
   };
   take([&] { return run_one(batch[0], 0); });
   for (auto& other : others) take([&] { return other.get(); });
-  for (std::size_t k = 0; lockstep && k < out.results.size(); ++k) {
-    if (out.results[k]) out.results[k]->turns = lockstep->turns(k);
-  }
   return out;
 }
 

@@ -144,6 +144,9 @@ class GuestWatch {
   virtual void console(std::string_view text) = 0;            // the whole console so far
   virtual std::string input() = 0;                            // bytes to type now, "" for none
   virtual void attempt_ended() = 0;                           // that boot is gone
+  // What the host saw of the last boot's runs (lockstep: each go and the run's end), kept in
+  // the trial's result.json.
+  virtual std::vector<LockstepTurn> turns() { return {}; }
 };
 
 class Orchestrator {
