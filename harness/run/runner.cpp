@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "config/rules.hpp"
 #include "core/error.hpp"
 #include "core/process.hpp"
 #include "core/files.hpp"
@@ -266,6 +267,27 @@ Accelerator Runner::choose_accel(GuestDriver& driver, const PreparedGuests& gues
   return accel;
 }
 
+// schedule.cpu_sets names CPUs of the hosts; libvirt would refuse a cpuset the host lacks only
+// when the first guest starts (or pin to what exists), so a set a host cannot give is an error
+// before anything boots. A host that does not say how many CPUs it has is not checked.
+namespace {
+void check_cpu_sets_fit(const std::vector<std::string>& sets, const std::vector<HostDriver>& hosts) {
+  for (const HostDriver& h : hosts) {
+    const HostVersions v = h.driver->versions();
+    if (v.cpus <= 0) continue;
+    for (const std::string& set : sets) {
+      for (const std::int64_t cpu : rules::cpu_set_members(set)) {
+        if (cpu < v.cpus) continue;
+        throw Error(fmt::format("schedule.cpu_sets: \"{}\" names CPU {}, but host {} has {} CPU{} (0-{}): give CPU "
+                                "sets within 0-{} on every host, or leave cpu_sets out",
+                                set, cpu, v.uri.empty() ? h.name : v.uri, v.cpus, v.cpus == 1 ? "" : "s", v.cpus - 1,
+                                v.cpus - 1));
+      }
+    }
+  }
+}
+}  // namespace
+
 // Each host's accelerator, and environment.json: this machine and the first host's hypervisor, and
 // for a pool one entry per host.
 std::vector<Accelerator> Runner::choose_accels(const std::vector<HostDriver>& hosts, const PreparedGuests& guests) {
@@ -314,6 +336,7 @@ RunEnd Runner::run(const RunSession& session) {
   manifest.uri = session.uri;
   manifest.uris = session.uris;
   write_manifest(dir_, manifest);
+  check_cpu_sets_fit(experiment_.schedule.cpu_sets, hosts);
   const std::vector<Accelerator> accels = choose_accels(hosts, guests);
   return execute(hosts, session, guests, accels, recovered, manifest);
 }

@@ -249,7 +249,12 @@ class FakeDriver : public GuestDriver {
     keep_console(cap, o);
     return o;
   }
-  HostVersions versions() override { return {"fake:///" + host_, "0", "0"}; }
+  HostVersions versions() override {
+    HostVersions v{"fake:///" + host_, "0", "0"};
+    v.cpus = cpus;
+    return v;
+  }
+  int cpus = 0;  // what versions() says the host has; 0: not said
 
  private:
   std::string host_;

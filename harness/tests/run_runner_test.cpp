@@ -286,6 +286,22 @@ TEST_F(RunnerTest, AutoAcceleratorIsProbedThroughTheDriverWithSideAsKernel) {
   forget_accelerator_probes();
 }
 
+// A CPU set the host does not have is refused before any guest boots, naming the set and the host.
+TEST_F(RunnerTest, ACpuSetTheHostLacksIsAnErrorBeforeAnyBoot) {
+  driver.cpus = 2;
+  const ResultsDir dir = start(config(2, "cpu_sets = [\"0\", \"1-2\"]\n"));
+  try {
+    run(dir);
+    ADD_FAILURE() << "a run on CPU 2 of a 2-CPU host started";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "schedule.cpu_sets: \"1-2\" names CPU 2, but host fake:///runner-host has 2 CPUs (0-1): "
+                           "give CPU sets within 0-1 on every host, or leave cpu_sets out");
+  }
+  EXPECT_TRUE(driver.boots.empty());
+  driver.cpus = 3;
+  EXPECT_EQ(run(dir).status, RunStatus::complete);
+}
+
 TEST_F(RunnerTest, AnInfraErrorMidRunSaysWhatIsKeptAndHowToResume) {
   const ResultsDir dir = start(config(2));
   int boots = 0;
