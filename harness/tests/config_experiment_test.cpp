@@ -240,13 +240,16 @@ TEST(ConfigExperiment, KernelHookIsAskedForEachSide) {
 class DiskSafety : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / "abvm_config_disk";
+    // One directory per test: ctest runs the tests of this fixture in parallel processes.
+    dir_ = fs::path(::testing::TempDir()) /
+           ("abvm_config_disk_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
   std::string disk(const std::string& path, bool overwrite = false) {
     return kBase + "[disk]\npath = \"" + path + "\"\n" + (overwrite ? "overwrite = true\n" : "");
   }
+  void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
 };
 
