@@ -5,6 +5,8 @@
 // sequential looks and plan extension, the lock, and a finished run.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -77,6 +79,7 @@ class RunnerTest : public ::testing::Test {
   std::vector<double> looks;                  // the confidence of every look made
   std::optional<std::string> look_verdict;    // what every look decides
   std::function<bool()> stop = [] { return false; };
+  std::vector<HostDriver> pool;  // non-empty: the hosts connect() gives instead of `driver`
 
   void SetUp() override {
     root = fs::temp_directory_path() /
@@ -99,7 +102,7 @@ class RunnerTest : public ::testing::Test {
     Runner runner(experiment, dir,
                   {.connect = [this] {
                      ++connects;
-                     return std::vector<HostDriver>{{.name = "", .driver = &driver}};
+                     return pool.empty() ? std::vector<HostDriver>{{.name = "", .driver = &driver}} : pool;
                    },
                    .preparer = preparer,
                    .observer = notes,
@@ -180,6 +183,43 @@ TEST_F(RunnerTest, InterruptedRunResumesWithEveryTrialExactlyOnce) {
   EXPECT_EQ(ledger.size(), 6u);
   const auto journal = journal_trials(dir);
   for (const auto& t : ledger) EXPECT_EQ(journal.count(t), 2u) << t;
+}
+
+// A pool's run resumed on other hosts: the blocks done stay where they ran, the rest run on the
+// new hosts, every trial once, both sides of each block on one host.
+TEST_F(RunnerTest, APoolRunInterruptedResumesOnOtherHostsWithEveryTrialOnce) {
+  const ResultsDir dir = start(config(6));
+  std::array<test::FakeDriver, 3> hosts{test::FakeDriver("one"), test::FakeDriver("two"), test::FakeDriver("three")};
+  std::atomic<int> boots = 0;
+  for (auto& h : hosts) {
+    h.answer = driver.answer;
+    h.during_boot = [&] { ++boots; };
+  }
+  pool = {{.name = "fake://one", .driver = &hosts[0]}, {.name = "fake://two", .driver = &hosts[1]}};
+  stop = [&] { return boots >= 5; };
+  EXPECT_EQ(run(dir).status, RunStatus::running);
+  const std::size_t first = ledger_trials(dir).size();
+  EXPECT_GT(first, 0u);
+  EXPECT_LT(first, 12u);
+
+  stop = [] { return false; };
+  pool = {{.name = "fake://three", .driver = &hosts[2]}};
+  EXPECT_EQ(run(dir, true).status, RunStatus::complete);
+  const auto ledger = ledger_trials(dir);
+  EXPECT_EQ(ledger.size(), 12u);
+  EXPECT_EQ(std::set<std::string>(ledger.begin(), ledger.end()).size(), 12u);
+  const auto journal = journal_trials(dir);
+  std::map<long, std::set<std::string>> block_hosts;
+  std::map<std::string, std::size_t> trials_per_host;
+  for (const Trial& t : read_plan(dir).trials) {
+    EXPECT_EQ(journal.count(t.id), 2u) << t.id;
+    const auto result = nlohmann::json::parse(read_file(dir.trial(t.id).result()));
+    block_hosts[t.block].insert(result.at("host").get<std::string>());
+    ++trials_per_host[result.at("host").get<std::string>()];
+  }
+  for (const auto& [block, where] : block_hosts) EXPECT_EQ(where.size(), 1u) << "block " << block;
+  EXPECT_EQ(trials_per_host["fake://one"] + trials_per_host["fake://two"], first);
+  EXPECT_EQ(trials_per_host["fake://three"], 12u - first);
 }
 
 TEST_F(RunnerTest, JournalLinesOfATrialWithoutItsLedgerLineAreDroppedOnResume) {
