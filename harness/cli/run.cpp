@@ -236,8 +236,9 @@ Command add_run(CLI::App& app) {
   sub->add_option("--results-dir", args->results_root, "Where results/<experiment>-<time>/ is created")
       ->default_str("./results");
   sub->add_option("--connect", args->connect,
-                  "libvirt URI; repeat it for a pool of hosts, one block per host at a time (default: the "
-                  "experiment's [hosts], else the embedded QEMU driver, no daemon); a daemon's URI such as "
+                  "libvirt URI; repeat it for a pool of hosts, one block per host (per schedule.cpu_sets entry) at "
+                  "a time (default: the experiment's [hosts], else the embedded QEMU driver, no daemon); a daemon's "
+                  "URI such as "
                   "qemu+ssh://root@HOST/system gets the guests' files as storage volumes (README: Running on many hosts)");
   sub->add_flag("--keep-scratch", args->keep_scratch, "Keep abvm's scratch disk image after the run");
   sub->add_option("--junit", args->junit, "Also write JUnit XML (one test case per metric) to this path");
