@@ -30,4 +30,17 @@ std::size_t first_invalid_utf8(std::string_view s) {
   return std::string_view::npos;
 }
 
+std::string to_well_formed_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  while (!s.empty()) {
+    const std::size_t bad = first_invalid_utf8(s);
+    out += s.substr(0, bad);
+    if (bad == std::string_view::npos) break;
+    out += "\xEF\xBF\xBD";
+    s.remove_prefix(bad + 1);
+  }
+  return out;
+}
+
 }  // namespace abvm

@@ -44,22 +44,10 @@ std::string details(const json& m, const std::string& a_label, const std::string
 }  // namespace
 
 std::string xml_text(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  while (!text.empty()) {
-    // A byte that is not UTF-8 (console output can hold any) becomes U+FFFD: pugixml would write
-    // it raw and no XML reader would take the document.
-    const std::size_t bad = first_invalid_utf8(text);
-    const std::string_view good = text.substr(0, bad);
-    for (char c : good) {
-      const auto u = static_cast<unsigned char>(c);
-      if (u < 0x20 && c != '\t' && c != '\n' && c != '\r') continue;
-      out += c;
-    }
-    if (bad == std::string_view::npos) break;
-    out += "\xEF\xBF\xBD";
-    text.remove_prefix(bad + 1);
-  }
+  // A byte that is not UTF-8 (console output can hold any) becomes U+FFFD: pugixml would write
+  // it raw and no XML reader would take the document. Control characters XML 1.0 forbids go.
+  std::string out = to_well_formed_utf8(text);
+  std::erase_if(out, [](char c) { return static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r'; });
   return out;
 }
 

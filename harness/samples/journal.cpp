@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/utf8.hpp"
 #include "samples/text.hpp"
 
 namespace abvm {
@@ -122,8 +123,10 @@ std::string to_journal_line(const JournalEntry& e) {
     if (!e.facts.empty()) j["guest"]["facts"] = e.facts;
   }
   // Details quote what tools and guests printed, which need not be UTF-8; nlohmann would throw
-  // and lose the run. Such bytes become U+FFFD (the run stays recorded with its reason).
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  // and lose the run. Such bytes become U+FFFD (the run stays recorded with its reason), and so
+  // do the non-characters U+FFFE/U+FFFF, which nlohmann writes as they are but the XML and HTML
+  // made from the journal cannot carry.
+  return to_well_formed_utf8(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 JournalEntry parse_journal_line(std::string_view line, std::string_view source,

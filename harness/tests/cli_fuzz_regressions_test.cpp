@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/files.hpp"
+#include "core/utf8.hpp"
 #include "fuzz/targets.hpp"
 
 namespace {
@@ -98,6 +99,14 @@ TEST(CliFuzzRegressions, Utf8Check) {
   EXPECT_FALSE(valid_utf8("\xed\xa0\x80"));          // surrogate
   EXPECT_FALSE(valid_utf8("\xf4\x90\x80\x80"));      // above U+10FFFF
   EXPECT_FALSE(valid_utf8("\xe2\x98"));
+  EXPECT_FALSE(valid_utf8("\xef\xbf\xbf"));          // U+FFFF: UTF-8, but no XML character
+  // Making text well-formed replaces each byte the check stops at, and nothing else.
+  const std::string fffd = "\xef\xbf\xbd";
+  EXPECT_EQ(abvm::to_well_formed_utf8("caf\xc3\xa9 \xe2\x98\x83"), "caf\xc3\xa9 \xe2\x98\x83");
+  EXPECT_EQ(abvm::to_well_formed_utf8("a\xffz"), "a" + fffd + "z");
+  EXPECT_EQ(abvm::to_well_formed_utf8("5\x98"), "5" + fffd);
+  EXPECT_EQ(abvm::to_well_formed_utf8("\xef\xbf\xbf"), fffd + fffd + fffd);
+  EXPECT_TRUE(valid_utf8(abvm::to_well_formed_utf8("\xed\xa0\x80\xf4\x90\x80\x80\xc0\xaf\xe2\x98")));
 }
 
 TEST(CliFuzzRegressions, SafeFileNameCheck) {
