@@ -164,6 +164,11 @@ BisectSeries git_series(const Experiment& e, const KernelRecipe& base, const Ker
 }  // namespace
 
 BisectSeries load_bisect_series(const Experiment& e, const fs::path& kernels_dir) {
+  if (!e.hosts.uris.empty()) {
+    fail(e, "hosts.uris",
+         "abvm bisect runs its steps on one libvirt connection, not a pool: remove [hosts] and name the host with "
+         "abvm bisect --connect URI");
+  }
   if (const auto d = side_difference(e)) {
     fail(e, d->key,
          fmt::format("side B's {} = {} differs from side A's {}: abvm bisect compares kernels only, so the sides must "

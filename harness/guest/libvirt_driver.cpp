@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
@@ -329,6 +330,43 @@ ConnHandle open_connection(const std::string& uri) {
   return conn;
 }
 
+// A connection opened within `limit`, or the reason there is none. virConnectOpen has no timeout
+// of its own: a daemon that accepts connections but never answers them (a libvirtd deadlocked
+// inside; seen here with libvirt 9.0 when a domain was freed as its console stream closed) would
+// hold the caller, and with it the whole run, forever. A call that outlives `limit` is left to
+// finish on its own thread, which then closes what it got.
+struct OpenedConnection {
+  ConnHandle conn;
+  std::string error;
+};
+OpenedConnection open_connection_within(const std::string& uri, std::chrono::milliseconds limit) {
+  struct State {
+    std::mutex mutex;
+    std::condition_variable ready;
+    bool done = false;
+    bool abandoned = false;
+    OpenedConnection result;
+  };
+  auto state = std::make_shared<State>();
+  std::thread([state, uri] {
+    OpenedConnection r;
+    r.conn = open_connection(uri);
+    if (!r.conn) r.error = last_error();  // libvirt's last error is per thread
+    std::lock_guard lock(state->mutex);
+    if (state->abandoned) return;  // r closes its connection after the lock is released
+    state->result = std::move(r);
+    state->done = true;
+    state->ready.notify_all();
+  }).detach();
+  std::unique_lock lock(state->mutex);
+  if (!state->ready.wait_for(lock, limit, [&] { return state->done; })) {
+    state->abandoned = true;
+    return {nullptr, fmt::format("the host accepted the connection but did not answer within {:.0f} s",
+                                 std::chrono::duration<double>(limit).count())};
+  }
+  return std::move(state->result);
+}
+
 // What libvirt tells about the host over the connection. The versions are required; the host's
 // description is best effort (an older or restricted daemon may refuse a call): empty then.
 HostVersions read_versions(virConnectPtr conn, const std::string& uri) {
@@ -366,10 +404,13 @@ void LibvirtDriver::ensure_connection(const std::vector<std::string>& own_domain
   impl_->conn.reset();
   const auto end = Clock::now() + impl_->reconnect_window;
   for (;;) {
-    impl_->conn = open_connection(impl_->uri);
+    // At least 5 s for each try: a daemon across a network that answers at all answers sooner.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now());
+    OpenedConnection opened = open_connection_within(impl_->uri, std::max(left, std::chrono::milliseconds(5000)));
+    impl_->conn = std::move(opened.conn);
     if (impl_->conn) break;
     if (Clock::now() >= end) {
-      const std::string why = last_error();
+      const std::string why = opened.error;
       // The guests of this process that the lost daemon ran would run on unwatched: on this
       // machine (a local URI) they are found by name and killed; elsewhere, say which they are.
       std::vector<std::string> left;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "environment_skip.hpp"
 #include "bisect/directory.hpp"
 #include "bisect/report.hpp"
 #include "bisect/strategy.hpp"
@@ -166,7 +167,7 @@ std::string validate(const json& j) {
 
 TEST(BisectReport, TheSchemaTakesWhatIsWrittenAndRefusesWhatIsNot) {
   if (run_process({"/usr/bin/python3", "-c", "import jsonschema"}).exit_code != 0) {
-    GTEST_SKIP() << "python3-jsonschema is not installed (harness/setup.sh installs it)";
+    ABVM_SKIP_WITHOUT("python3-jsonschema is not installed (harness/setup.sh installs it)");
   }
   EXPECT_EQ(validate(bisect_json(one_culprit().report())), "");
   EXPECT_EQ(validate(bisect_json(with_a_range().report())), "");

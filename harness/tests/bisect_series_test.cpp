@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "environment_skip.hpp"
 #include "bisect/directory.hpp"
 #include "bisect/series.hpp"
 #include "bisect/step_experiment.hpp"
@@ -118,6 +119,9 @@ TEST_F(BisectSeriesTest, WhatIsNotASeriesIsRefusedSayingWhereAndWhatToDo) {
             file + ":6 (sides.A.kernel): kernel '" + (root / "kernels/packaged.toml").string() +
                 "' is a packaged Debian kernel, which has no patch series: abvm bisect needs kernels built from source "
                 "(kernels/*.toml with source = \"linux-source\", \"tarball\" or \"git\")");
+  EXPECT_EQ(error_of(experiment("base", "tip", "[hosts]\nuris = [\"qemu+ssh://root@lab3/system\"]\n")),
+            file + ":10 (hosts.uris): abvm bisect runs its steps on one libvirt connection, not a pool: remove [hosts] "
+                   "and name the host with abvm bisect --connect URI");
   EXPECT_EQ(error_of(experiment("missing", "tip")),
             file + ":6 (sides.A.kernel): kernel recipe " + (root / "kernels/missing.toml").string() + " does not exist");
 }
@@ -141,7 +145,7 @@ TEST_F(BisectSeriesTest, EveryStepsKernelIsARecipeWithTheBasesPatchesAndThePrefi
   }
   // Content-addressed: kernel 0 is side A's own cache entry and kernel 3 side B's.
   if (run_process({"dpkg-query", "-W", "linux-source-6.1"}).exit_code != 0) {
-    GTEST_SKIP() << "linux-source-6.1 is not installed: the cache keys cannot be computed (harness/setup.sh installs it)";
+    ABVM_SKIP_WITHOUT("linux-source-6.1 is not installed: the cache keys cannot be computed (harness/setup.sh installs it)");
   }
   EXPECT_EQ(kernel_cache_key(load_kernel_recipe(recipes[0].string())),
             kernel_cache_key(load_kernel_recipe((root / "kernels" / "base.toml").string())));

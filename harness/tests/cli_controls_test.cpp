@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "environment_skip.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
 
@@ -46,7 +47,7 @@ ControlRun run_control(const std::string& name) {
 }
 
 TEST(ControlsE2ETest, SwiotlbForceIsARegression) {
-  if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 is not installed";
+  if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
   const ControlRun r = run_control("swiotlb-control");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   ASSERT_TRUE(r.analysis.is_object()) << r.err;
@@ -56,7 +57,7 @@ TEST(ControlsE2ETest, SwiotlbForceIsARegression) {
 }
 
 TEST(ControlsE2ETest, TheSameSideTwiceIsNoRegression) {
-  if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 is not installed";
+  if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
   const ControlRun r = run_control("aa-control");
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.exit_code << "\n" << r.err;
   ASSERT_TRUE(r.analysis.is_object()) << r.err;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "environment_skip.hpp"
 #include "cli/compare.hpp"
 #include "core/error.hpp"
 #include "core/process.hpp"
@@ -55,7 +56,7 @@ fs::path python_without_matplotlib(const ReportTempDir& tmp) {
 }  // namespace
 
 TEST(CliReport, WritesASelfContainedReportWithPlotsEscapingAndConsoleLinks) {
-  if (!have_matplotlib()) GTEST_SKIP() << "python3-matplotlib is not installed (harness/setup.sh installs it)";
+  if (!have_matplotlib()) ABVM_SKIP_WITHOUT("python3-matplotlib is not installed (harness/setup.sh installs it)");
   ReportTempDir tmp;
   const fs::path dir = demo_dir(tmp);
   const auto r = abvm_cmd({"report", dir.string(), "--junit", (tmp / "junit.xml").string()});

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <regex>
 #include <set>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include "guest/domain_xml.hpp"
@@ -346,4 +347,35 @@ TEST(GuestLibvirtRemote, APoolElsewhereThanAskedIsAClearErrorAndAnImpossiblePath
     EXPECT_TRUE(contains(e.what(), "cannot create the directory /proc/abvm-pool of storage pool 'abvm-t-proc'")) << e.what();
     EXPECT_TRUE(contains(e.what(), daemon().tcp_uri())) << e.what();
   }
+}
+
+// A daemon that stops answering but keeps its socket (SIGSTOP: the kernel still accepts the
+// connection, as it does for a libvirtd deadlocked inside) is an infrastructure error within the
+// reconnect window, never a hang: keepalive ends the open connection, and making it again is
+// given up when the daemon does not answer.
+TEST(GuestLibvirtRemote, ADaemonThatStopsAnsweringIsAnInfraErrorNotAHang) {
+  ABVM_REQUIRE_DAEMON();
+  LibvirtDriverOptions options;
+  options.reconnect_window = 5s;
+  LibvirtDriver driver(daemon().tcp_uri(), options);
+  const pid_t pid = daemon().pid();
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  struct Resume {
+    pid_t pid;
+    ~Resume() { ::kill(pid, SIGCONT); }
+  } resume{pid};
+  const auto start = std::chrono::steady_clock::now();
+  std::string thrown;
+  for (int call = 0; call < 3 && thrown.empty(); ++call) {
+    try {
+      const auto out = driver.run_guest(spec_for("stopped", "poweroff", false), kBootTimeout,
+                                        [](std::string_view c) { return contains(c, "ABVM-TEST-DONE"); });
+      EXPECT_EQ(to_string(out.end), "infra_error") << out.detail;
+    } catch (const InfraError& e) {
+      thrown = e.what();
+    }
+  }
+  EXPECT_NE(thrown.find("did not answer within"), std::string::npos) << thrown;
+  EXPECT_NE(thrown.find(daemon().tcp_uri()), std::string::npos) << thrown;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 120s);
 }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "environment_skip.hpp"
 #include "core/process.hpp"
 #include "report/json_report.hpp"
 #include "report/plots.hpp"
@@ -61,14 +62,14 @@ std::string validate(const json& report, const ReportTempDir& tmp) {
 }  // namespace
 
 TEST(ReportSchema, ProducedReportsAreValid) {
-  if (!have_jsonschema()) GTEST_SKIP() << "python3-jsonschema is not installed (harness/setup.sh installs it)";
+  if (!have_jsonschema()) ABVM_SKIP_WITHOUT("python3-jsonschema is not installed (harness/setup.sh installs it)");
   ReportTempDir tmp;
   EXPECT_EQ(validate(seed_report(), tmp), "");
   EXPECT_EQ(validate(demo_report(), tmp), "");
 }
 
 TEST(ReportSchema, RejectsReportsMissingOrMistypingStableFields) {
-  if (!have_jsonschema()) GTEST_SKIP() << "python3-jsonschema is not installed (harness/setup.sh installs it)";
+  if (!have_jsonschema()) ABVM_SKIP_WITHOUT("python3-jsonschema is not installed (harness/setup.sh installs it)");
   ReportTempDir tmp;
   json j = seed_report();
   j["metrics"][0].erase("verdict");
@@ -85,7 +86,7 @@ TEST(ReportSchema, RejectsReportsMissingOrMistypingStableFields) {
 }
 
 TEST(ReportPlots, MakesFourPngsPerMetricFromTheJson) {
-  if (!have_matplotlib()) GTEST_SKIP() << "python3-matplotlib is not installed (harness/setup.sh installs it)";
+  if (!have_matplotlib()) ABVM_SKIP_WITHOUT("python3-matplotlib is not installed (harness/setup.sh installs it)");
   PlotOptions o = default_plot_options();
   o.python = "/usr/bin/python3";
   const PlotSet set = make_plots(demo_report(), o);

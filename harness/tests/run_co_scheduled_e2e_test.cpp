@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <string>
 
+#include "environment_skip.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
 
@@ -67,7 +68,7 @@ double epoch_seconds(const std::string& iso) {
 }
 
 TEST(CoScheduledE2ETest, EachBlocksGuestsRunTogetherPinnedAndAreAnalysedAsPairs) {
-  if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 is not installed";
+  if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
   const fs::path dir = fs::temp_directory_path() / "abvm-co-scheduled-e2e";
   fs::remove_all(dir);
   fs::create_directories(dir);

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <algorithm>
 
+#include "environment_skip.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
 
@@ -59,7 +60,7 @@ fs::path run_experiment(const std::string& name, const std::string& experiment) 
 // so side A's runs say VIRTIO_F_ACCESS_PLATFORM was not negotiated and side B's that it was; the
 // two lanes (host CPUs 0 and 1) run blocks at the same time; the paired estimate decides.
 TEST(DesignsE2ETest, SameGuestOnTwoLanesMeasuresBothDisksInEachBootAndBlocksOverlap) {
-  if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 is not installed";
+  if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
   const fs::path d = run_experiment("same-guest", R"(name = "same-guest"
 [guest]
 kernel = "debian-cloud"
@@ -132,7 +133,7 @@ cpu_sets = ["0", "1"]
 // go was typed, when the run's end record came), a block's turns alternate between its two guests
 // and none begins before the one before it has ended.
 TEST(DesignsE2ETest, LockstepGuestsTakeTurnsOnTheHostsGo) {
-  if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 is not installed";
+  if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
   const fs::path d = run_experiment("lockstep", R"(name = "lockstep"
 [guest]
 kernel = "debian-cloud"

@@ -23,6 +23,9 @@
 #include "core/process.hpp"
 #include "environment_skip.hpp"
 #include "libvirt_daemons.hpp"
+#include "plan/plan.hpp"
+#include "results/directory.hpp"
+#include "samples/journal.hpp"
 
 namespace abvm {
 namespace {
@@ -63,17 +66,6 @@ uris = [{}]
                      kBlocks, fmt::join(quoted, ", "));
 }
 
-std::vector<json> jsonl(const fs::path& p) {
-  std::vector<json> out;
-  std::error_code ec;
-  if (!fs::exists(p, ec)) return out;
-  std::istringstream in(read_file(p));
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
-}
-
 fs::path results_dir(const fs::path& root) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(root, ec)) {
@@ -111,47 +103,64 @@ TEST(PoolE2ETest, AHostKilledMidBlockLeavesThePoolAndEveryBlockRunsOnceOnOneHost
   const ProcessResult r = abvm.get();
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4) << r.exit_code << "\n" << r.err;
   EXPECT_NE(r.err.find(fmt::format("host {} leaves the pool", victim)), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(fmt::format("moves to another host ({} failed)", victim)), std::string::npos) << r.err;
 
-  const fs::path d = results_dir(dir / "results");
-  ASSERT_FALSE(d.empty());
-  const json plan = json::parse(read_file(d / "plan.json"));
-  ASSERT_EQ(plan.at("trials").size(), 2u * kBlocks);
+  const fs::path root = results_dir(dir / "results");
+  ASSERT_FALSE(root.empty());
+  const ResultsDir d(root);
+  const Plan plan = read_plan(d);
+  ASSERT_EQ(plan.trials.size(), 2u * kBlocks);
   // The ledger: every planned trial once, ok.
   std::map<std::string, int> ledger;
-  for (const json& t : jsonl(d / "trials.jsonl")) {
-    ++ledger[t.at("trial").get<std::string>()];
-    EXPECT_EQ(t.at("outcome"), "ok") << t.dump();
+  for (const LedgerEntry& t : read_ledger(d.ledger())) {
+    ++ledger[t.trial];
+    EXPECT_EQ(t.outcome, Outcome::ok) << t.trial << ": " << t.detail;
   }
-  // Each block: both sides on one host, a host of the pool; each trial's two runs in the journal.
+  // Each block: both sides on one host, a host of the pool; each trial's two runs in the journal,
+  // each naming that host.
   std::map<std::string, int> journal;
-  for (const json& e : jsonl(d / "journal.jsonl")) ++journal[e.at("trial").get<std::string>()];
+  std::map<std::string, std::set<std::string>> journal_hosts;
+  for (const JournalEntry& e : read_journal(d.journal())) {
+    ++journal[e.trial];
+    journal_hosts[e.trial].insert(e.host);
+  }
   std::map<long, std::set<std::string>> block_hosts;
   std::map<std::string, int> blocks_per_host;
-  for (const json& t : plan.at("trials")) {
-    const std::string id = t.at("id");
-    EXPECT_EQ(ledger[id], 1) << id;
-    EXPECT_EQ(journal[id], 2) << id;
-    const json result = json::parse(read_file(d / "trials" / id / "result.json"));
+  for (const Trial& t : plan.trials) {
+    EXPECT_EQ(ledger[t.id], 1) << t.id;
+    EXPECT_EQ(journal[t.id], 2) << t.id;
+    const json result = json::parse(read_file(d.trial(t.id).result()));
     const std::string host = result.at("host");
-    EXPECT_NE(std::find(uris.begin(), uris.end(), host), uris.end()) << id << " ran on " << host;
-    block_hosts[t.at("block").get<long>()].insert(host);
+    EXPECT_NE(std::find(uris.begin(), uris.end(), host), uris.end()) << t.id << " ran on " << host;
+    EXPECT_EQ(journal_hosts[t.id], std::set<std::string>{host}) << t.id;
+    block_hosts[t.block].insert(host);
   }
   ASSERT_EQ(block_hosts.size(), static_cast<std::size_t>(kBlocks));
   for (const auto& [block, hosts] : block_hosts) {
     EXPECT_EQ(hosts.size(), 1u) << "block " << block << " was split over hosts";
     ++blocks_per_host[*hosts.begin()];
   }
-  // The victim finished no block after it died; the others ran the rest.
-  EXPECT_GE(blocks_per_host[uris[0]] + blocks_per_host[uris[1]], kBlocks - blocks_per_host[victim]);
-  EXPECT_GT(blocks_per_host[uris[0]], 0) << "the ssh host ran no block";
+  // The block the victim was running when it died ran again, whole, on a host still in the pool.
+  const std::string moved = fmt::format(" moves to another host ({} failed)", victim);
+  const std::size_t at = r.err.find(moved);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::size_t word = r.err.rfind("block ", at);
+  ASSERT_NE(word, std::string::npos) << r.err;
+  const long block = std::stol(r.err.substr(word + 6, at - word - 6));
+  const auto& moved_to = block_hosts[block];
+  ASSERT_EQ(moved_to.size(), 1u);
+  EXPECT_NE(*moved_to.begin(), victim) << "block " << block << " stayed on the host that died";
+  // The ssh host runs blocks, unless its libvirtd deadlocked (libvirt 9.0 does, now and then, when
+  // a guest powers off with its console stream open: README, Running on many hosts); then it
+  // must have left the pool like the victim, not held the run.
+  EXPECT_TRUE(blocks_per_host[uris[0]] > 0 || r.err.find(fmt::format("host {} leaves the pool", uris[0])) != std::string::npos)
+      << "the ssh host ran no block and stayed in the pool\n" << r.err;
   EXPECT_GT(blocks_per_host[uris[1]], 0) << "the tcp host ran no block";
   // One environment entry per host, each as libvirt told it over its own connection.
-  const json env = json::parse(read_file(d / "environment.json"));
+  const json env = json::parse(read_file(d.environment()));
   ASSERT_EQ(env.at("hosts").size(), uris.size());
   for (std::size_t i = 0; i < uris.size(); ++i) EXPECT_EQ(env["hosts"][i].at("libvirt_uri"), uris[i]);
   // Each host's paired effect over its own blocks, next to the pooled verdict.
-  const json analysis = json::parse(read_file(d / "analysis.json"));
+  const json analysis = json::parse(read_file(d.analysis()));
   const json& per_host = analysis.at("metrics").at(0).at("hosts");
   ASSERT_TRUE(per_host.is_object()) << per_host.dump();
   long counted = 0;
