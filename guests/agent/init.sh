@@ -9,9 +9,16 @@
 #    (a built-in driver gets them from the kernel itself; insmod takes only its own arguments);
 #  - finds each workload's scratch disk by its virtio serial (never writes to any other disk) and
 #    puts /dev/<disk> in place of "@scratch" in the arguments;
-#  - runs the job's steps in order; in a lockstep job it prints READY before each step and waits
-#    for the host's "go <step>" line on the console;
-#  - prints framed, checksummed records on the console (format below) and ALWAYS powers off.
+#  - runs the job's steps in order. In a paced job (pace together|turns: two guests measured as a
+#    pair) each step is a window the host opens and closes for both guests (see run_paced_step):
+#    the agent prepares the run, prints READY, waits for the host's "go <step>", measures, keeps the
+#    same load going unmeasured (the filler, when the job says fill 1) and prints DONE, waits for
+#    "stop <step>", and only then prints the run's records, so that it never prints while its
+#    partner measures. "abort" (the partner failed) ends the steps early;
+#  - prints framed, checksummed records on the console (format below), then waits for the host to
+#    end it (the host destroys the guest once it has the END record: a guest that powers off with
+#    its console open can deadlock libvirt 9.0), and powers off by itself only when no word comes
+#    within the job's hold time (a dead abvm never leaves a guest running).
 #
 # Record line:  ABVM1:<nonce>:<seq>:<type>:<payload>:<md5>
 #   md5 = md5sum of "<nonce>:<seq>:<type>:<payload>" (lowercase hex). seq counts from 0.
@@ -19,9 +26,14 @@
 #   and every record stays within [A-Za-z0-9+/=,._:-]; fields inside a payload are ','-separated.
 #   Types: BEGIN trial_b64,uptime | UNAME b64 | KVERSION b64 (uname -v) | CMDLINE b64
 #          FEATURES serial,bits|none (one per scratch disk the job names)
-#          READY step (lockstep: waiting for "go <step>") | RUN workload,index,warmup,t_start
-#          OUT b64chunk | RUNEND workload,index,status,t_end
+#          RUN workload,index,warmup,t_start | OUT b64chunk | RUNEND workload,index,status,t_end
+#          paced steps: READY step,t (waiting for "go <step>") | DONE step,t (measured; waiting for
+#          "stop <step>") | RUN workload,index,warmup,t_start,step,t_ready,t_go
+#          RUNEND workload,index,status,t_end,t_fill,t_stop,t_load_end,fills (after the window)
 #          MODPARAM b64("<module>.<param>=<value>") | DMESG b64 | ERROR b64 | END record_count
+#   Times (t_*) are the guest's CLOCK_MONOTONIC in seconds (clock_now). The host maps them to its own
+#   clock from when live records (BEGIN, READY, DONE, unpaced RUN and RUNEND) reached it and when it
+#   typed go and stop (harness/run/designs/windows.hpp).
 #
 # Test-only faults (harness/tests/run_guest_faults_e2e_test.cpp): the kernel command-line word
 # abvm.test_fault=<fault> makes the agent misbehave on purpose, so that tests can prove what abvm
@@ -36,9 +48,12 @@
 #               over): abvm must stop the guest at schedule.console_limit and keep its head and tail
 #   foreign-build  reports another kernel build (uname -v) than the one booted: abvm must record the
 #               trial as a mismatch of its side and say so with the verdict
+#   never-ready a paced guest that hangs before its first READY (its partner must not wait forever)
+#   hang-window a paced guest that hangs in its first measured run, after the go
+#   deaf        a paced guest that never hears the go of its first step (a go lost on the way)
 #
 # Host-side test modes (not used in a guest): ABVM_AGENT_MODE=parse prints each parsed workload
-# as NUL-separated fields; ABVM_AGENT_MODE=emit prints sample records; ABVM_AGENT_MODE=modopts
+# as NUL-separated fields; ABVM_AGENT_MODE=emit prints sample records (an unpaced and a paced run); ABVM_AGENT_MODE=modopts
 # prints "<module> <option>" for each module option of $ABVM_CMDLINE. See the guest_* tests.
 
 PATH=/usr/bin:/bin:/usr/sbin:/sbin
@@ -62,15 +77,29 @@ rec() {
   SEQ=$((SEQ + 1))
 }
 b64() { printf '%s' "$1" | base64 -w 0; }
-uptime_now() { read -r up _ < /proc/uptime; printf '%s' "$up"; }
+# Sets NOW to the guest's CLOCK_MONOTONIC in seconds with 6 decimals, from /proc/timer_list's
+# "now at <ns> nsecs" (its third line), with builtins only: no fork in a measured window, and
+# /proc/uptime's 10 ms are too coarse to tell a window's overlap. /proc/uptime when it is missing.
+clock_now() {
+  ns=
+  { read -r _; read -r _; read -r _ _ ns _; } < /proc/timer_list 2>/dev/null
+  case "$ns" in
+    ''|*[!0-9]*) read -r NOW _ < /proc/uptime ;;
+    *) us=00000$(( (ns / 1000) % 1000000 )); NOW=$((ns / 1000000000)).${us#"${us%??????}"} ;;
+  esac
+}
 error() { rec ERROR "$(b64 "$1")"; }
 
 # Parses $JOB into $WORK/<i>/{name,disk,kind,repetitions,warmup,sync,drop_caches,scheduler_none,args,
 # jobfile} and $WORK/steps ("<workload> <warmup> <index>" per line, the default order when the job
-# gives none). Sets NWORK and LOCKSTEP. Returns 1 (after an ERROR record) on a malformed job.
+# gives none). Sets NWORK, PACE, FILL, WAIT and HOLD. Returns 1 (after an ERROR record) on a
+# malformed job.
 parse_job() {
   NWORK=0
-  LOCKSTEP=0
+  PACE=free
+  FILL=0
+  WAIT=600
+  HOLD=60
   [ -r "$JOB" ] || { error "no job file at $JOB"; return 1; }
   mkdir -p "$WORK" || return 1
   first=1
@@ -81,7 +110,7 @@ parse_job() {
     val=${line#* }
     [ "$key" = "$line" ] && val=
     if [ $first = 1 ]; then
-      [ "$line" = "abvm-job 2" ] || { error "not an abvm job (version 2): $line"; return 1; }
+      [ "$line" = "abvm-job 3" ] || { error "not an abvm job (version 3): $line"; return 1; }
       first=0
       mkdir -p "$WORK" && : > "$WORK/steps" || return 1
       continue
@@ -90,7 +119,11 @@ parse_job() {
       trial) TRIAL=$val ;;
       nonce) NONCE=$val ;;
       scratch) SCRATCH_SERIAL=$val ;;
-      lockstep) LOCKSTEP=$val ;;
+      pace)
+        case "$val" in free|together|turns) PACE=$val ;; *) error "job: bad pace '$val'"; return 1 ;; esac ;;
+      fill|wait|hold)
+        case "$val" in *[!0-9]*|'') error "job: bad $key '$val'"; return 1 ;; esac
+        case "$key" in fill) FILL=$val ;; wait) WAIT=$val ;; hold) HOLD=$val ;; esac ;;
       step)
         case "$val" in
           *[!0-9\ ]*|'') error "job: bad step '$val'"; return 1 ;;
@@ -153,7 +186,8 @@ find_scratch() {
 }
 
 # Runs workload directory $1's argv (one argument per line), substituting @scratch and @jobfile.
-# Output goes to $2 (stdout and stderr together); returns the command's status.
+# Output goes to $2 (stdout and stderr together); returns the command's status. With PIDFILE set,
+# the command's pid is written there.
 run_argv() {
   dir=$1
   out=$2
@@ -172,7 +206,15 @@ run_argv() {
     if [ $# = 0 ] && [ "${a#*/}" = "$a" ] && [ -x "/usr/bin/$a" ]; then a=/usr/bin/$a; fi
     set -- "$@" "$a"
   done < "$dir/args"
-  "$@" > "$out" 2>&1 < /dev/null
+  if [ -z "$PIDFILE" ]; then
+    "$@" > "$out" 2>&1 < /dev/null
+    return
+  fi
+  # The filler's run: in the background, so that its pid can be stopped (a job in the foreground of
+  # a subshell cannot be signalled by its own pid).
+  "$@" > "$out" 2>&1 < /dev/null &
+  echo $! > "$PIDFILE"
+  wait $!
 }
 
 emit_output() {
@@ -180,12 +222,18 @@ emit_output() {
   while IFS= read -r c; do rec OUT "$c"; done < "$1.b64"
 }
 
+prepare_run() {  # dir
+  [ "$(cat "$1/sync" 2>/dev/null)" = 1 ] && sync
+  [ "$(cat "$1/drop_caches" 2>/dev/null)" = 1 ] && echo 3 > /proc/sys/vm/drop_caches
+}
+
+# One run of an unpaced job (one guest alone, or one guest measuring both sides): its records as
+# it goes.
 run_one() {  # dir index warmup
   dir=$1
   name=$(cat "$dir/name")
-  [ "$(cat "$dir/sync" 2>/dev/null)" = 1 ] && sync
-  [ "$(cat "$dir/drop_caches" 2>/dev/null)" = 1 ] && echo 3 > /proc/sys/vm/drop_caches
-  t0=$(uptime_now)
+  prepare_run "$dir"
+  clock_now; t0=$NOW
   rec RUN "$name,$2,$3,$t0"
   if [ "$TEST_FAULT" = truncate ]; then
     printf 'ABVM1:%s:%s:OUT:dHJ1bmNhdGVk' "$NONCE" "$SEQ"
@@ -194,9 +242,97 @@ run_one() {  # dir index warmup
   fi
   run_argv "$dir" "$WORK/out"
   status=$?
-  t1=$(uptime_now)
+  clock_now; t1=$NOW
   emit_output "$WORK/out"
   rec RUNEND "$name,$2,$status,$t1"
+}
+
+# Reads console lines until one is exactly "$1" or "abort", for at most WAIT seconds in all.
+# Returns 0 for "$1", 1 for "abort", 2 when no word came in time (after an ERROR record).
+wait_word() {
+  clock_now; since=${NOW%.*}
+  while :; do
+    clock_now; left=$((WAIT - ${NOW%.*} + since))
+    if [ $left -le 0 ]; then
+      error "no '$1' from the host within $WAIT s: the host is gone or lost track of this guest"
+      return 2
+    fi
+    if IFS= read -r -t "$left" line < /dev/console; then
+      [ "$line" = "$1" ] && return 0
+      [ "$line" = abort ] && return 1
+    else
+      sleep 0.05  # the console closed: do not spin until the deadline
+    fi
+  done
+}
+
+# The faster guest's load goes on, unmeasured, until the host's stop (Duet benchmarking: its
+# partner must not measure alone on the CPU): the same command again and again, output dropped.
+start_filler() {  # dir
+  rm -f "$WORK/fill.stop" "$WORK/fill.done" "$WORK/fill.pid"
+  echo 0 > "$WORK/fill.count"
+  (
+    n=0
+    while [ ! -e "$WORK/fill.stop" ]; do
+      PIDFILE=$WORK/fill.pid run_argv "$1" /dev/null
+      n=$((n + 1))
+      echo $n > "$WORK/fill.count"
+    done
+    : > "$WORK/fill.done"
+  ) &
+  FILLER=$!
+}
+
+# Stops the filler's current run (SIGTERM: a background job of a script ignores SIGINT) and waits
+# until its loop has ended; sets FILLS to the runs it began.
+stop_filler() {
+  : > "$WORK/fill.stop"
+  while [ ! -e "$WORK/fill.done" ]; do
+    [ -s "$WORK/fill.pid" ] && kill "$(cat "$WORK/fill.pid")" 2>/dev/null
+    sleep 0.01
+  done
+  wait "$FILLER"
+  read -r FILLS < "$WORK/fill.count"
+  FILLS=$((FILLS + 1))
+}
+
+# One step of a paced job: a window the host opens with "go <n>" for both guests at once (or for
+# one at a time: pace turns) and closes with "stop <n>" once every guest of the window is done.
+# Everything that costs time is done before READY; nothing is printed between the go and DONE, and
+# the run's records only after the stop. Returns wait_word's status (1: abort, 2: no word).
+run_paced_step() {  # step dir index warmup
+  dir=$2
+  name=$(cat "$dir/name")
+  prepare_run "$dir"
+  [ "$TEST_FAULT" = never-ready ] && while :; do sleep 3600; done
+  clock_now; t_ready=$NOW
+  rec READY "$1,$t_ready"
+  if [ "$TEST_FAULT" = deaf ] && [ "$1" = 0 ]; then
+    wait_word "go never"
+    return $?
+  fi
+  wait_word "go $1" || return $?
+  clock_now; t_go=$NOW
+  [ "$TEST_FAULT" = hang-window ] && while :; do sleep 3600; done
+  t0=$NOW
+  run_argv "$dir" "$WORK/out"
+  status=$?
+  clock_now; t1=$NOW
+  t_fill=$t1
+  FILLS=0
+  if [ "$FILL" = 1 ]; then start_filler "$dir"; clock_now; t_fill=$NOW; fi
+  clock_now
+  rec DONE "$1,$NOW"
+  wait_word "stop $1"
+  heard=$?
+  clock_now; t_stop=$NOW
+  [ "$FILL" = 1 ] && stop_filler
+  clock_now; t_load_end=$NOW
+  [ "$FILL" = 1 ] || t_load_end=$t1
+  rec RUN "$name,$3,$4,$t0,$1,$t_ready,$t_go"
+  emit_output "$WORK/out"
+  rec RUNEND "$name,$3,$status,$t1,$t_fill,$t_stop,$t_load_end,$FILLS"
+  return $heard
 }
 
 # Finds every workload's disk (its own serial, else the job's), reports each disk's negotiated
@@ -235,26 +371,23 @@ prepare_disks() {
   return 0
 }
 
-# Lockstep: the host's go for step $1, a console line "go <step>" (anything else is skipped).
-wait_for_go() {
-  while IFS= read -r line; do
-    [ "$line" = "go $1" ] && return 0
-  done
-  error "the console closed while waiting for the host's go for step $1"
-  return 1
-}
-
 run_steps() {
-  [ "$LOCKSTEP" = 1 ] && stty -echo < /dev/console 2>/dev/null
   n=0
   while IFS=' ' read -r w warm idx; do
-    if [ "$LOCKSTEP" = 1 ]; then
-      rec READY "$n"
-      wait_for_go "$n" < /dev/console || return 1
+    if [ "$PACE" = free ]; then
+      run_one "$WORK/$w" "$idx" "$warm"
+    else
+      run_paced_step "$n" "$WORK/$w" "$idx" "$warm" || return 1
     fi
-    run_one "$WORK/$w" "$idx" "$warm"
     n=$((n + 1))
   done < "$WORK/steps"
+}
+
+# After END: the host ends the guest (destroys it). Only when no word comes within HOLD seconds
+# (abvm died) does the guest power itself off.
+hold_for_host() {
+  WAIT=$HOLD
+  wait_word bye > /dev/null 2>&1
 }
 
 report_dmesg() {
@@ -356,9 +489,12 @@ agent_main() {
   for w in $(cat /proc/cmdline); do
     case "$w" in abvm.test_fault=*) TEST_FAULT=${w#abvm.test_fault=} ;; esac
   done
+  # The host types its words (go, stop, abort) into the console: they must not echo back into it.
+  stty -echo < /dev/console 2>/dev/null
   ok=1
   parse_job || ok=0
-  rec BEGIN "$(b64 "${TRIAL:-}"),$(uptime_now)"
+  clock_now
+  rec BEGIN "$(b64 "${TRIAL:-}"),$NOW"
   rec UNAME "$(b64 "$(uname -r)")"
   kversion=$(uname -v)
   [ "$TEST_FAULT" = foreign-build ] && kversion="#1 SMP foreign-build"
@@ -374,12 +510,15 @@ agent_main() {
   report_dmesg
   [ "$TEST_FAULT" = forge ] && fault_forge
   rec END "$SEQ"
+  sync
+  [ "$TEST_FAULT" = nopoweroff ] || hold_for_host
 }
 
 case "${ABVM_AGENT_MODE:-guest}" in
   parse)
     parse_job || exit 1
-    printf 'trial\0%s\0nonce\0%s\0scratch\0%s\0lockstep\0%s\0' "$TRIAL" "$NONCE" "$SCRATCH_SERIAL" "$LOCKSTEP"
+    printf 'trial\0%s\0nonce\0%s\0scratch\0%s\0pace\0%s\0fill\0%s\0wait\0%s\0hold\0%s\0' \
+      "$TRIAL" "$NONCE" "$SCRATCH_SERIAL" "$PACE" "$FILL" "$WAIT" "$HOLD"
     while IFS= read -r st; do printf 'step\0%s\0' "$st"; done < "$WORK/steps"
     i=0
     while [ $i -lt "$NWORK" ]; do
@@ -404,11 +543,15 @@ case "${ABVM_AGENT_MODE:-guest}" in
     printf '%s' "$ABVM_OUTPUT" > "$WORK/out"
     emit_output "$WORK/out"
     rec RUNEND "demo,0,3,2.75"
+    rec READY "0,3.000001"
+    rec DONE "0,4.500000"
+    rec RUN "paced,0,0,3.100000,0,3.000001,3.050000"
+    emit_output "$WORK/out"
+    rec RUNEND "paced,0,0,4.400000,4.450000,5.000000,5.100000,2"
     rec END "$SEQ"
     exit 0 ;;
   *)
     agent_main
-    sync
     if [ "$TEST_FAULT" = nopoweroff ]; then while :; do sleep 3600; done; fi
     poweroff -f
     # poweroff -f does not return; if it ever did, exiting init panics and panic=-1 reboots.

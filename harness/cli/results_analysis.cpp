@@ -24,7 +24,7 @@ double seconds_per_block(const Experiment& e, const ResultsDir& dir) {
   }
   if (n == 0) return 0;
   const double lanes = static_cast<double>(std::max<std::size_t>(1, e.schedule.cpu_sets.size()));
-  return (e.schedule.design == Design::sequential_blocks ? 2 : 1) * sum / static_cast<double>(n) / lanes;
+  return traits(e.schedule.design).trials_in_block_time * sum / static_cast<double>(n) / lanes;
 }
 
 }  // namespace
@@ -35,7 +35,7 @@ Decision decide(const Experiment& e, const ResultsDir& dir, double confidence, c
   options.confidence = overrides.confidence.value_or(confidence);
   options.seed = overrides.seed.value_or(e.analysis.seed);
   // Fixed by the design before any data was seen: designs that pair A with B are analysed as pairs.
-  options.paired_primary = pairs_sides(e.schedule.design);
+  options.paired_primary = traits(e.schedule.design).pairs_sides;
   Decision d{.analysis = analyze(select_metrics(load_results_dir(dir.root()), e.analysis.metrics), options),
              .source = {.kind = "results", .results_dir = dir.root().string(), .a_label = e.a.label,
                         .b_label = e.b.label, .design = to_string(e.schedule.design),

@@ -21,19 +21,11 @@ const char* to_string(ScheduleOrder order) {
   return order == ScheduleOrder::interleaved ? "interleaved" : "sequential";
 }
 
-const char* to_string(Design design) {
-  switch (design) {
-    case Design::co_scheduled: return "co-scheduled";
-    case Design::lockstep: return "lockstep";
-    case Design::same_guest: return "same-guest";
-    case Design::sequential_blocks: break;
-  }
-  return "sequential-blocks";
-}
+const char* to_string(Design design) { return traits(design).name.data(); }
 
 std::optional<Design> design_from_string(std::string_view text) {
-  for (auto d : kDesigns) {
-    if (text == to_string(d)) return d;
+  for (const DesignTraits& t : kDesignTraits) {
+    if (text == t.name) return t.design;
   }
   return std::nullopt;
 }
@@ -807,15 +799,15 @@ class Loader {
     if (auto design = get_string("schedule.design")) s.design = *design_from_string(*design);  // choices checked
     note("schedule.design", quote(to_string(s.design)));
     const std::string name = quote(to_string(s.design));
-    if (s.design != Design::sequential_blocks && s.order != ScheduleOrder::interleaved) {
+    if (traits(s.design).pairs_sides && s.order != ScheduleOrder::interleaved) {
       fail(line_of("schedule.design"), fmt::format("schedule.design = {} pairs each block's A and B boots: it needs "
                                                    "schedule.order = \"interleaved\"; remove the order", name));
     }
-    if (runs_two_guests_at_once(s.design) && at("disk.path") != nullptr) {
+    if (traits(s.design).guests_at_once && at("disk.path") != nullptr) {
       fail(line_of("schedule.design"), fmt::format("schedule.design = {} runs two guests at once, each on a scratch "
                                                    "image of its own: remove disk.path and let abvm create them", name));
     }
-    if (s.design == Design::same_guest) check_same_guest(e);
+    if (traits(s.design).disks_per_guest == 2) check_same_guest(e);
     read_cpu_sets(s);
   }
 
@@ -841,7 +833,7 @@ class Loader {
     const std::string key = one ? "schedule.cpu_set" : "schedule.cpu_sets";
     if (one) s.cpu_sets = {*get_string(key)};
     if (many) s.cpu_sets = *get_strings(key);
-    if (!one && !many && runs_two_guests_at_once(s.design)) s.cpu_sets = {kDefaultCoScheduledCpuSet};
+    if (!one && !many && traits(s.design).guests_at_once) s.cpu_sets = {kDefaultCoScheduledCpuSet};
     std::map<std::int64_t, std::string> owner;
     for (const auto& set : s.cpu_sets) {
       if (!rules::valid_cpu_set(set)) {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/design.hpp"
 #include "config/device.hpp"
 #include "config/workload.hpp"
 #include "core/decision_defaults.hpp"
@@ -57,32 +58,7 @@ struct HostSettings {
 enum class ScheduleOrder { interleaved, sequential };
 const char* to_string(ScheduleOrder order);
 
-// How the A and B boots of one block meet the host's noise (plan/plan.hpp):
-//   sequential_blocks: one guest at a time, the block's A and B boots one after the other;
-//   co_scheduled: the block's A and B guests run at the same time, pinned to the same host CPU
-//     set, their runs overlapping, so a slow phase of that CPU hits both; their per-block ratio
-//     is the paired unit;
-//   lockstep: as co_scheduled, but the runs alternate: each guest waits for the host's go before
-//     each run, and the host lets one guest run at a time (A's run k, B's run k, ...), so the two
-//     never compete for the CPU while they measure and still meet the same moments of it;
-//   same_guest: one guest per block holds both sides' scratch disks (the sides may differ only in
-//     device options) and alternates its runs between them; the boot is the paired unit.
-enum class Design { sequential_blocks, co_scheduled, lockstep, same_guest };
-const char* to_string(Design design);
-// "sequential-blocks" / "co-scheduled" / "lockstep" / "same-guest"; nullopt for anything else.
-std::optional<Design> design_from_string(std::string_view text);
-// Every design, in the order the key table lists them.
-inline constexpr Design kDesigns[] = {Design::sequential_blocks, Design::co_scheduled, Design::lockstep,
-                                      Design::same_guest};
-// Designs whose block runs two guests at the same time (each on a scratch image of its own).
-constexpr bool runs_two_guests_at_once(Design d) { return d == Design::co_scheduled || d == Design::lockstep; }
-// Designs that pair A with B where the noise is shared: their paired estimate decides.
-constexpr bool pairs_sides(Design d) { return d != Design::sequential_blocks; }
-// Trials (boots) per block: one guest holds both sides in same_guest, else one per side.
-constexpr int trials_per_block(Design d) { return d == Design::same_guest ? 1 : 2; }
-
-// The host CPU set the guests of a design that runs two at once share when no CPU set is given.
-inline constexpr const char* kDefaultCoScheduledCpuSet = "0";
+// The designs (schedule.design): config/design.hpp.
 
 // How sequential stopping splits 1 - confidence over the looks (see plan/looks.hpp): Lan-DeMets
 // group-sequential boundaries (obrien_fleming, pocock), or each look at its own share of alpha by

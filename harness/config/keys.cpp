@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "config/design.hpp"
 #include "config/device.hpp"
 #include "config/rules.hpp"
 #include "core/decision_defaults.hpp"
@@ -194,13 +195,17 @@ std::vector<KeySpec> build_table() {
   add({.path = "schedule.order", .type = KeyType::string, .default_text = "\"interleaved\"",
        .doc = "interleaved: A/B blocks in seeded random order; sequential: all A, then all B",
        .choices = {"interleaved", "sequential"}});
-  add({.path = "schedule.design", .type = KeyType::string, .default_text = "\"sequential-blocks\"",
-       .doc = "how a block's A and B boots meet the host's noise: sequential-blocks (one guest at a time), "
-              "co-scheduled (A and B guests at once on the same host CPUs, runs overlapping), lockstep (the same, "
-              "runs alternating on the host's go), same-guest (one guest with both sides' disks, runs alternating; "
-              "sides that differ in device options only); all but sequential-blocks decide on the paired "
-              "per-block ratio",
-       .choices = {"sequential-blocks", "co-scheduled", "lockstep", "same-guest"}});
+  {
+    std::string doc = "how a block's A and B boots meet the host's noise:";
+    std::vector<std::string> names;
+    for (const DesignTraits& d : kDesignTraits) {
+      doc += fmt::format(" {} ({}){}", d.name, d.doc, d.design == kDesigns[std::size(kDesigns) - 1] ? "." : ",");
+      names.emplace_back(d.name);
+    }
+    doc += " All but sequential-blocks decide on the paired per-block ratio";
+    add({.path = "schedule.design", .type = KeyType::string, .default_text = "\"sequential-blocks\"", .doc = doc,
+         .choices = names});
+  }
   add({.path = "schedule.cpu_set", .type = KeyType::string, .default_text = "unset",
        .doc = "host CPUs every guest is pinned to, e.g. \"0\" or \"2-3\": cpu_sets = [\"0\"] (unset: unpinned; "
               "\"0\" when co-scheduled or lockstep)"});

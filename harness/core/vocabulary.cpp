@@ -25,7 +25,7 @@ constexpr std::pair<Outcome, const char*> kOutcomeNames[] = {
     {Outcome::ok, "ok"},           {Outcome::workload_failed, "workload-failed"},
     {Outcome::panic, "panic"},     {Outcome::timeout, "timeout"},
     {Outcome::infra_error, "infra-error"}, {Outcome::invalid_output, "invalid-output"},
-    {Outcome::mismatch, "mismatch"}};
+    {Outcome::mismatch, "mismatch"},       {Outcome::partner_failed, "partner-failed"}};
 constexpr std::pair<Better, const char*> kBetterNames[] = {{Better::higher, "higher"}, {Better::lower, "lower"}};
 constexpr std::pair<Accelerator, const char*> kAcceleratorNames[] = {{Accelerator::kvm, "kvm"},
                                                                     {Accelerator::tcg, "tcg"}};
@@ -37,7 +37,7 @@ std::optional<Side> parse_side(std::string_view text) { return value_of(kSideNam
 
 const char* to_string(Outcome outcome) { return name_of(kOutcomeNames, outcome); }
 std::optional<Outcome> parse_outcome(std::string_view text) { return value_of(kOutcomeNames, text); }
-const char* outcome_words() { return "ok, workload-failed, panic, timeout, infra-error, invalid-output, mismatch"; }
+const char* outcome_words() { return "ok, workload-failed, panic, timeout, infra-error, invalid-output, mismatch, partner-failed"; }
 
 const char* to_string(Better better) { return name_of(kBetterNames, better); }
 std::optional<Better> parse_better(std::string_view text) { return value_of(kBetterNames, text); }

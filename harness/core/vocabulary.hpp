@@ -23,10 +23,12 @@ std::optional<Side> parse_side(std::string_view text);
 //   invalid-output   the records cannot be trusted: no begin/end, bad checksums, a foreign trial,
 //                    runs missing, a console over its cap; or a tool's output that does not parse
 // mismatch: the guest was not what its side must be (kernel, command line, negotiated features).
-enum class Outcome { ok, workload_failed, panic, timeout, infra_error, invalid_output, mismatch };
+// partner_failed: a guest whose paced partner (the other guest of its block) failed, so its runs
+// have no partner measured under the same conditions; its block runs again.
+enum class Outcome { ok, workload_failed, panic, timeout, infra_error, invalid_output, mismatch, partner_failed };
 const char* to_string(Outcome outcome);
 std::optional<Outcome> parse_outcome(std::string_view text);
-// "ok, workload-failed, panic, timeout, infra-error, invalid-output, mismatch", for error messages.
+// "ok, workload-failed, panic, timeout, infra-error, invalid-output, mismatch, partner-failed", for error messages.
 const char* outcome_words();
 
 // Which way a metric is better: "higher" (bandwidth, IOPS) or "lower" (latency, seconds).

@@ -274,7 +274,7 @@ inline AgentView agent_read(std::string_view text) {
     text.remove_prefix(nl + 1);
     fuzz_check(!v.done, "job has lines after 'done'");
     if (first) {
-      fuzz_check(line == "abvm-job 2", "job does not start with 'abvm-job 2'");
+      fuzz_check(line == "abvm-job 3", "job does not start with 'abvm-job 3'");
       first = false;
       continue;
     }
@@ -289,7 +289,8 @@ inline AgentView agent_read(std::string_view text) {
     else if (key == "jobline") { fuzz_check(!v.joblines.empty(), "jobline outside a workload"); v.joblines.back().push_back(val); }
     else if (key == "done") v.done = true;
     else if (key == "kind" || key == "repetitions" || key == "warmup" || key == "sync" || key == "drop_caches" ||
-             key == "scheduler_none" || key == "end" || key == "lockstep" || key == "disk" || key == "step") {}
+             key == "scheduler_none" || key == "end" || key == "pace" || key == "fill" || key == "wait" || key == "hold" ||
+             key == "disk" || key == "step") {}
     else fuzz_fail("job has an unknown key: " + key);
   }
   fuzz_check(v.done, "job has no 'done' line");

@@ -33,6 +33,7 @@ constexpr std::size_t kInboxLimit = std::size_t{4} << 20;
 }  // namespace
 
 struct ConsoleStream::Inbox {
+  std::shared_ptr<Doorbell> bell;  // rung when data arrives (set before the callback is)
   std::mutex mutex;
   std::string data;
   bool ended = false;
@@ -61,18 +62,21 @@ void pull(virStreamPtr st, ConsoleStream::Inbox& in) {
 // Runs in libvirt's event loop whenever the stream has data (or ended).
 void on_console_event(virStreamPtr st, int, void* opaque) {
   auto& in = **static_cast<std::shared_ptr<ConsoleStream::Inbox>*>(opaque);
-  std::lock_guard lock(in.mutex);
-  pull(st, in);
-  // An ended stream would report itself again and again (a hung-up pty stays readable).
-  if (in.ended || in.data.size() >= kInboxLimit) {
-    in.paused = !in.ended;
-    virStreamEventUpdateCallback(st, 0);
+  {
+    std::lock_guard lock(in.mutex);
+    pull(st, in);
+    // An ended stream would report itself again and again (a hung-up pty stays readable).
+    if (in.ended || in.data.size() >= kInboxLimit) {
+      in.paused = !in.ended;
+      virStreamEventUpdateCallback(st, 0);
+    }
   }
+  if (in.bell) in.bell->ring();
 }
 
 }  // namespace
 
-bool ConsoleStream::open(virConnectPtr conn, virDomainPtr dom) {
+bool ConsoleStream::open(virConnectPtr conn, virDomainPtr dom, std::shared_ptr<Doorbell> bell) {
   // Non-blocking: drained by the event loop, typed into by the watch loop.
   stream_ = StreamHandle(virStreamNew(conn, VIR_STREAM_NONBLOCK));
   // "serial0" is libvirt's alias of the first serial port, the one the guest's console=ttyS0 is.
@@ -82,6 +86,7 @@ bool ConsoleStream::open(virConnectPtr conn, virDomainPtr dom) {
     return false;
   }
   inbox_ = std::make_shared<Inbox>();
+  inbox_->bell = std::move(bell);
   // libvirt frees its copy of the inbox's owner when the callback is gone (maybe later, from
   // the event loop); a stream that takes no callback is polled by read_more() instead.
   auto* opaque = new std::shared_ptr<Inbox>(inbox_);

@@ -28,6 +28,7 @@
 #include <string_view>
 
 #include "guest/console_cap.hpp"
+#include "guest/driver.hpp"
 #include "guest/libvirt_handles.hpp"
 
 namespace abvm {
@@ -42,9 +43,9 @@ class ConsoleStream {
   ConsoleStream(const ConsoleStream&) = delete;
   ConsoleStream& operator=(const ConsoleStream&) = delete;
 
-  // Opens the first serial console of `dom` and starts draining it; false (and error()) when
-  // libvirt refuses.
-  bool open(virConnectPtr conn, virDomainPtr dom);
+  // Opens the first serial console of `dom` and starts draining it, ringing `bell` (may be null)
+  // whenever data arrives; false (and error()) when libvirt refuses.
+  bool open(virConnectPtr conn, virDomainPtr dom, std::shared_ptr<Doorbell> bell = nullptr);
   // Hands what arrived since the last call to the console; true when anything did. Stops early
   // once the console is over its limit.
   bool read_more();

@@ -15,9 +15,13 @@
 // outcome), not an exception. Exceptions: abvm::Error when the DomainSpec is invalid (the user
 // can fix it), abvm::InfraError when the driver itself is unusable (lost connection).
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -101,14 +105,43 @@ struct HostVersions {
   std::uint64_t memory_kib = 0;
 };
 
+// Wakes a driver's watch loop before its next poll: console data arrived, or the caller has
+// something to type (a paced block's go for both guests at once must not wait for a poll).
+class Doorbell {
+ public:
+  void ring() {
+    {
+      std::lock_guard lock(mutex_);
+      rung_ = true;
+    }
+    cv_.notify_all();
+  }
+  // Returns once rung since the last wait, or after `limit`.
+  void wait(std::chrono::milliseconds limit) {
+    std::unique_lock lock(mutex_);
+    cv_.wait_for(lock, limit, [this] { return rung_; });
+    rung_ = false;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool rung_ = false;
+};
+
 // What the caller watches and says while one guest runs.
 struct ConsoleHooks {
   // Called with the whole console text so far, after each new piece arrives: true ends the guest.
   std::function<bool(std::string_view console)> done;
-  // Called after each new piece and at least every 100 ms while the guest runs: bytes to type
-  // into the guest's console now, "" for none (lockstep designs: the host's "go" before each
+  // Called after each new piece and at least every 25 ms while the guest runs: bytes to type
+  // into the guest's console now, "" for none (paced designs: the host's go and stop around each
   // run). Unset: nothing is ever written to the guest.
   std::function<std::string()> input;
+  // Polled with `input`: a reason to end the guest now as a timeout (a paced partner's deadline:
+  // the block's other guest waits for this one), nullopt to go on.
+  std::function<std::optional<std::string>()> give_up;
+  // When set, the watch loop waits on it between polls, and it is rung when console data arrives.
+  std::shared_ptr<Doorbell> bell;
 };
 
 class GuestDriver {

@@ -48,6 +48,15 @@ std::string join(const std::vector<std::string>& parts, char sep) {
 
 }  // namespace
 
+std::string_view to_string(Pacing p) {
+  switch (p) {
+    case Pacing::together: return "together";
+    case Pacing::turns: return "turns";
+    case Pacing::free: break;
+  }
+  return "free";
+}
+
 std::vector<std::string> workload_argv(const Workload& workload) {
   if (const auto* dd = std::get_if<DdWorkload>(&workload.spec)) {
     std::vector<std::string> argv = {"dd", "if=" + dd->input, "of=" + dd->output, "bs=" + dd->block_size,
@@ -150,11 +159,16 @@ std::string serialise_job(const GuestJob& job) {
     }
   }
   check_serial("scratch serial", job.scratch_serial);
-  std::string out = "abvm-job 2\n";
+  if (job.wait_seconds < 1 || job.hold_seconds < 1) {
+    throw Error(fmt::format("guest job: wait ({}) and hold ({}) must be at least 1 s", job.wait_seconds,
+                            job.hold_seconds));
+  }
+  std::string out = "abvm-job 3\n";
   out += "trial " + job.trial_id + "\n";
   out += "nonce " + job.nonce + "\n";
   out += "scratch " + job.scratch_serial + "\n";
-  out += fmt::format("lockstep {}\n", job.lockstep ? 1 : 0);
+  out += fmt::format("pace {}\nfill {}\nwait {}\nhold {}\n", to_string(job.pace), job.fill ? 1 : 0, job.wait_seconds,
+                     job.hold_seconds);
   for (std::size_t i = 0; i < job.workloads.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (job.workloads[j].name() == job.workloads[i].name()) {

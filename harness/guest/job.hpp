@@ -2,13 +2,20 @@
 // The guest job: what one trial's guest runs, serialised for the in-guest agent
 // (guests/agent/init.sh) and shipped as a tiny cpio archive appended to the initramfs.
 //
-// Job file format (version 2), read by the agent line by line WITHOUT eval:
-//   abvm-job 2                  first line, exactly
+// Job file format (version 3), read by the agent line by line WITHOUT eval:
+//   abvm-job 3                  first line, exactly
 //   trial <id>                  [A-Za-z0-9_.-]+
 //   nonce <nonce>               [A-Za-z0-9]{8,64}; every record the guest prints carries it
 //   scratch <serial>            virtio-blk serial of the disk a workload writes to unless it names one
-//   lockstep 0|1                1: before each step the agent prints a READY record and waits for the
-//                               console line "go <step>" (the host lets one guest run at a time)
+//   pace free|together|turns    free: runs one after the other, records as they go. together, turns:
+//                               each step is a window the host opens ("go <step>") and closes
+//                               ("stop <step>") for the block's two guests at once or one at a time;
+//                               the agent says READY before the go and DONE after its run, and prints
+//                               the run's records after the stop ("abort": the partner failed)
+//   fill 0|1                    paced: after its run the guest repeats it, unmeasured, until the stop
+//   wait <seconds>              the longest the agent waits for any one word of the host
+//   hold <seconds>              after its END record, how long the agent waits for the host to end
+//                               the guest before it powers off by itself
 //   workload <name>             starts a workload; [A-Za-z0-9_.-]+, the name its records carry
 //   disk <serial>               optional: its scratch disk (one guest measuring both sides' disks)
 //   kind dd|fio
@@ -29,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "config/design.hpp"
 #include "config/workload.hpp"
 
 namespace abvm {
@@ -50,12 +58,18 @@ struct JobStep {
   bool operator==(const JobStep&) const = default;
 };
 
+// The `pace` line's word for config/design.hpp's Pacing.
+std::string_view to_string(Pacing p);
+
 struct GuestJob {
   std::string trial_id;
   std::string nonce;
   std::vector<JobWorkload> workloads;
   std::vector<JobStep> steps;    // empty: the default order (see above)
-  bool lockstep = false;
+  Pacing pace = Pacing::free;
+  bool fill = false;             // paced: keep the load going after the run until the stop
+  int wait_seconds = 600;        // the agent's own deadline for each word of the host
+  int hold_seconds = 60;         // after END: the longest the agent waits to be ended
   std::string scratch_serial = "abvm-scratch";
 };
 

@@ -702,6 +702,13 @@ void watch_guest(WatchedGuest& g, Clock::time_point deadline, std::chrono::milli
     if (g.hooks.input) {
       if (const std::string in = g.hooks.input(); !in.empty()) g.stream.type(in);
     }
+    if (g.hooks.give_up) {
+      if (auto why = g.hooks.give_up()) {
+        outcome.end = GuestOutcome::End::timeout;
+        outcome.detail = std::move(*why);
+        return;
+      }
+    }
     const int active = virDomainIsActive(g.dom);
     if (active != 1) {
       record_stop(g, active, outcome);
@@ -718,7 +725,11 @@ void watch_guest(WatchedGuest& g, Clock::time_point deadline, std::chrono::milli
       outcome.detail = fmt::format("no end within {:.1f} s", std::chrono::duration<double>(timeout).count());
       return;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    if (g.hooks.bell) {
+      g.hooks.bell->wait(std::chrono::milliseconds(25));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
   }
 }
 
@@ -788,7 +799,7 @@ void boot_and_watch(Boot& b, GuestOutcome& outcome) {
   // After `dom`: however this is left, the stream is closed before the domain is destroyed.
   ConsoleStream stream(b.spec.name, console, b.log_copy);
   // The guest runs only once its console is open: not one byte it prints goes unread.
-  if (!stream.open(b.conn, raw) || virDomainResume(raw) < 0) {
+  if (!stream.open(b.conn, raw, b.hooks.bell) || virDomainResume(raw) < 0) {
     outcome.end = GuestOutcome::End::infra_error;
     outcome.detail = stream.error().empty()
                          ? fmt::format("libvirt could not resume domain {}: {}", b.spec.name, last_error())

@@ -412,7 +412,7 @@ class ReportReader {
       report_.begun = true;
       if (fields.size() == 2) {
         report_.trial_id = base64_decode(fields[0]).value_or("");
-        parse_number(fields[1], report_.boot_uptime);
+        if (parse_number(fields[1], report_.boot_uptime)) mark({.seq = seq, .t = report_.boot_uptime});
       }
     } else if (rec.type == "UNAME") {
       if (auto t = text(rec)) report_.kernel_release = *t;
@@ -423,20 +423,28 @@ class ReportReader {
     } else if (rec.type == "FEATURES") {
       features(rec);
     } else if (rec.type == "RUN") {
-      start_run(rec, fields);
+      start_run(seq, rec, fields);
     } else if (rec.type == "OUT") {
       if (!open_run_) bad(rec, "output outside a run");
       else open_b64_ += rec.payload;
     } else if (rec.type == "RUNEND") {
-      end_run(rec, fields);
+      end_run(seq, rec, fields);
     } else if (rec.type == "MODPARAM") {
       module_param(rec);
     } else if (rec.type == "DMESG") {
       if (auto t = text(rec)) report_.dmesg.push_back(*t);
     } else if (rec.type == "ERROR") {
       if (auto t = text(rec)) report_.agent_errors.push_back(*t);
-    } else if (rec.type == "READY") {
-      // Lockstep: the guest waits for the host's go (the host reads it from the live console).
+    } else if (rec.type == "READY" || rec.type == "DONE") {
+      // A paced step: the host reads them from the live console; here they are clock marks.
+      long step = -1;
+      double t = 0;
+      if (fields.size() != 2 || !parse_number(fields[0], step) || step < 0 || !parse_number(fields[1], t)) {
+        bad(rec, "malformed step record");
+      } else {
+        mark({.seq = seq, .t = t, .step = step});
+        if (rec.type == "DONE" && report_.steps_done.size() < kMaxClockMarks) report_.steps_done.push_back(step);
+      }
     } else if (rec.type == "END") {
       report_.ended = true;
     } else {
@@ -523,15 +531,35 @@ class ReportReader {
     }
   }
 
-  void start_run(const Record& rec, const std::vector<std::string>& fields) {
+  void mark(const GuestClockMark& m) {
+    if (report_.clock_marks.size() < kMaxClockMarks) report_.clock_marks.push_back(m);
+  }
+  long next_run() const { return static_cast<long>(report_.runs.size()); }
+
+  // "workload,index,warmup,t_start" as the run starts, or after a paced run's window with
+  // ",step,t_ready,t_go" more.
+  void start_run(std::uint64_t seq, const Record& rec, const std::vector<std::string>& fields) {
     if (open_run_) bad(rec, fmt::format("run {} #{} has no end", open_run_->workload, open_run_->index));
     open_run_.reset();
     open_b64_.clear();
+    open_mark_.reset();
     GuestRun run;
-    if (fields.size() != 4 || !parse_number(fields[1], run.index) || (fields[2] != "0" && fields[2] != "1") ||
-        !parse_number(fields[3], run.t_start)) {
+    const bool paced = fields.size() == 7;
+    if ((fields.size() != 4 && !paced) || !parse_number(fields[1], run.index) ||
+        (fields[2] != "0" && fields[2] != "1") || !parse_number(fields[3], run.t_start)) {
       bad(rec, "malformed run start");
       return;
+    }
+    if (paced) {
+      GuestWindow w;
+      if (!parse_number(fields[4], w.step) || w.step < 0 || !parse_number(fields[5], w.t_ready) ||
+          !parse_number(fields[6], w.t_go)) {
+        bad(rec, "malformed run start");
+        return;
+      }
+      run.window = w;
+    } else {
+      open_mark_ = GuestClockMark{.seq = seq, .t = run.t_start};  // kept once the run has ended well
     }
     // The name becomes a file name on the host (trials/<id>/<workload>-run<i>.out): only the
     // job's own name characters, so a guest cannot name a run "../../x".
@@ -547,7 +575,8 @@ class ReportReader {
     open_run_ = std::move(run);
   }
 
-  void end_run(const Record& rec, const std::vector<std::string>& fields) {
+  // "workload,index,status,t_end", or for a paced run ",t_fill,t_stop,t_load_end,fills" more.
+  void end_run(std::uint64_t seq, const Record& rec, const std::vector<std::string>& fields) {
     if (!open_run_) {
       bad(rec, "run end without a run start");
       return;
@@ -555,10 +584,19 @@ class ReportReader {
     GuestRun run = std::move(*open_run_);
     open_run_.reset();
     int index = -1;
-    if (fields.size() != 4 || fields[0] != run.workload || !parse_number(fields[1], index) || index != run.index ||
-        !parse_number(fields[2], run.exit_status) || !parse_number(fields[3], run.t_end)) {
+    const std::size_t expected = run.window ? 8 : 4;
+    if (fields.size() != expected || fields[0] != run.workload || !parse_number(fields[1], index) ||
+        index != run.index || !parse_number(fields[2], run.exit_status) || !parse_number(fields[3], run.t_end)) {
       bad(rec, "run end does not match its start");
       return;
+    }
+    if (run.window) {
+      GuestWindow& w = *run.window;
+      if (!parse_number(fields[4], w.t_fill) || !parse_number(fields[5], w.t_stop) ||
+          !parse_number(fields[6], w.t_load_end) || !parse_number(fields[7], w.fills) || w.fills < 0) {
+        bad(rec, "malformed paced run end");
+        return;
+      }
     }
     auto out = base64_decode(open_b64_);
     if (!out) {
@@ -566,11 +604,16 @@ class ReportReader {
       return;
     }
     run.output = std::move(*out);
+    if (!run.window && open_mark_) {
+      mark({.seq = open_mark_->seq, .t = open_mark_->t, .run = next_run()});
+      mark({.seq = seq, .t = run.t_end, .run = next_run()});
+    }
     report_.runs.push_back(std::move(run));
   }
 
   GuestReport& report_;
   std::optional<GuestRun> open_run_;
+  std::optional<GuestClockMark> open_mark_;  // an unpaced run's start, until it has ended
   std::string open_b64_;    // the open run's OUT payloads so far
   std::uint64_t expected_ = 0;
 };

@@ -36,15 +36,41 @@ inline constexpr std::size_t kMaxReportedDisks = 8;
 // VIRTIO_F_ACCESS_PLATFORM: the device needs the platform DMA API (IOMMU/bounce) path.
 inline constexpr int kVirtioFAccessPlatform = 33;
 
+// A paced run's window as its guest saw it (guest clock, s): the host opened it with "go <step>"
+// and closed it with "stop <step>" (guests/agent/init.sh run_paced_step).
+struct GuestWindow {
+  long step = 0;
+  double t_ready = 0;      // READY printed: the run prepared, waiting for the go
+  double t_go = 0;         // the go heard
+  double t_fill = 0;       // the filler started (== the run's end without one)
+  double t_stop = 0;       // the stop (or abort) heard
+  double t_load_end = 0;   // the filler ended (== the run's end without one)
+  int fills = 0;           // filler runs begun
+};
+
 struct GuestRun {
   std::string workload;
   int index = 0;           // counts warm-up and measured runs separately, from 0
   bool warmup = false;
   int exit_status = -1;    // the tool's exit status in the guest
-  double t_start = 0;      // guest uptime (s) before and after the tool ran
+  double t_start = 0;      // guest clock (s) before and after the tool ran
   double t_end = 0;
   std::string output;      // the tool's raw stdout+stderr
+  std::optional<GuestWindow> window;  // paced runs only
 };
+
+// A record printed the moment its guest time was read (BEGIN, READY, DONE, an unpaced RUN or
+// RUNEND): with the time it reached the host, it bounds the offset between the two clocks.
+struct GuestClockMark {
+  std::uint64_t seq = 0;   // the record's sequence number
+  double t = 0;            // the guest time it carries
+  long step = -1;          // READY and DONE: the paced step
+  long run = -1;           // an unpaced RUN or RUNEND: its run's index in GuestReport::runs
+  bool operator==(const GuestClockMark&) const = default;
+};
+
+// A guest prints a few marks per run; more is not a guest abvm built.
+inline constexpr std::size_t kMaxClockMarks = std::size_t{1} << 16;
 
 struct GuestReport {
   bool begun = false;
@@ -64,6 +90,8 @@ struct GuestReport {
   std::map<std::string, std::string> module_params;
   std::vector<std::string> dmesg;            // kernel log lines of interest
   std::vector<std::string> agent_errors;     // what the agent itself reported (bad job, no scratch disk, ...)
+  std::vector<GuestClockMark> clock_marks;   // at most kMaxClockMarks
+  std::vector<long> steps_done;              // paced: the steps whose DONE record came, in order
   std::vector<std::string> problems;         // what the parser could not trust
 };
 

@@ -63,7 +63,7 @@ std::optional<HostCalibration> read_calibration(const fs::path& file) {
 }
 
 std::uint64_t calibrated_blocks(const DesignCalibration& c, double half_width, double alpha) {
-  const bool paired = pairs_sides(c.design);
+  const bool paired = traits(c.design).pairs_sides;
   const double sd = paired ? c.pair_sd : c.boot_sd;
   const double n = (paired ? 1 : 2) * std::pow(two_sided_z(alpha) * sd / std::log1p(half_width), 2) * std::numbers::pi / 3;
   return static_cast<std::uint64_t>(std::ceil(n));

@@ -56,7 +56,7 @@ Plan extend_plan(const Plan& plan, int extra_blocks) {
   for (int b = first; b < out.blocks; ++b) {
     const bool a = a_first(plan.seed, b);
     push(out, a ? Side::a : Side::b, b);
-    if (trials_per_block(plan.design) == 2) push(out, a ? Side::b : Side::a, b);
+    if (traits(plan.design).trials_per_block == 2) push(out, a ? Side::b : Side::a, b);
   }
   return out;
 }
@@ -66,7 +66,7 @@ std::string describe_plan(const Plan& plan) {
                                 plan.experiment, plan.trials.size(), plan.blocks, to_string(plan.order),
                                 to_string(plan.design),
                                 plan.cpu_sets.empty() ? "" : fmt::format(" on host CPUs {}", fmt::join(plan.cpu_sets, " | ")), plan.seed);
-  const bool both = plan.design == Design::same_guest;
+  const bool both = traits(plan.design).disks_per_guest == 2;
   out += fmt::format("{:<7} {:>5}  {}\n", "trial", "block", both ? "sides (first runs first)" : "side");
   for (const Trial& t : plan.trials) {
     const Side other = t.side == Side::a ? Side::b : Side::a;
@@ -138,7 +138,7 @@ Plan plan_from_json(const nlohmann::json& json) {
       if (trial.block < 0 || trial.block >= plan.blocks) throw bad(fmt::format("trial {} has block {}", trial.id, trial.block));
       plan.trials.push_back(std::move(trial));
     }
-    if (plan.trials.size() != static_cast<std::size_t>(trials_per_block(plan.design) * plan.blocks)) {
+    if (plan.trials.size() != static_cast<std::size_t>(traits(plan.design).trials_per_block * plan.blocks)) {
       throw bad(fmt::format("{} trials for {} blocks", plan.trials.size(), plan.blocks));
     }
     return plan;

@@ -21,6 +21,9 @@
 #include "guest/job.hpp"
 #include "guest/records.hpp"
 #include "results/directory.hpp"
+#include "run/designs/design.hpp"
+#include "run/designs/watch.hpp"
+#include "run/designs/windows.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -28,18 +31,29 @@ using json = nlohmann::json;
 
 namespace {
 
+json run_json(const RunResult& run) {
+  json j = {{"workload", run.workload},
+            {"side", to_string(run.side)},
+            {"index", run.index},
+            {"outcome", to_string(run.outcome)},
+            {"exit_status", run.exit_status},
+            {"detail", run.detail}};
+  if (run.timing) {
+    const RunTimes& t = *run.timing;
+    j["timing"] = {{"go", t.go ? json(*t.go) : json(nullptr)}, {"start", t.start}, {"end", t.end},
+                   {"fill", t.fill}, {"load_end", t.load_end}, {"clock_error", t.clock_error}};
+  }
+  if (run.overlap) {
+    j["overlap"] = {{"partner", run.overlap->partner}, {"run", run.overlap->run}, {"pair", run.overlap->pair}};
+  }
+  return j;
+}
+
 json trial_result_json(const TrialResult& r) {
   json runs = json::array();
-  for (const auto& run : r.runs) {
-    runs.push_back({{"workload", run.workload},
-                    {"side", to_string(run.side)},
-                    {"index", run.index},
-                    {"outcome", to_string(run.outcome)},
-                    {"exit_status", run.exit_status},
-                    {"detail", run.detail}});
-  }
-  json turns = json::array();
-  for (const auto& t : r.turns) turns.push_back({{"step", t.step}, {"go", t.go}, {"ended", t.ended}});
+  for (const auto& run : r.runs) runs.push_back(run_json(run));
+  json typed = json::array();
+  for (const auto& w : r.clock.typed) typed.push_back({{"word", w.word}, {"at", w.at}});
   json report = {
       {"begun", r.report.begun},
       {"ended", r.report.ended},
@@ -68,7 +82,7 @@ json trial_result_json(const TrialResult& r) {
           {"time", r.time},
           {"accelerator", to_string(r.accelerator)},
           {"runs", runs},
-          {"turns", turns},
+          {"typed", typed},
           {"guest", report}};
 }
 
@@ -79,14 +93,12 @@ void save_run_outputs(const TrialFiles& files, const GuestReport& report) {
 
 }  // namespace
 
-
 std::chrono::milliseconds trial_timeout(const ExecutionSpec& spec) {
   std::int64_t runs = 0;
   for (const auto& w : spec.workloads) runs += w.repetitions + w.warmup;
   // A same-guest boot runs every workload for both sides; a lockstep guest waits while its
   // partner runs as many runs as it does.
-  if (spec.design == Design::same_guest || spec.design == Design::lockstep) runs *= 2;
-  return spec.boot_timeout + spec.run_timeout * runs;
+  return spec.boot_timeout + spec.run_timeout * (runs * traits(spec.design).runs_per_own_run);
 }
 
 Orchestrator::Orchestrator(GuestDriver& driver, ExecutionSpec spec, TrialSink& sink)
@@ -100,21 +112,6 @@ Orchestrator::Orchestrator(std::vector<HostDriver> hosts, ExecutionSpec spec, Tr
   }
 }
 
-namespace {
-
-// The serials of the two disks a same-guest guest holds, by side.
-std::string side_disk_serial(Side side) { return side == Side::a ? "abvm-scratch-a" : "abvm-scratch-b"; }
-
-Side other(Side s) { return s == Side::a ? Side::b : Side::a; }
-
-// The lane's image for the k-th disk or guest of a block (empty: the lane has no disk).
-std::filesystem::path lane_scratch(const Lane& lane, std::size_t k) {
-  if (lane.scratch.empty()) return {};
-  return lane.scratch[std::min(k, lane.scratch.size() - 1)];
-}
-
-}  // namespace
-
 DomainSpec trial_domain(const ExecutionSpec& spec, const Trial& trial, const Lane& lane) {
   const SideBoot& side = spec.side(trial.side);
   const TrialFiles files = ResultsDir(spec.results_dir).trial(trial.id);
@@ -125,20 +122,7 @@ DomainSpec trial_domain(const ExecutionSpec& spec, const Trial& trial, const Lan
   d.cmdline = side.cmdline;
   d.machine = side.machine;
   d.host_cpus = lane.host_cpus;
-  if (!lane.scratch.empty()) {
-    if (spec.design == Design::same_guest) {
-      // The block's first side gets vda and the lane's first image; the plan draws which it is.
-      for (std::size_t k = 0; k < 2; ++k) {
-        const Side s = k == 0 ? trial.side : other(trial.side);
-        d.disks.push_back({.path = lane_scratch(lane, k), .options = spec.side(s).disk, .serial = side_disk_serial(s)});
-      }
-    } else {
-      // Two guests at once each write to an image of their own: the block's second trial (its
-      // position within the block) takes the second.
-      const bool second_of_block = runs_two_guests_at_once(spec.design) && trial.position % 2 == 1;
-      d.disks.push_back({.path = lane_scratch(lane, second_of_block ? 1 : 0), .options = side.disk});
-    }
-  }
+  d.disks = block_design(spec.design).disks(spec, trial, lane);
   d.console_log = files.console_log();
   d.console_limit = spec.console_limit;
   d.accelerator = lane.accelerator;
@@ -146,165 +130,15 @@ DomainSpec trial_domain(const ExecutionSpec& spec, const Trial& trial, const Lan
 }
 
 std::vector<TrialWorkload> trial_workloads(const ExecutionSpec& spec, const Trial& trial) {
-  std::vector<TrialWorkload> out;
-  for (const auto& w : spec.workloads) {
-    if (spec.design != Design::same_guest) {
-      out.push_back({.workload = w.name, .report_name = w.name, .side = trial.side, .disk_serial = "abvm-scratch",
-                     .repetitions = w.repetitions});
-      continue;
-    }
-    for (const Side s : {trial.side, other(trial.side)}) {
-      out.push_back({.workload = w.name, .report_name = side_workload_name(w.name, s), .side = s,
-                     .disk_serial = side_disk_serial(s), .repetitions = w.repetitions});
-    }
-  }
-  return out;
+  return block_design(spec.design).workloads(spec, trial);
 }
-
-namespace {
-
-// Same-guest: each workload's runs alternate between the two sides, the first side starting
-// every other run (first, other, other, first, ...): a side gains nothing from its place.
-std::vector<JobStep> alternating_steps(const std::vector<Workload>& workloads) {
-  std::vector<JobStep> out;
-  for (std::size_t w = 0; w < workloads.size(); ++w) {
-    const std::size_t first = 2 * w, second = 2 * w + 1;  // the job's two workloads of it
-    for (const bool warm : {true, false}) {
-      const int n = warm ? workloads[w].warmup : workloads[w].repetitions;
-      for (int k = 0; k < n; ++k) {
-        const bool swap = k % 2 == 1;
-        out.push_back({.workload = swap ? second : first, .warmup = warm, .index = k});
-        out.push_back({.workload = swap ? first : second, .warmup = warm, .index = k});
-      }
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 GuestJob trial_job(const ExecutionSpec& spec, const Trial& trial, std::string nonce) {
-  GuestJob job{.trial_id = trial.id, .nonce = std::move(nonce)};
-  job.lockstep = spec.design == Design::lockstep;
-  const auto measured = trial_workloads(spec, trial);
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    const std::size_t w = spec.design == Design::same_guest ? i / 2 : i;
-    job.workloads.push_back({.workload = spec.workloads[w],
-                             .report_name = measured[i].report_name,
-                             .disk_serial = spec.design == Design::same_guest ? measured[i].disk_serial : ""});
-  }
-  if (spec.design == Design::same_guest) job.steps = alternating_steps(spec.workloads);
-  return job;
+  return block_design(spec.design).job(spec, trial, std::move(nonce));
 }
 
-namespace {
-
-// Lockstep: the block's two guests take turns, one run each, in the block's order: turn t is run
-// t/2 of guest t%2. A guest whose turn it is gets "go <run>" once it says READY for that run;
-// the turn is over when that run's RUNEND is on its console, or its guest is gone (then the
-// other runs on alone: the pair is void anyway).
-class Lockstep {
- public:
-  class Guest final : public GuestWatch {
-   public:
-    Guest(Lockstep& owner, std::size_t index) : owner_(owner), index_(index) {}
-    void attempt_started(const std::string& nonce) override { owner_.started(index_, nonce); }
-    void console(std::string_view text) override { owner_.scan(index_, text); }
-    std::string input() override { return owner_.input(index_); }
-    void attempt_ended() override { owner_.ended(index_); }
-    std::vector<LockstepTurn> turns() override { return owner_.turns(index_); }
-
-   private:
-    Lockstep& owner_;
-    std::size_t index_;
-  };
-
-  Guest& guest(std::size_t k) { return watches_[k]; }
-
-  // Guest k's turns as the host saw them, in seconds since the block began.
-  std::vector<LockstepTurn> turns(std::size_t k) {
-    std::lock_guard lock(mutex_);
-    return state_[k].turns;
-  }
-
- private:
-  struct State {
-    std::string prefix;       // "ABVM1:<nonce>:" of the boot running now
-    std::size_t scanned = 0;  // console bytes read (whole lines only)
-    long ready = -1;          // the last run it said READY for
-    long runs_ended = 0;      // RUNEND records seen
-    long sent = -1;           // the last run it was told to go
-    bool gone = false;        // its boot has ended (before its first boot: it is coming)
-    std::vector<LockstepTurn> turns;
-  };
-
-  double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
-
-  void started(std::size_t g, const std::string& nonce) {
-    std::lock_guard lock(mutex_);
-    state_[g] = State{.prefix = record_prefix(nonce), .gone = false};
-  }
-  void ended(std::size_t g) {
-    std::lock_guard lock(mutex_);
-    state_[g].gone = true;
-  }
-
-  // Reads the whole lines added since the last call: "<prefix><seq>:READY:<n>:..." and RUNEND.
-  void scan(std::size_t g, std::string_view text) {
-    std::lock_guard lock(mutex_);
-    State& s = state_[g];
-    if (s.scanned > text.size()) return;  // the console was cut: the guest is being stopped
-    while (true) {
-      const std::size_t nl = text.find('\n', s.scanned);
-      if (nl == std::string_view::npos) break;
-      std::string_view line = text.substr(s.scanned, nl - s.scanned);
-      s.scanned = nl + 1;
-      const std::size_t at = line.find(s.prefix);
-      if (at == std::string_view::npos) continue;
-      line.remove_prefix(at + s.prefix.size());
-      const std::size_t colon = line.find(':');
-      if (colon == std::string_view::npos) continue;
-      line.remove_prefix(colon + 1);
-      if (line.starts_with("RUNEND:")) {
-        ++s.runs_ended;
-        if (!s.turns.empty() && s.turns.back().ended < 0) s.turns.back().ended = now();
-      } else if (line.starts_with("READY:")) {
-        s.ready = std::max(s.ready, std::strtol(std::string(line.substr(6, line.find(':', 6) - 6)).c_str(), nullptr, 10));
-      }
-    }
-  }
-
-  std::string input(std::size_t g) {
-    std::lock_guard lock(mutex_);
-    // The first turn not over yet: its guest is gone, or it has ended that run.
-    std::size_t t = 0;
-    while (true) {
-      const State& s = state_[t % 2];
-      const long run = static_cast<long>(t / 2);
-      if (!s.gone && s.runs_ended <= run) break;
-      if (state_[0].gone && state_[1].gone) return "";
-      ++t;
-      if (t > 2 * kMaxTurns) return "";
-    }
-    State& s = state_[g];
-    const long run = static_cast<long>(t / 2);
-    if (t % 2 != g || s.ready < run || s.sent >= run) return "";
-    s.sent = run;
-    s.turns.push_back({.step = run, .go = now()});
-    return fmt::format("go {}\n", run);
-  }
-
-  static constexpr std::size_t kMaxTurns = 1 << 20;
-  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::mutex mutex_;
-  std::array<State, 2> state_;
-  std::array<Guest, 2> watches_{Guest(*this, 0), Guest(*this, 1)};
-};
-
-}  // namespace
-
-std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial, const Lane& lane,
-                                                   const std::function<bool()>& stop_requested, GuestWatch* watch) {
+std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial, const Lane& lane, const StopRequest& stop,
+                                                   const TrialBoot& boot) {
   const TrialFiles files = ResultsDir(spec_.results_dir).trial(trial.id);
   std::error_code ec;
   fs::create_directories(files.dir, ec);
@@ -315,107 +149,91 @@ std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial, const Lan
   result.accelerator = lane.accelerator;
   result.host = hosts_[lane.host].name;
   result.lane = lane.name;
+  result.retried = take_set_aside(trial.id);
   const DomainSpec domain = trial_domain(spec_, trial, lane);
   const auto measured = trial_workloads(spec_, trial);
   write_file_atomic(files.domain_xml(), domain_xml(domain));
-  const int max_attempts = 1 + std::max(0, spec_.infra_retries);
-  for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+  GuestWatch own_watch;
+  GuestWatch& watch = boot.watch != nullptr ? *boot.watch : own_watch;
+  const int last = boot.first_attempt - 1 + (boot.attempts > 0 ? boot.attempts : 1 + std::max(0, spec_.infra_retries));
+  for (int attempt = boot.first_attempt; attempt <= last; ++attempt) {
     // A fresh nonce per boot: records of an earlier attempt can never count for this one.
     const GuestJob job = trial_job(spec_, trial, make_nonce());
     write_guest_initrd(domain.initrd, GuestImage{.path = spec_.base_image}, spec_.side(trial.side).modules_archive,
                        build_job_archive(job));
     bool interrupted = false;
-    ConsoleHooks hooks{.done = [&](std::string_view console) {
-      if (watch != nullptr) watch->console(console);
-      if (stop_requested && stop_requested()) {
-        interrupted = true;
-        return true;
-      }
-      return console_has_end_record(console, job.nonce);
-    }};
-    if (watch != nullptr) hooks.input = [watch] { return watch->input(); };
-    if (watch != nullptr) watch->attempt_started(job.nonce);
+    ConsoleHooks hooks{.done =
+                           [&](std::string_view console) {
+                             watch.console(console);
+                             if (stop && stop()) {
+                               interrupted = true;
+                               return true;
+                             }
+                             return console_has_end_record(console, job.nonce);
+                           },
+                       .input = [&] { return watch.input(); },
+                       .give_up = [&] { return watch.give_up(); },
+                       .bell = watch.bell()};
+    watch.attempt_started(job.nonce);
     GuestOutcome outcome = hosts_[lane.host].driver->run_guest(domain, trial_timeout(spec_), hooks);
-    if (watch != nullptr) watch->attempt_ended();
+    watch.attempt_ended();
     if (!spec_.keep_initrd) fs::remove(domain.initrd, ec);
     if (interrupted) return std::nullopt;
     // What the driver booted: a remote host's volume paths instead of this machine's files.
     if (!outcome.domain_xml.empty()) write_file_atomic(files.domain_xml(), outcome.domain_xml);
     write_file_atomic(domain.console_log, outcome.console);
     result.report = parse_guest_console(outcome.console, job.nonce);
+    result.clock = watch.log();
     result.attempts = attempt;
     classify_trial(outcome, result.report, measured, result);
     check_sides([this](Side s) -> const SideExpectation& { return spec_.side(s).expect; }, measured, result);
-    if (result.outcome != Outcome::infra_error || attempt == max_attempts) break;
+    time_runs(result.report, result.clock, result.runs);
+    if (result.outcome != Outcome::infra_error || attempt == last) break;
     // Keep what the failed attempt left, then boot again: an infra error says nothing about
     // the kernel, so a new boot is a fair replacement (and it is recorded).
     result.retried.push_back(fmt::format("attempt {}: {}", attempt, result.detail));
     fs::rename(domain.console_log, files.attempt_console_log(attempt), ec);
-    if (stop_requested && stop_requested()) return std::nullopt;
+    if (stop && stop()) return std::nullopt;
   }
   result.time = utc_iso8601(std::chrono::system_clock::now());
-  if (watch != nullptr) result.turns = watch->turns();
+  return result;
+}
+
+void Orchestrator::set_aside(const Trial& trial, int attempt, const std::string& why) {
+  const TrialFiles files = ResultsDir(spec_.results_dir).trial(trial.id);
+  std::error_code ec;
+  fs::rename(files.console_log(), files.attempt_console_log(attempt), ec);
+  std::lock_guard lock(set_aside_mutex_);
+  set_aside_[trial.id].push_back(fmt::format("attempt {}: {}", attempt, why));
+}
+
+std::vector<std::string> Orchestrator::take_set_aside(const std::string& trial) {
+  std::lock_guard lock(set_aside_mutex_);
+  const auto it = set_aside_.find(trial);
+  if (it == set_aside_.end()) return {};
+  std::vector<std::string> out = std::move(it->second);
+  set_aside_.erase(it);
+  return out;
+}
+
+void Orchestrator::save(const TrialResult& result) {
+  const TrialFiles files = ResultsDir(spec_.results_dir).trial(result.trial.id);
   save_run_outputs(files, result.report);
   // The guest's text (dmesg, agent errors, command line) can be any bytes: a lying or broken
   // guest must not end the experiment here, so bytes that are not UTF-8 become U+FFFD.
   write_file_atomic(files.result(),
                     trial_result_json(result).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
-  return result;
 }
 
-Orchestrator::BlockRun Orchestrator::run_together(const std::vector<Trial>& batch, const Lane& lane,
-                                                  const std::function<bool()>& stop_requested) {
-  // Lockstep pairs the block's two guests turn by turn; a lone trial (the other is done) runs free.
-  std::optional<Lockstep> lockstep;
-  if (spec_.design == Design::lockstep && batch.size() == 2) lockstep.emplace();
-  // However a trial ends, its partner must not wait for it any longer.
-  const auto run_one = [this, &lane, &stop_requested, &lockstep](const Trial& trial, std::size_t k) {
-    GuestWatch* w = lockstep ? &lockstep->guest(k) : nullptr;
-    struct Gone {
-      GuestWatch* w;
-      ~Gone() {
-        if (w != nullptr) w->attempt_ended();
-      }
-    } gone{w};
-    return run_trial(trial, lane, stop_requested, w);
-  };
-  // The first trial runs on this thread, the others on one thread each; every thread is waited
-  // for before an exception of any of them goes on (no guest is left running unwatched).
-  std::vector<std::future<std::optional<TrialResult>>> others;
-  for (std::size_t k = 1; k < batch.size(); ++k) {
-    others.push_back(std::async(std::launch::async, [&run_one, trial = batch[k], k] { return run_one(trial, k); }));
+BlockRun Orchestrator::run_block(const std::vector<Trial>& trials, const Lane& lane, const StopRequest& stop) {
+  BlockRun run = block_design(spec_.design).run_block(*this, spec_, trials, lane, stop);
+  std::vector<TrialResult*> ended;
+  for (auto& r : run.results) {
+    if (r) ended.push_back(&*r);
   }
-  BlockRun out;
-  const auto take = [&](auto&& get) {
-    try {
-      out.results.push_back(get());
-    } catch (...) {
-      out.results.push_back(std::nullopt);
-      if (!out.error) out.error = std::current_exception();
-    }
-  };
-  take([&] { return run_one(batch[0], 0); });
-  for (auto& other : others) take([&] { return other.get(); });
-  return out;
-}
-
-Orchestrator::BlockRun Orchestrator::run_block(const std::vector<Trial>& trials, const Lane& lane,
-                                               const std::function<bool()>& stop_requested) {
-  if (runs_two_guests_at_once(spec_.design)) return run_together(trials, lane, stop_requested);
-  BlockRun out;
-  for (const Trial& t : trials) {
-    if (out.error || (!out.results.empty() && !out.results.back())) {
-      out.results.push_back(std::nullopt);
-      continue;
-    }
-    try {
-      out.results.push_back(run_trial(t, lane, stop_requested));
-    } catch (...) {
-      out.results.push_back(std::nullopt);
-      out.error = std::current_exception();
-    }
-  }
-  return out;
+  pair_overlaps(ended);
+  for (const TrialResult* r : ended) save(*r);
+  return run;
 }
 
 namespace {
@@ -449,11 +267,11 @@ class BlockScheduler {
     int number = 0;
     std::vector<Trial> todo;        // its trials not done yet, in plan order
     bool dispatched = false;
-    std::optional<Orchestrator::BlockRun> run;
+    std::optional<BlockRun> run;
   };
   struct LaneWork {
     std::size_t block = 0;          // index into blocks_
-    std::future<Orchestrator::BlockRun> future;
+    std::future<BlockRun> future;
     std::chrono::steady_clock::time_point started;
   };
   struct HostState {
@@ -529,7 +347,7 @@ class BlockScheduler {
     for (auto& lane : lanes_) {
       if (!lane || lane->future.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) continue;
       any = true;
-      Orchestrator::BlockRun run = lane->future.get();
+      BlockRun run = lane->future.get();
       const std::size_t host = spec_.lanes[static_cast<std::size_t>(&lane - lanes_.data())].host;
       Block& block = blocks_[lane->block];
       lane.reset();
@@ -547,7 +365,7 @@ class BlockScheduler {
   // Pool: a host that failed, or whose block ended in an infrastructure error, while another host
   // is in the pool: the block goes back to the queue whole, and the host leaves the pool when it is
   // unreachable or has failed kHostInfraStrikes blocks in a row. True when the block was moved.
-  bool moved_to_another_host(std::size_t host, const Orchestrator::BlockRun& run, Block& block) {
+  bool moved_to_another_host(std::size_t host, const BlockRun& run, Block& block) {
     if (hosts_.size() < 2 || abort_) return false;
     const bool infra = std::any_of(run.results.begin(), run.results.end(),
                                    [](const auto& r) { return r && r->outcome == Outcome::infra_error; });
@@ -622,9 +440,9 @@ class BlockScheduler {
   // Records a block's results; false when some did not end. Trials that run one after the other
   // keep those that ended before; trials that run together are dropped together (they run again,
   // together, on --resume).
-  bool hand_over(const Orchestrator::BlockRun& run) {
+  bool hand_over(const BlockRun& run) {
     const bool whole = std::all_of(run.results.begin(), run.results.end(), [](const auto& r) { return r.has_value(); });
-    if (!whole && runs_two_guests_at_once(spec_.design)) return false;
+    if (!whole && traits(spec_.design).guests_at_once) return false;
     for (const auto& r : run.results) {
       if (!r) return false;
       record(*r);

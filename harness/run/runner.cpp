@@ -124,7 +124,7 @@ class ProgressFeed {
 
  private:
   std::string describe(const Trial& t) const {
-    if (e_.schedule.design == Design::same_guest) {
+    if (traits(e_.schedule.design).disks_per_guest == 2) {
       const Side other = t.side == Side::a ? Side::b : Side::a;
       return fmt::format("{} {}+{} ({} + {})", t.id, to_string(t.side), to_string(other), e_.side(t.side).label,
                          e_.side(other).label);
@@ -184,9 +184,8 @@ ResultsDir start_run(const Experiment& e, const Plan& plan, const fs::path& resu
   return dir;
 }
 
-int images_per_lane(Design design) {
-  return runs_two_guests_at_once(design) || design == Design::same_guest ? 2 : 1;
-}
+// Scratch images a lane needs: one per guest alive at once, or one per disk of its one guest.
+int images_per_lane(Design design) { return traits(design).guests_at_once ? 2 : traits(design).disks_per_guest; }
 
 std::vector<Lane> make_lanes(const Experiment& e, const std::function<fs::path(int slot)>& image,
                              const std::vector<std::string>& hosts) {
@@ -358,7 +357,7 @@ RunEnd Runner::execute(const std::vector<HostDriver>& hosts, const RunSession& s
       names);
   for (Lane& lane : lanes) lane.accelerator = accels[lane.host];
   JournalSink sink(dir_.journal(), experiment_.workloads, host_name(),
-                   experiment_.schedule.design == Design::same_guest ? 2 : 1);
+                   traits(experiment_.schedule.design).disks_per_guest);
   sink.remember(recovered.journal);
   SequentialLooks looks(experiment_, dir_, plan, c_, recovered.earlier_seconds);
   ProgressFeed feed(experiment_, c_.observer, sink, recovered.done.size());

@@ -34,6 +34,23 @@ struct TrialWorkload {
 // (workload names have no '.', config/keys.cpp).
 std::string side_workload_name(std::string_view workload, Side side);
 
+// When a measured run ran, on the host's clock (Unix epoch seconds), mapped from its guest's clock
+// (run/designs/windows.hpp): the evidence that A and B were measured under the same conditions.
+struct RunTimes {
+  std::optional<double> go;       // when the host said go for it (paced designs)
+  double start = 0, end = 0;      // the measured run
+  double fill = 0;                // its guest's filler began (paced together; == end without one)
+  double load_end = 0;            // its guest's load stopped (the filler's end; == end without one)
+  double clock_error = 0;         // half-width (s) of the guest-to-host mapping's uncertainty
+};
+
+// How much of a run its partner run's guest was under load (its measured run or its filler).
+struct PartnerOverlap {
+  std::string partner;            // the partner's trial id (same block, other side, same workload and index)
+  double run = 0;                 // share of this run during which the partner was under load
+  double pair = 0;                // the smaller of the pair's two shares: what the pair is judged by
+};
+
 // One measured run (warm-up runs are never reported to the sink).
 struct RunResult {
   std::string workload;           // the experiment's name
@@ -46,13 +63,20 @@ struct RunResult {
   int exit_status = -1;
   std::string output;             // the tool's raw stdout+stderr (empty when it did not run)
   std::string detail;
+  std::optional<RunTimes> timing;        // when its guest reported the run
+  std::optional<PartnerOverlap> overlap; // when its partner run has a timing too
 };
 
-// Lockstep: one turn of a guest as the host saw it, in seconds since its block began: when the go
-// for step `step` was typed, and when that run's end record came (-1: not seen).
-struct LockstepTurn {
-  long step = 0;
-  double go = 0, ended = -1;
+// What the host saw of one boot's console, on its own clock (Unix epoch seconds): when each record
+// line of the boot's nonce first arrived, and when each word (go, stop, abort) was typed into it.
+// With the guest times the records carry, it maps the guest's clock to the host's.
+struct HostClockLog {
+  std::map<std::uint64_t, double> received;   // record sequence number -> arrival
+  struct Word {
+    std::string word;                          // "go 3", "stop 3", "abort"
+    double at = 0;
+  };
+  std::vector<Word> typed;
 };
 
 struct TrialResult {
@@ -68,7 +92,7 @@ struct TrialResult {
   Accelerator accelerator = Accelerator::tcg;
   std::vector<RunResult> runs;              // every expected measured run, in job order
   GuestReport report;                       // parsed records of the last attempt
-  std::vector<LockstepTurn> turns;          // lockstep only: the host's go and the run's end, per step
+  HostClockLog clock;                       // what the host saw of the last attempt's console
 };
 
 // Receives each finished trial, in order, before the next one starts. The journal writer

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -47,7 +48,7 @@ struct FakeAnswer {
 
 // A field ("trial", "nonce") of the job file inside an initrd's appended job archive.
 inline std::string job_field(const std::string& initrd, const std::string& key) {
-  const std::size_t job = initrd.rfind("abvm-job 2\n");
+  const std::size_t job = initrd.rfind("abvm-job 3\n");
   if (job == std::string::npos) return "";
   const std::size_t at = initrd.find("\n" + key + " ", job);
   if (at == std::string::npos) return "";
@@ -89,12 +90,13 @@ struct FakeJob {
   };
   std::vector<Work> workloads;
   std::vector<std::array<int, 3>> steps;  // workload, warmup, index
-  bool lockstep = false;
+  std::string pace = "free";
+  bool fill = false;
 };
 
 inline FakeJob fake_job(const std::string& initrd) {
   FakeJob job;
-  const std::size_t at = initrd.rfind("abvm-job 2\n");
+  const std::size_t at = initrd.rfind("abvm-job 3\n");
   if (at == std::string::npos) return job;
   std::istringstream in(initrd.substr(at));
   for (std::string line; std::getline(in, line) && line != "done";) {
@@ -104,7 +106,8 @@ inline FakeJob fake_job(const std::string& initrd) {
     else if (key == "disk") job.workloads.back().disk = val;
     else if (key == "repetitions") job.workloads.back().repetitions = std::stoi(val);
     else if (key == "warmup") job.workloads.back().warmup = std::stoi(val);
-    else if (key == "lockstep") job.lockstep = val == "1";
+    else if (key == "pace") job.pace = val;
+    else if (key == "fill") job.fill = val == "1";
     else if (key == "step") {
       std::istringstream f(val);
       std::array<int, 3> s{};
@@ -121,12 +124,22 @@ inline FakeJob fake_job(const std::string& initrd) {
   return job;
 }
 
-// One run a fake agent made: which trial, its record name and index, and when (steady clock).
+// One run a fake agent made: which trial, its record name and index, and when (steady clock): its
+// go, the measured run, and the end of its load (the filler's end in a paced block).
 struct FakeRun {
   std::string trial, name;
   int index = 0;
   bool warmup = false;
-  std::chrono::steady_clock::time_point start, end;
+  std::chrono::steady_clock::time_point go, start, end, load_end;
+};
+
+// A paced guest's misbehaviour, per boot (guests/agent/init.sh's test faults).
+enum class FakeFault {
+  none,
+  never_ready,   // hangs before its first READY
+  hang_window,   // hangs after its first go
+  deaf,          // never hears the first go
+  die_window,    // its boot ends (QEMU killed) in the middle of its first run
 };
 
 class FakeDriver : public GuestDriver {
@@ -135,11 +148,16 @@ class FakeDriver : public GuestDriver {
 
   // Emulates the agent instead of `answer`: reads the job out of the initrd, reports each disk's
   // features (VIRTIO_F_ACCESS_PLATFORM as its options say), runs the steps in the job's order
-  // (each taking run_time, printing agent_output), and in a lockstep job says READY and waits
-  // for "go <step>" through the caller's input hook, as guests/agent/init.sh does.
+  // (each taking run_time, or run_time_of(trial), printing agent_output), and in a paced job says
+  // READY, waits for "go <step>" through the caller's input hook, runs, says DONE, keeps its load
+  // until "stop <step>" (or "abort"), and only then prints the run's records, as
+  // guests/agent/init.sh does. Its guest clock is the steady clock plus guest_clock_offset.
   bool emulate_agent = false;
   std::string agent_output;
   std::chrono::milliseconds run_time{0};
+  std::function<std::chrono::milliseconds(const std::string& trial)> run_time_of;
+  std::function<FakeFault(const std::string& trial)> fault;
+  double guest_clock_offset = -1000;
   std::vector<FakeRun> runs;  // every run the emulated agents made, in the order they ended
 
   // The guest's behaviour per boot. Unset: an empty console that powers off.
@@ -183,71 +201,179 @@ class FakeDriver : public GuestDriver {
   }
   std::string describe() const override { return host_; }
 
+  // One emulated boot of the agent (see emulate_agent).
+  class Agent {
+   public:
+    Agent(FakeDriver& d, const DomainSpec& spec, std::chrono::milliseconds timeout, const ConsoleHooks& hooks)
+        : d_(d), spec_(spec), hooks_(hooks), deadline_(std::chrono::steady_clock::now() + timeout) {
+      const std::string initrd = read_file(spec.initrd);
+      trial_ = job_field(initrd, "trial");
+      nonce_ = job_field(initrd, "nonce");
+      job_ = fake_job(initrd);
+      fault_ = d.fault ? d.fault(trial_) : FakeFault::none;
+      run_time_ = d.run_time_of ? d.run_time_of(trial_) : d.run_time;
+    }
+
+    GuestOutcome run() {
+      console_ = "Run /init as init process\n";
+      rec("BEGIN", base64_encode(trial_) + "," + now());
+      rec("UNAME", base64_encode("6.1.0-28-cloud-amd64"));
+      rec("CMDLINE", base64_encode("console=ttyS0 panic=-1 quiet rdinit=/init"));
+      for (const auto& disk : spec_.disks) {
+        std::string bits(64, '0');
+        bits[1] = bits[2] = bits[32] = '1';
+        bits[33] = disk.options.iommu_platform ? '1' : '0';
+        rec("FEATURES", disk.serial + "," + bits);
+      }
+      for (std::size_t n = 0; n < job_.steps.size() && !over(); ++n) {
+        if (job_.pace == "free" ? !free_step(n) : !paced_step(n)) break;
+      }
+      if (!over()) rec("END", std::to_string(seq_));
+      if (!over() && outcome_.end == GuestOutcome::End::finished) outcome_.end = GuestOutcome::End::powered_off;
+      ConsoleCap cap(spec_.console_limit);
+      cap.add(console_);
+      keep_console(cap, outcome_);
+      return outcome_;
+    }
+
+   private:
+    std::string now() const {
+      return fmt::format("{:.6f}", std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() +
+                                       d_.guest_clock_offset);
+    }
+    // The guest's end has come: the caller accepted the console, gave the guest up or it timed out.
+    bool over() const { return outcome_.end != GuestOutcome::End::finished || ended_; }
+    void rec(std::string_view type, const std::string& payload) {
+      if (over()) return;
+      console_ += format_guest_record(nonce_, seq_++, type, payload) + "\n";
+      if (hooks_.done(console_)) ended_ = true;
+    }
+    void hang() {
+      while (!over() && !waited_too_long()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    // Polls the caller as the driver does: its input, its give-up, the timeout. True when over.
+    bool waited_too_long() {
+      if (hooks_.input) typed_ += hooks_.input();
+      if (hooks_.give_up) {
+        if (auto why = hooks_.give_up()) {
+          outcome_ = {.end = GuestOutcome::End::timeout, .detail = *why};
+          return true;
+        }
+      }
+      if (std::chrono::steady_clock::now() > deadline_) {
+        outcome_ = {.end = GuestOutcome::End::timeout, .detail = "fake: no end within the timeout"};
+        return true;
+      }
+      return hooks_.done(console_) ? (ended_ = true) : false;
+    }
+    // Waits for the typed line `word` or "abort": 0 the word, 1 abort, 2 over.
+    int wait_word(const std::string& word) {
+      while (true) {
+        const std::size_t at = typed_.find('\n', read_);
+        if (at != std::string::npos) {
+          const std::string line = typed_.substr(read_, at - read_);
+          read_ = at + 1;
+          if (line == word) return 0;
+          if (line == "abort") return 1;
+          continue;
+        }
+        if (waited_too_long()) return 2;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    void measure(FakeRun& run) {
+      run.start = std::chrono::steady_clock::now();
+      const auto until = run.start + run_time_;
+      while (std::chrono::steady_clock::now() < until) {
+        if (waited_too_long()) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      run.end = std::chrono::steady_clock::now();
+    }
+    void keep(FakeRun run) {
+      std::lock_guard lock(d_.mutex_);
+      d_.runs.push_back(std::move(run));
+    }
+    bool free_step(std::size_t n) {
+      const auto& [w, warm, index] = job_.steps[n];
+      const auto& name = job_.workloads.at(static_cast<std::size_t>(w)).name;
+      FakeRun run{.trial = trial_, .name = name, .index = index, .warmup = warm == 1};
+      rec("RUN", fmt::format("{},{},{},{}", name, index, warm, now()));
+      measure(run);
+      if (over()) return false;
+      rec("OUT", base64_encode(d_.agent_output));
+      run.load_end = run.end;
+      keep(run);
+      rec("RUNEND", fmt::format("{},{},0,{}", name, index, now()));
+      return true;
+    }
+    bool paced_step(std::size_t n) {
+      const auto& [w, warm, index] = job_.steps[n];
+      const auto& name = job_.workloads.at(static_cast<std::size_t>(w)).name;
+      if (fault_ == FakeFault::never_ready) return hang(), false;
+      const std::string t_ready = now();
+      rec("READY", fmt::format("{},{}", n, t_ready));
+      const int go = wait_word(fault_ == FakeFault::deaf && n == 0 ? "go never" : fmt::format("go {}", n));
+      if (go != 0) return false;
+      FakeRun run{.trial = trial_, .name = name, .index = index, .warmup = warm == 1,
+                  .go = std::chrono::steady_clock::now()};
+      const std::string t_go = now();
+      if (fault_ == FakeFault::hang_window) return hang(), false;
+      const std::string t0 = now();
+      if (fault_ == FakeFault::die_window) {
+        std::this_thread::sleep_for(run_time_ / 2);
+        outcome_ = {.end = GuestOutcome::End::infra_error, .detail = "fake: QEMU killed mid-window"};
+        return false;
+      }
+      measure(run);
+      if (over()) return false;
+      const std::string t1 = now(), t_fill = now();
+      rec("DONE", fmt::format("{},{}", n, now()));
+      const int stop = wait_word(fmt::format("stop {}", n));
+      if (stop == 2) return false;
+      const std::string t_stop = now();
+      run.load_end = std::chrono::steady_clock::now();
+      rec("RUN", fmt::format("{},{},{},{},{},{},{}", name, index, warm, t0, n, t_ready, t_go));
+      rec("OUT", base64_encode(d_.agent_output));
+      rec("RUNEND", fmt::format("{},{},0,{},{},{},{},{}", name, index, t1, job_.fill ? t_fill : t1, t_stop,
+                                job_.fill ? t_stop : t1, job_.fill ? 1 : 0));
+      keep(run);
+      return stop == 0;
+    }
+
+    FakeDriver& d_;
+    const DomainSpec& spec_;
+    const ConsoleHooks& hooks_;
+    std::chrono::steady_clock::time_point deadline_;
+    std::string trial_, nonce_;
+    FakeJob job_;
+    FakeFault fault_ = FakeFault::none;
+    std::chrono::milliseconds run_time_{0};
+    std::uint64_t seq_ = 0;
+    std::string console_, typed_;
+    std::size_t read_ = 0;
+    bool ended_ = false;  // the caller accepted the console
+    GuestOutcome outcome_{.end = GuestOutcome::End::finished, .seconds = 1};
+  };
+
   GuestOutcome agent(const DomainSpec& spec, std::chrono::milliseconds timeout, const ConsoleHooks& hooks) {
-    const std::string initrd = read_file(spec.initrd);
-    const std::string trial = job_field(initrd, "trial"), nonce = job_field(initrd, "nonce");
-    const FakeJob job = fake_job(initrd);
     {
+      const std::string initrd = read_file(spec.initrd);
       std::lock_guard lock(mutex_);
-      boots.push_back({.spec = spec, .timeout = timeout, .trial = trial, .nonce = nonce, .initrd_existed = true});
+      boots.push_back({.spec = spec, .timeout = timeout, .trial = job_field(initrd, "trial"),
+                       .nonce = job_field(initrd, "nonce"), .initrd_existed = true});
       max_running = std::max(max_running, ++running_);
     }
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::uint64_t seq = 0;
-    std::string console = "Run /init as init process\n";
-    GuestOutcome o{.end = GuestOutcome::End::finished, .seconds = 1};
-    const auto rec = [&](std::string_view type, const std::string& payload) {
-      console += format_guest_record(nonce, seq++, type, payload) + "\n";
-      return hooks.done(console);
-    };
-    rec("BEGIN", base64_encode(trial) + ",1.31");
-    rec("UNAME", base64_encode("6.1.0-28-cloud-amd64"));
-    rec("CMDLINE", base64_encode("console=ttyS0 panic=-1 quiet rdinit=/init"));
-    for (const auto& d : spec.disks) {
-      std::string bits(64, '0');
-      bits[1] = bits[2] = bits[32] = '1';
-      bits[33] = d.options.iommu_platform ? '1' : '0';
-      rec("FEATURES", d.serial + "," + bits);
-    }
-    std::string typed;
-    for (std::size_t n = 0; n < job.steps.size(); ++n) {
-      const auto& [w, warm, index] = job.steps[n];
-      const auto& work = job.workloads.at(static_cast<std::size_t>(w));
-      if (job.lockstep) {
-        if (rec("READY", std::to_string(n))) break;
-        const std::string go = fmt::format("go {}\n", n);
-        while (typed.find(go) == std::string::npos) {
-          if (std::chrono::steady_clock::now() > deadline) {
-            o.end = GuestOutcome::End::timeout;
-            break;
-          }
-          if (hooks.input) typed += hooks.input();
-          if (hooks.done(console)) break;
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        if (o.end == GuestOutcome::End::timeout) break;
-      }
-      FakeRun run{.trial = trial, .name = work.name, .index = index, .warmup = warm == 1,
-                  .start = std::chrono::steady_clock::now()};
-      if (rec("RUN", fmt::format("{},{},{},2.2", work.name, index, warm))) break;
-      std::this_thread::sleep_for(run_time);
-      run.end = std::chrono::steady_clock::now();
-      rec("OUT", base64_encode(agent_output));
-      {
-        std::lock_guard lock(mutex_);
-        runs.push_back(run);
-      }
-      if (rec("RUNEND", fmt::format("{},{},0,2.3", work.name, index))) break;
-    }
-    if (o.end != GuestOutcome::End::timeout) rec("END", std::to_string(seq));
-    {
-      std::lock_guard lock(mutex_);
-      --running_;
-    }
-    ConsoleCap cap(spec.console_limit);
-    cap.add(console);
-    keep_console(cap, o);
+    GuestOutcome o = Agent(*this, spec, timeout, hooks).run();
+    std::lock_guard lock(mutex_);
+    --running_;
+    boot_ends_[job_field(read_file(spec.initrd), "trial")] = std::chrono::steady_clock::now();
     return o;
+  }
+  // When the last emulated boot of `trial` ended.
+  std::chrono::steady_clock::time_point boot_end(const std::string& trial) {
+    std::lock_guard lock(mutex_);
+    return boot_ends_.at(trial);
   }
   HostVersions versions() override {
     HostVersions v{"fake:///" + host_, "0", "0"};
@@ -260,6 +386,7 @@ class FakeDriver : public GuestDriver {
   std::string host_;
   std::mutex mutex_;
   int running_ = 0;
+  std::map<std::string, std::chrono::steady_clock::time_point> boot_ends_;
 };
 
 }  // namespace abvm::test

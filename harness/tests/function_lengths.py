@@ -79,7 +79,7 @@ if __name__ == '__main__':
     root = pathlib.Path(__file__).resolve().parents[2] if len(sys.argv) < 3 else pathlib.Path(sys.argv[2])
     stages = re.search(r'set\(ABVM_STAGES([^)]*)\)', (root / 'CMakeLists.txt').read_text()).group(1).split()
     for st in stages:
-        for f in sorted((root / 'harness' / st).glob('*.cpp')):
+        for f in sorted((root / 'harness' / st).rglob('*.cpp')):
             for name, line, length in functions(f.read_text()):
                 if length > limit:
                     print(f'{f.relative_to(root)}:{line}: {name} {length} lines')

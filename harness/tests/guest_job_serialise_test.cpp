@@ -107,7 +107,10 @@ TEST(GuestJob, AgentReadsBackEverything) {
                                                                "filename=@scratch", "rw=write"}));
   // No step lines: the agent's default order, each workload's warm-ups then its runs.
   EXPECT_EQ(values_of(kv, "step"), (std::vector<std::string>{"0 1 0", "0 0 0", "0 0 1", "0 0 2", "1 0 0", "1 0 1"}));
-  EXPECT_EQ(values_of(kv, "lockstep"), std::vector<std::string>{"0"});
+  EXPECT_EQ(values_of(kv, "pace"), std::vector<std::string>{"free"});
+  EXPECT_EQ(values_of(kv, "fill"), std::vector<std::string>{"0"});
+  EXPECT_EQ(values_of(kv, "wait"), std::vector<std::string>{"600"});
+  EXPECT_EQ(values_of(kv, "hold"), std::vector<std::string>{"60"});
   EXPECT_EQ(values_of(kv, "disk"), (std::vector<std::string>{"", ""}));
   const auto steps = default_steps(job.workloads);
   ASSERT_EQ(steps.size(), 6u);
@@ -115,22 +118,30 @@ TEST(GuestJob, AgentReadsBackEverything) {
   EXPECT_EQ(steps[5], (JobStep{.workload = 1, .warmup = false, .index = 1}));
 }
 
-// Version 2: each workload's own disk and report name, an explicit order, lockstep.
-TEST(GuestJob, AgentReadsDisksStepsAndLockstep) {
+// Each workload's own disk and report name, an explicit order, the pace and its deadlines.
+TEST(GuestJob, AgentReadsDisksStepsAndPace) {
   GuestJob job = sample_job();
   job.workloads[0].report_name = "dd-write.A";
   job.workloads[0].disk_serial = "abvm-scratch-a";
   job.workloads[1].report_name = "dd-write.B";
   job.workloads[1].disk_serial = "abvm-scratch-b";
   job.steps = {{.workload = 1, .index = 1}, {.workload = 0, .warmup = true, .index = 0}, {.workload = 0, .index = 2}};
-  job.lockstep = true;
+  job.pace = Pacing::together;
+  job.fill = true;
+  job.wait_seconds = 330;
+  job.hold_seconds = 7;
   const std::string text = serialise_job(job);
   EXPECT_NE(text.find("workload dd-write.A\ndisk abvm-scratch-a\n"), std::string::npos) << text;
   const auto kv = agent_parse(text);
   EXPECT_EQ(values_of(kv, "name"), (std::vector<std::string>{"dd-write.A", "dd-write.B"}));
   EXPECT_EQ(values_of(kv, "disk"), (std::vector<std::string>{"abvm-scratch-a", "abvm-scratch-b"}));
   EXPECT_EQ(values_of(kv, "step"), (std::vector<std::string>{"1 0 1", "0 1 0", "0 0 2"}));
-  EXPECT_EQ(values_of(kv, "lockstep"), std::vector<std::string>{"1"});
+  EXPECT_EQ(values_of(kv, "pace"), std::vector<std::string>{"together"});
+  EXPECT_EQ(values_of(kv, "fill"), std::vector<std::string>{"1"});
+  EXPECT_EQ(values_of(kv, "wait"), std::vector<std::string>{"330"});
+  EXPECT_EQ(values_of(kv, "hold"), std::vector<std::string>{"7"});
+  job.pace = Pacing::turns;
+  EXPECT_EQ(values_of(agent_parse(serialise_job(job)), "pace"), std::vector<std::string>{"turns"});
   // The tool's own name stays the experiment's (fio names its job after it: metrics match across sides).
   EXPECT_EQ(values_of(kv, "arg")[0], "dd");
   // A step beyond the workload's runs, or of a workload the job lacks, is refused on the host.
@@ -194,8 +205,9 @@ TEST(GuestJob, NewlinesAndBadNamesAreRefused) {
 TEST(GuestJob, AgentRejectsTruncatedOrForeignJobs) {
   const std::string text = serialise_job(sample_job());
   for (const std::string& bad : {text.substr(0, text.size() - 5), std::string("#!/bin/sh\nreboot\n"),
-                                 std::string("abvm-job 2\nbogus key\ndone\n"), std::string("abvm-job 2\nstep 0 x\ndone\n"),
-                                 std::string("abvm-job 1\ndone\n")}) {
+                                 std::string("abvm-job 3\nbogus key\ndone\n"), std::string("abvm-job 3\nstep 0 x\ndone\n"),
+                                 std::string("abvm-job 3\npace sideways\ndone\n"), std::string("abvm-job 3\nwait 1s\ndone\n"),
+                                 std::string("abvm-job 2\ndone\n")}) {
     const fs::path dir = fs::temp_directory_path() / ("abvm-job-" + make_nonce().substr(0, 8));
     fs::create_directories(dir);
     write_file_atomic(dir / "job", bad);

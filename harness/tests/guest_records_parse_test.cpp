@@ -3,6 +3,8 @@
 // garbage, forged, truncated and interleaved input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/files.hpp"
@@ -77,12 +79,61 @@ TEST(GuestRecords, ParsesWhatTheAgentPrints) {
   ASSERT_TRUE(r.blk_features.has_value());
   EXPECT_EQ(*r.blk_features, (1ull << 1) | (1ull << 2) | (1ull << 33));
   EXPECT_TRUE(r.access_platform);
-  ASSERT_EQ(r.runs.size(), 1u);
+  ASSERT_EQ(r.runs.size(), 2u);
   EXPECT_EQ(r.runs[0].workload, "demo");
   EXPECT_EQ(r.runs[0].exit_status, 3);
   EXPECT_DOUBLE_EQ(r.runs[0].t_start, 1.5);
   EXPECT_DOUBLE_EQ(r.runs[0].t_end, 2.75);
   EXPECT_EQ(r.runs[0].output, output);
+  EXPECT_FALSE(r.runs[0].window);
+  // The paced run: its window's guest times, printed after the window closed.
+  const GuestRun& p = r.runs[1];
+  EXPECT_EQ(p.workload, "paced");
+  EXPECT_DOUBLE_EQ(p.t_start, 3.1);
+  EXPECT_DOUBLE_EQ(p.t_end, 4.4);
+  ASSERT_TRUE(p.window);
+  EXPECT_EQ(p.window->step, 0);
+  EXPECT_DOUBLE_EQ(p.window->t_ready, 3.000001);
+  EXPECT_DOUBLE_EQ(p.window->t_go, 3.05);
+  EXPECT_DOUBLE_EQ(p.window->t_fill, 4.45);
+  EXPECT_DOUBLE_EQ(p.window->t_stop, 5.0);
+  EXPECT_DOUBLE_EQ(p.window->t_load_end, 5.1);
+  EXPECT_EQ(p.window->fills, 2);
+  EXPECT_EQ(p.output, output);
+  EXPECT_EQ(r.steps_done, std::vector<long>{0});
+  // Clock marks: BEGIN, the unpaced run's RUN and RUNEND, READY and DONE (the paced RUN and
+  // RUNEND were printed after the window: no marks).
+  std::vector<GuestClockMark> marks = r.clock_marks;
+  std::sort(marks.begin(), marks.end(), [](const auto& x, const auto& y) { return x.seq < y.seq; });
+  ASSERT_EQ(marks.size(), 5u);
+  EXPECT_DOUBLE_EQ(marks[0].t, 1.25);
+  EXPECT_EQ(marks[1].run, 0);
+  EXPECT_DOUBLE_EQ(marks[1].t, 1.5);
+  EXPECT_EQ(marks[2].run, 0);
+  EXPECT_DOUBLE_EQ(marks[2].t, 2.75);
+  EXPECT_EQ(marks[3].step, 0);
+  EXPECT_DOUBLE_EQ(marks[3].t, 3.000001);
+  EXPECT_EQ(marks[4].step, 0);
+  EXPECT_DOUBLE_EQ(marks[4].t, 4.5);
+}
+
+TEST(GuestRecords, MalformedPacedRecordsAreProblemsNotRuns) {
+  std::string console;
+  std::uint64_t seq = 0;
+  const auto rec = [&](std::string_view type, const std::string& payload) {
+    console += format_guest_record("nonce0123", seq++, type, payload) + "\n";
+  };
+  rec("BEGIN", base64_encode("t") + ",1.0");
+  rec("READY", "x,1.0");
+  rec("DONE", "0");
+  rec("RUN", "dd,0,0,3.1,0,3.0");       // six fields: neither form
+  rec("RUN", "dd,0,0,3.1,0,3.0,3.05");
+  rec("RUNEND", "dd,0,0,4.4");           // a paced run ends with eight fields
+  rec("END", "6");
+  const GuestReport r = parse_guest_console(console, "nonce0123");
+  EXPECT_TRUE(r.runs.empty());
+  EXPECT_TRUE(r.clock_marks.size() == 1u) << r.clock_marks.size();  // BEGIN only
+  EXPECT_EQ(r.problems.size(), 4u) << ::testing::PrintToString(r.problems);
 }
 
 TEST(GuestRecords, BootNoiseAroundRecordsIsIgnored) {
@@ -96,7 +147,7 @@ TEST(GuestRecords, BootNoiseAroundRecordsIsIgnored) {
   console += "[    2.000000] reboot: Power down\r\n";
   const GuestReport r = parse_guest_console(console, "nonce0123");
   EXPECT_TRUE(r.ended);
-  ASSERT_EQ(r.runs.size(), 1u);
+  ASSERT_EQ(r.runs.size(), 2u);
   EXPECT_EQ(r.runs[0].output, "ok\n");
   // The bare "ABVM1:" is a truncated record: noted, nothing else.
   EXPECT_EQ(r.problems.size(), 1u) << ::testing::PrintToString(r.problems);

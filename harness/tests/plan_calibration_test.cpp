@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 
@@ -25,7 +27,8 @@ const char* kCalibration = R"({"calibration_version": 1, "host": "lab1", "time":
 
 class CalibrationTest : public ::testing::Test {
  protected:
-  fs::path file = fs::temp_directory_path() / "abvm-calibration-test.json";
+  // One file per test process: ctest -j runs this fixture's tests side by side.
+  fs::path file = fs::temp_directory_path() / ("abvm-calibration-test-" + std::to_string(::getpid()) + ".json");
   void TearDown() override { fs::remove(file); }
   HostCalibration read(const std::string& text) {
     write_file_atomic(file, text);

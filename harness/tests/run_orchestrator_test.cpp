@@ -646,20 +646,27 @@ TEST_F(DesignTest, LockstepRunsTakeTurnsAndNeverOverlap) {
   }
   EXPECT_EQ(driver.runs[8].trial, "t0002");
   EXPECT_EQ(driver.runs[9].trial, "t0003");
-  // The host's view of the turns is kept with each trial: a go per run, each run ended before the
-  // other guest's next go.
-  ASSERT_EQ(sink.results[0].turns.size(), 4u);
-  ASSERT_EQ(sink.results[1].turns.size(), 4u);
-  for (std::size_t k = 0; k < 4; ++k) {
-    EXPECT_LE(sink.results[0].turns[k].ended, sink.results[1].turns[k].go) << k;
-    if (k + 1 < 4) {
-      EXPECT_LE(sink.results[1].turns[k].ended, sink.results[0].turns[k + 1].go) << k;
+  // The host's view of the turns is kept with each run: a go per run, each run ended before the
+  // other guest's next go (on the host's clock, within the mapping's error).
+  ASSERT_EQ(sink.results[0].runs.size(), 3u);
+  ASSERT_EQ(sink.results[1].runs.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const RunTimes& first = sink.results[0].runs[k].timing.value();
+    const RunTimes& second = sink.results[1].runs[k].timing.value();
+    ASSERT_TRUE(first.go && second.go);
+    EXPECT_LE(first.end, *second.go + first.clock_error) << k;
+    EXPECT_GE(first.start, *first.go - first.clock_error) << k;
+    if (k + 1 < 3) {
+      EXPECT_LE(second.end, *sink.results[0].runs[k + 1].timing->go + second.clock_error) << k;
     }
+    // Taking turns, a run and its partner do not overlap: recorded, and not voided (by intent).
+    EXPECT_LT(sink.results[0].runs[k].overlap.value().pair, 0.05) << k;
   }
 }
 
-// Lockstep with a partner that never boots: the other guest is not kept waiting for it.
-TEST_F(DesignTest, LockstepGuestRunsOnWhenItsPartnerFails) {
+// Lockstep with a partner that never boots: the other guest is not kept waiting for it; it is told
+// to abort and its runs, which have no partner, are partner-failed.
+TEST_F(DesignTest, LockstepGuestIsAbortedWhenItsPartnerFails) {
   spec.design = Design::lockstep;
   spec.lanes.resize(1);
   spec.infra_retries = 0;
@@ -679,7 +686,9 @@ TEST_F(DesignTest, LockstepGuestRunsOnWhenItsPartnerFails) {
   o.run(trials(1), {}, {});
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   ASSERT_EQ(sink.results.size(), 2u);
-  EXPECT_EQ(sink.results[0].outcome, Outcome::ok) << sink.results[0].detail;
+  EXPECT_EQ(sink.results[0].outcome, Outcome::partner_failed) << sink.results[0].detail;
+  EXPECT_NE(sink.results[0].detail.find("its partner t0001 ended infra-error: cannot start"), std::string::npos)
+      << sink.results[0].detail;
   EXPECT_EQ(sink.results[1].outcome, Outcome::infra_error);
 }
 

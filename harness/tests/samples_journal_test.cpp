@@ -135,7 +135,7 @@ INSTANTIATE_TEST_SUITE_P(
                 R"(journal field "side" must be "A" or "B", not "C")"},
         BadLine{R"("outcome":"ok")", R"("outcome":"crashed")",
                 R"(journal field "outcome" is "crashed"; expected one of ok, workload-failed, )"
-                R"(panic, timeout, infra-error, invalid-output, mismatch)"},
+                R"(panic, timeout, infra-error, invalid-output, mismatch, partner-failed)"},
         BadLine{R"("outcome":"ok")", R"("outcome":"panic")",
                 "journal entry has outcome panic but carries metrics: only ok runs have "
                 "measurements"},

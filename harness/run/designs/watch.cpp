@@ -1,0 +1,46 @@
+#include "run/designs/watch.hpp"
+
+#include <charconv>
+
+#include "guest/records.hpp"
+#include "run/designs/windows.hpp"
+
+namespace abvm {
+
+void GuestWatch::attempt_started(const std::string& nonce) {
+  prefix_ = record_prefix(nonce);
+  scanned_ = 0;
+  log_ = {};
+}
+
+void GuestWatch::console(std::string_view text) {
+  if (scanned_ > text.size()) return;  // the console was cut: the guest is being stopped
+  const double now = host_now();
+  while (true) {
+    const std::size_t nl = text.find('\n', scanned_);
+    if (nl == std::string_view::npos) break;
+    std::string_view line = text.substr(scanned_, nl - scanned_);
+    scanned_ = nl + 1;
+    const std::size_t at = line.find(prefix_);
+    if (at == std::string_view::npos) continue;
+    line.remove_prefix(at + prefix_.size());
+    // "<seq>:<type>:<payload>:<md5>"
+    std::uint64_t seq = 0;
+    const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), seq);
+    if (ec != std::errc() || end == line.data() + line.size() || *end != ':') continue;
+    line.remove_prefix(static_cast<std::size_t>(end - line.data()) + 1);
+    const std::size_t colon = line.find(':'), last = line.rfind(':');
+    if (colon == std::string_view::npos || last == colon) continue;
+    log_.received.emplace(seq, now);
+    on_record(seq, line.substr(0, colon), line.substr(colon + 1, last - colon - 1));
+  }
+}
+
+std::string GuestWatch::input() {
+  std::string word = next_word();
+  if (word.empty()) return "";
+  log_.typed.push_back({.word = word, .at = host_now()});
+  return word + "\n";
+}
+
+}  // namespace abvm

@@ -1,0 +1,111 @@
+// run/designs/windows.hpp: the guest-to-host clock mapping and the overlap of a run with its
+// partner's load, with values worked out by hand.
+#include <gtest/gtest.h>
+
+#include "guest/records.hpp"
+#include "run/designs/windows.hpp"
+
+namespace abvm {
+namespace {
+
+// A paced run of step 0 whose guest clock is the host's minus 1000 s, printed marks arriving
+// 2 ms late and words heard 4 ms after they were typed: offset bounds [1000.0 - 0.004 + ..].
+GuestReport paced_report() {
+  GuestReport r;
+  GuestRun run{.workload = "dd", .index = 0, .t_start = 10.010, .t_end = 11.000};
+  run.window = GuestWindow{.step = 0, .t_ready = 9.990, .t_go = 10.004, .t_fill = 11.002, .t_stop = 12.004,
+                           .t_load_end = 12.050, .fills = 2};
+  r.runs.push_back(run);
+  r.clock_marks = {{.seq = 5, .t = 9.990, .step = 0}, {.seq = 6, .t = 11.003, .step = 0}};
+  return r;
+}
+
+HostClockLog paced_log() {
+  HostClockLog log;
+  log.received = {{5, 1009.992}, {6, 1011.005}};  // 2 ms after printing
+  log.typed = {{.word = "go 0", .at = 1010.000}, {.word = "stop 0", .at = 1012.000}};  // heard 4 ms later
+  return log;
+}
+
+TEST(RunDesignsWindows, APacedRunIsMappedBetweenItsPrintedAndItsHeardBounds) {
+  // Upper bounds: 1009.992 - 9.990 = 1000.002 and 1011.005 - 11.003 = 1000.002;
+  // lower bounds: 1010.000 - 10.004 = 999.996 and 1012.000 - 12.004 = 999.996.
+  // Offset 999.999 +- 0.003.
+  std::vector<RunResult> runs{{.workload = "dd", .report_name = "dd", .index = 0}};
+  time_runs(paced_report(), paced_log(), runs);
+  ASSERT_TRUE(runs[0].timing);
+  const RunTimes& t = *runs[0].timing;
+  EXPECT_NEAR(t.clock_error, 0.003, 1e-9);
+  EXPECT_NEAR(t.start, 10.010 + 999.999, 1e-9);
+  EXPECT_NEAR(t.end, 11.000 + 999.999, 1e-9);
+  EXPECT_NEAR(t.fill, 11.002 + 999.999, 1e-9);
+  EXPECT_NEAR(t.load_end, 12.050 + 999.999, 1e-9);
+  ASSERT_TRUE(t.go);
+  EXPECT_DOUBLE_EQ(*t.go, 1010.000);
+}
+
+TEST(RunDesignsWindows, AnUnpacedRunIsMappedByItsOwnMarks) {
+  GuestReport r;
+  r.runs.push_back({.workload = "dd", .index = 0, .t_start = 2.0, .t_end = 3.0});
+  r.runs.push_back({.workload = "dd", .index = 1, .t_start = 4.0, .t_end = 5.0});
+  r.clock_marks = {{.seq = 3, .t = 2.0, .run = 0}, {.seq = 6, .t = 3.0, .run = 0},
+                   {.seq = 7, .t = 4.0, .run = 1}, {.seq = 9, .t = 5.0, .run = 1}};
+  HostClockLog log;
+  log.received = {{3, 102.010}, {6, 103.030}, {7, 104.001}, {9, 105.001}};
+  std::vector<RunResult> runs{{.workload = "dd", .report_name = "dd", .index = 0},
+                              {.workload = "dd", .report_name = "dd", .index = 1}};
+  time_runs(r, log, runs);
+  // Run 0: upper bounds 100.010 and 100.030: offset 100.010, error 0.010.
+  EXPECT_NEAR(runs[0].timing->start, 102.010, 1e-9);
+  EXPECT_NEAR(runs[0].timing->clock_error, 0.010, 1e-9);
+  EXPECT_FALSE(runs[0].timing->go);
+  EXPECT_DOUBLE_EQ(runs[0].timing->load_end, runs[0].timing->end);
+  // Run 1: 100.001 both.
+  EXPECT_NEAR(runs[1].timing->end, 105.001, 1e-9);
+  EXPECT_NEAR(runs[1].timing->clock_error, 0.0, 1e-9);
+}
+
+TEST(RunDesignsWindows, ARunWithoutMarksHasNoTiming) {
+  GuestReport r;
+  r.runs.push_back({.workload = "dd", .index = 0, .t_start = 2.0, .t_end = 3.0});
+  std::vector<RunResult> runs{{.workload = "dd", .report_name = "dd", .index = 0}};
+  time_runs(r, {}, runs);
+  EXPECT_FALSE(runs[0].timing);
+}
+
+TEST(RunDesignsWindows, ShareUnderLoadCountsThePartnersRunAndItsFiller) {
+  const RunTimes partner{.start = 10, .end = 12, .fill = 12.1, .load_end = 20};
+  // Entirely inside the partner's run.
+  EXPECT_DOUBLE_EQ(share_under_load({.start = 10.5, .end = 11.5, .fill = 11.5, .load_end = 11.5}, partner), 1.0);
+  // 11..15: 1 s in the run, 0.1 s gap, 2.9 s in the filler: 3.9 / 4.
+  EXPECT_DOUBLE_EQ(share_under_load({.start = 11, .end = 15, .fill = 15, .load_end = 15}, partner), 3.9 / 4);
+  // Starts before the partner: 9..11 is half covered.
+  EXPECT_DOUBLE_EQ(share_under_load({.start = 9, .end = 11, .fill = 11, .load_end = 11}, partner), 0.5);
+  // After the partner's load: nothing.
+  EXPECT_DOUBLE_EQ(share_under_load({.start = 21, .end = 22, .fill = 22, .load_end = 22}, partner), 0.0);
+  // A partner without a filler: only its run counts.
+  EXPECT_DOUBLE_EQ(share_under_load({.start = 11, .end = 13, .fill = 13, .load_end = 13},
+                                    {.start = 10, .end = 12, .fill = 12, .load_end = 12}),
+                   0.5);
+}
+
+TEST(RunDesignsWindows, PairsAreTheSameWorkloadAndIndexOfTheOtherSide) {
+  TrialResult a, b;
+  a.trial = {.id = "t0000", .side = Side::a};
+  b.trial = {.id = "t0001", .side = Side::b};
+  a.runs = {{.workload = "dd", .side = Side::a, .index = 0, .timing = RunTimes{.start = 0, .end = 1, .fill = 1, .load_end = 4}},
+            {.workload = "dd", .side = Side::a, .index = 1, .timing = RunTimes{.start = 10, .end = 11, .fill = 11, .load_end = 11}}};
+  b.runs = {{.workload = "dd", .side = Side::b, .index = 0, .timing = RunTimes{.start = 0, .end = 4, .fill = 4, .load_end = 4}},
+            {.workload = "dd", .side = Side::b, .index = 1}};  // no timing: no overlap
+  pair_overlaps({&a, &b});
+  ASSERT_TRUE(a.runs[0].overlap);
+  EXPECT_EQ(a.runs[0].overlap->partner, "t0001");
+  EXPECT_DOUBLE_EQ(a.runs[0].overlap->run, 1.0);
+  EXPECT_DOUBLE_EQ(b.runs[0].overlap->run, 1.0);  // A's filler covers B's 1..4
+  EXPECT_DOUBLE_EQ(b.runs[0].overlap->pair, 1.0);
+  EXPECT_FALSE(a.runs[1].overlap);
+  EXPECT_FALSE(b.runs[1].overlap);
+}
+
+}  // namespace
+}  // namespace abvm
