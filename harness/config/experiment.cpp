@@ -866,6 +866,8 @@ class Loader {
       s.order = *order == "sequential" ? ScheduleOrder::sequential : ScheduleOrder::interleaved;
     }
     note("schedule.order", quote(to_string(s.order)));
+    if (auto w = get_string("schedule.workload_order")) s.draw_workload_order = *w == "drawn";
+    note("schedule.workload_order", s.draw_workload_order ? "\"drawn\"" : "\"as-listed\"");
     read_design(e, s);
     if (auto seed = get_integer("schedule.seed")) s.seed = static_cast<std::uint64_t>(*seed);
     note("schedule.seed", std::to_string(s.seed));

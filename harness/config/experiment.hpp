@@ -77,6 +77,9 @@ struct SequentialSettings {
 struct ScheduleSettings {
   int boots_per_side = 10;
   ScheduleOrder order = ScheduleOrder::interleaved;
+  // Draw each block's workload order from the seed (both trials of a block run the same order):
+  // a workload's verdict then owes nothing to the one that ran before it in every boot.
+  bool draw_workload_order = false;
   Design design = Design::sequential_blocks;
   // Host CPU sets (libvirt cpuset syntax, "0" or "2-3"), one lane each: a lane runs one block at a
   // time with every guest pinned to its set (vCPUs and QEMU's own threads), and the lanes run

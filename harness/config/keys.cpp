@@ -206,6 +206,10 @@ std::vector<KeySpec> build_table() {
     add({.path = "schedule.design", .type = KeyType::string, .default_text = "\"sequential-blocks\"", .doc = doc,
          .choices = names});
   }
+  add({.path = "schedule.workload_order", .type = KeyType::string, .default_text = "\"as-listed\"",
+       .doc = "the order of the workloads in each boot: as-listed, or drawn per block from the seed (both sides of "
+              "a block run the same order), so that a workload's verdict does not depend on the one before it",
+       .choices = {"as-listed", "drawn"}});
   add({.path = "schedule.cpu_set", .type = KeyType::string, .default_text = "unset",
        .doc = "host CPUs every guest is pinned to, e.g. \"0\" or \"2-3\": cpu_sets = [\"0\"] (unset: unpinned; "
               "\"0\" when co-scheduled or lockstep)"});

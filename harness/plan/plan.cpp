@@ -24,9 +24,22 @@ bool a_first(std::uint64_t seed, int block) {
 
 std::string trial_id(int position) { return fmt::format("t{:04d}", position); }
 
+// Block `block`'s workload order (Fisher-Yates on (seed, block)); empty when not drawn.
+std::vector<int> workload_order(const Plan& plan, int block) {
+  if (plan.workloads <= 0) return {};
+  std::vector<int> order(static_cast<std::size_t>(plan.workloads));
+  for (int i = 0; i < plan.workloads; ++i) order[static_cast<std::size_t>(i)] = i;
+  std::uint64_t x = splitmix64(plan.seed ^ splitmix64(0x776F726B6C6F6164ULL ^ static_cast<std::uint64_t>(block)));
+  for (std::size_t i = order.size(); i > 1; --i) {
+    x = splitmix64(x);
+    std::swap(order[i - 1], order[x % i]);
+  }
+  return order;
+}
+
 void push(Plan& plan, Side side, int block) {
   const int position = static_cast<int>(plan.trials.size());
-  plan.trials.push_back({trial_id(position), side, block, position});
+  plan.trials.push_back({trial_id(position), side, block, position, workload_order(plan, block)});
 }
 
 }  // namespace
@@ -40,6 +53,7 @@ Plan make_plan(const Experiment& experiment, std::uint64_t seed) {
   plan.design = experiment.schedule.design;
   plan.cpu_sets = experiment.schedule.cpu_sets;
   plan.seed = seed;
+  if (experiment.schedule.draw_workload_order) plan.workloads = static_cast<int>(experiment.workloads.size());
   return extend_plan(plan, experiment.schedule.boots_per_side);
 }
 
@@ -67,11 +81,14 @@ std::string describe_plan(const Plan& plan) {
                                 to_string(plan.design),
                                 plan.cpu_sets.empty() ? "" : fmt::format(" on host CPUs {}", fmt::join(plan.cpu_sets, " | ")), plan.seed);
   const bool both = traits(plan.design).disks_per_guest == 2;
-  out += fmt::format("{:<7} {:>5}  {}\n", "trial", "block", both ? "sides (first runs first)" : "side");
+  const bool drawn = plan.workloads > 0;
+  out += fmt::format("{:<7} {:>5}  {}{}\n", "trial", "block", drawn ? "workloads  " : "",
+                     both ? "sides (first runs first)" : "side");
   for (const Trial& t : plan.trials) {
     const Side other = t.side == Side::a ? Side::b : Side::a;
     const auto label = [&](Side s) { return fmt::format("{} ({})", to_string(s), s == Side::a ? plan.label_a : plan.label_b); };
-    out += fmt::format("{:<7} {:>5}  {}\n", t.id, t.block, both ? label(t.side) + " + " + label(other) : label(t.side));
+    const std::string order = drawn ? fmt::format("{:<11}", fmt::join(t.workload_order, " ")) : "";
+    out += fmt::format("{:<7} {:>5}  {}{}\n", t.id, t.block, order, both ? label(t.side) + " + " + label(other) : label(t.side));
   }
   return out;
 }
@@ -80,16 +97,19 @@ nlohmann::json plan_to_json(const Plan& plan) {
   nlohmann::json trials = nlohmann::json::array();
   for (const Trial& t : plan.trials) {
     trials.push_back({{"id", t.id}, {"side", to_string(t.side)}, {"block", t.block}, {"position", t.position}});
+    if (!t.workload_order.empty()) trials.back()["workload_order"] = t.workload_order;
   }
-  return {{"plan_schema_version", kPlanSchemaVersion},
-          {"experiment", plan.experiment},
-          {"labels", {{"A", plan.label_a}, {"B", plan.label_b}}},
-          {"order", to_string(plan.order)},
-          {"design", to_string(plan.design)},
-          {"cpu_sets", plan.cpu_sets},
-          {"seed", plan.seed},
-          {"blocks", plan.blocks},
-          {"trials", trials}};
+  nlohmann::json out = {{"plan_schema_version", kPlanSchemaVersion},
+                         {"experiment", plan.experiment},
+                         {"labels", {{"A", plan.label_a}, {"B", plan.label_b}}},
+                         {"order", to_string(plan.order)},
+                         {"design", to_string(plan.design)},
+                         {"cpu_sets", plan.cpu_sets},
+                         {"seed", plan.seed},
+                         {"blocks", plan.blocks},
+                         {"trials", trials}};
+  if (plan.workloads > 0) out["drawn_workload_orders"] = plan.workloads;
+  return out;
 }
 
 Plan plan_from_json(const nlohmann::json& json) {
@@ -121,6 +141,7 @@ Plan plan_from_json(const nlohmann::json& json) {
       plan.cpu_sets = {one};
     }
     plan.seed = json.at("seed").get<std::uint64_t>();
+    plan.workloads = json.value("drawn_workload_orders", 0);
     plan.blocks = json.at("blocks").get<int>();
     for (const auto& t : json.at("trials")) {
       Trial trial;
@@ -131,6 +152,10 @@ Plan plan_from_json(const nlohmann::json& json) {
       trial.side = *parsed_side;
       trial.block = t.at("block").get<int>();
       trial.position = t.at("position").get<int>();
+      trial.workload_order = t.value("workload_order", std::vector<int>{});
+      if (trial.workload_order != workload_order(plan, trial.block)) {
+        throw bad(fmt::format("trial {} has a workload order the seed does not give", trial.id));
+      }
       const int expected = static_cast<int>(plan.trials.size());
       if (trial.position != expected || trial.id != trial_id(expected)) {
         throw bad(fmt::format("trial {} at position {} is out of order", trial.id, expected));

@@ -31,6 +31,9 @@ struct Trial {
   Side side = Side::a;
   int block = 0;        // 0-based A/B block
   int position = 0;     // 0-based place in the overall order (= the number in the id)
+  // The order its boot runs the workloads in (indices into the experiment's list), the same for
+  // both trials of a block; empty: as listed.
+  std::vector<int> workload_order;
   bool operator==(const Trial&) const = default;
 };
 
@@ -42,6 +45,7 @@ struct Plan {
   Design design = Design::sequential_blocks;
   std::vector<std::string> cpu_sets;  // one lane per host CPU set (empty: one unpinned lane)
   std::uint64_t seed = 0;
+  int workloads = 0;               // drawn orders: how many workloads each boot runs; 0: as listed
   int blocks = 0;                  // boots per side
   std::vector<Trial> trials;       // in execution order
   bool operator==(const Plan&) const = default;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "config/experiment.hpp"
 #include "core/error.hpp"
 
@@ -178,6 +181,49 @@ TEST(Plan, SameGuestHasOneTrialPerBlockWhoseSideRunsFirst) {
   nlohmann::json json = plan_to_json(one);
   json["blocks"] = 7;
   EXPECT_EQ(json_error(json), "plan.json: 6 trials for 7 blocks: the results directory is damaged; start a new run");
+}
+
+}  // namespace
+}  // namespace abvm
+
+namespace abvm {
+namespace {
+
+Experiment three_workloads(int boots, bool drawn) {
+  std::string text =
+      "name = \"p\"\n[sides.A]\nlabel = \"base\"\n[sides.B]\nlabel = \"new\"\ndevice.iommu_platform = true\n"
+      "[[workload]]\nname = \"w0\"\ntype = \"dd\"\n[[workload]]\nname = \"w1\"\ntype = \"dd\"\n"
+      "[[workload]]\nname = \"w2\"\ntype = \"dd\"\n[schedule]\nboots_per_side = " +
+      std::to_string(boots) + "\ndesign = \"co-scheduled\"\n";
+  if (drawn) text += "workload_order = \"drawn\"\n";
+  return load_experiment_text(text, "p.toml", ".");
+}
+
+// schedule.workload_order = "drawn": each block's order is a permutation drawn from (seed, block),
+// the same for both of its trials, stable under extension and recorded in plan.json.
+TEST(Plan, DrawnWorkloadOrdersArePerBlockPermutationsRecordedInThePlan) {
+  EXPECT_TRUE(make_plan(three_workloads(4, false), 9).trials[0].workload_order.empty());
+  const Plan plan = make_plan(three_workloads(300, true), 9);
+  std::map<std::vector<int>, int> seen;
+  for (std::size_t i = 0; i < plan.trials.size(); i += 2) {
+    const Trial& first = plan.trials[i];
+    EXPECT_EQ(first.workload_order, plan.trials[i + 1].workload_order) << "block " << first.block;
+    std::vector<int> sorted = first.workload_order;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, (std::vector<int>{0, 1, 2}));
+    ++seen[first.workload_order];
+  }
+  // All 6 orders occur, each about 50 times in 300 blocks.
+  EXPECT_EQ(seen.size(), 6u);
+  for (const auto& [order, n] : seen) EXPECT_GT(n, 25) << ::testing::PrintToString(order);
+  EXPECT_EQ(extend_plan(make_plan(three_workloads(10, true), 9), 5), make_plan(three_workloads(15, true), 9));
+  EXPECT_EQ(plan_from_json(plan_to_json(plan)), plan);
+  nlohmann::json tampered = plan_to_json(plan);
+  // A hand-edited order the seed does not give is refused (block 0's order reversed).
+  std::vector<int> reversed(plan.trials[0].workload_order.rbegin(), plan.trials[0].workload_order.rend());
+  tampered["trials"][0]["workload_order"] = reversed;
+  EXPECT_THROW(plan_from_json(tampered), Error);
+  EXPECT_NE(describe_plan(make_plan(three_workloads(2, true), 9)).find("workloads"), std::string::npos);
 }
 
 }  // namespace

@@ -247,5 +247,28 @@ TEST_F(PacedTest, ALoneTrialOfAPacedBlockRunsAlone) {
   EXPECT_EQ(sink.results[0].outcome, Outcome::ok) << sink.results[0].detail;
 }
 
+// What each guest is told: its pace from the design's facts, the filler in co-scheduled only, a
+// deadline of its own, and the block's drawn workload order.
+TEST_F(PacedTest, EachGuestIsToldItsPaceAndItsBlocksWorkloadOrder) {
+  spec.workloads.push_back(Workload{.name = "fio-rand", .spec = FioWorkload{}, .repetitions = 2});
+  Trial t{.id = "t0000", .side = Side::a, .workload_order = {1, 0}};
+  GuestJob job = trial_job(spec, t, "0123456789abcdef");
+  EXPECT_EQ(job.pace, Pacing::together);
+  EXPECT_TRUE(job.fill);
+  EXPECT_EQ(job.wait_seconds, 4);  // boot timeout 2 s + 2 x run timeout 1 s
+  ASSERT_EQ(job.steps.size(), 6u);
+  EXPECT_EQ(job.steps[0], (JobStep{.workload = 1, .index = 0}));
+  EXPECT_EQ(job.steps[1], (JobStep{.workload = 1, .index = 1}));
+  EXPECT_EQ(job.steps[2], (JobStep{.workload = 0, .warmup = true, .index = 0}));
+  t.workload_order.clear();
+  EXPECT_TRUE(trial_job(spec, t, "0123456789abcdef").steps.empty()) << "as listed: the agent's default order";
+  spec.design = Design::lockstep;
+  job = trial_job(spec, t, "0123456789abcdef");
+  EXPECT_EQ(job.pace, Pacing::turns);
+  EXPECT_FALSE(job.fill);
+  spec.design = Design::sequential_blocks;
+  EXPECT_EQ(trial_job(spec, t, "0123456789abcdef").pace, Pacing::free);
+}
+
 }  // namespace
 }  // namespace abvm

@@ -30,6 +30,13 @@ GuestJob BlockDesign::job(const ExecutionSpec& spec, const Trial& trial, std::st
   job.wait_seconds = static_cast<int>(
       std::chrono::ceil<std::chrono::seconds>(spec.boot_timeout + 2 * spec.run_timeout).count());
   for (const auto& w : spec.workloads) job.workloads.push_back({.workload = w});
+  if (!trial.workload_order.empty()) {
+    for (const int w : trial.workload_order) {
+      const Workload& work = spec.workloads.at(static_cast<std::size_t>(w));
+      for (int k = 0; k < work.warmup; ++k) job.steps.push_back({.workload = static_cast<std::size_t>(w), .warmup = true, .index = k});
+      for (int k = 0; k < work.repetitions; ++k) job.steps.push_back({.workload = static_cast<std::size_t>(w), .index = k});
+    }
+  }
   return job;
 }
 

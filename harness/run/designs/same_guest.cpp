@@ -14,9 +14,13 @@ std::string side_disk_serial(Side side) { return side == Side::a ? "abvm-scratch
 
 // Each workload's runs alternate between the two sides, the first side starting every other run
 // (first, other, other, first, ...): a side gains nothing from its place.
-std::vector<JobStep> alternating_steps(const std::vector<Workload>& workloads) {
+// Workloads in the trial's order (as listed when it has none).
+std::vector<JobStep> alternating_steps(const std::vector<Workload>& workloads, const std::vector<int>& order) {
+  std::vector<std::size_t> each;
+  for (const int w : order) each.push_back(static_cast<std::size_t>(w));
+  for (std::size_t w = 0; order.empty() && w < workloads.size(); ++w) each.push_back(w);
   std::vector<JobStep> out;
-  for (std::size_t w = 0; w < workloads.size(); ++w) {
+  for (const std::size_t w : each) {
     const std::size_t first = 2 * w, second = 2 * w + 1;  // the job's two workloads of it
     for (const bool warm : {true, false}) {
       const int n = warm ? workloads[w].warmup : workloads[w].repetitions;
@@ -63,7 +67,7 @@ class SameGuest final : public BlockDesign {
       job.workloads.push_back({.workload = spec.workloads[i / 2], .report_name = measured[i].report_name,
                                .disk_serial = measured[i].disk_serial});
     }
-    job.steps = alternating_steps(spec.workloads);
+    job.steps = alternating_steps(spec.workloads, trial.workload_order);
     return job;
   }
 
