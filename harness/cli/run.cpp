@@ -111,7 +111,7 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
     // A fresh random nonce per boot at run time.
     const GuestJob job = trial_job(spec, plan.trials.front(), "0000000000000000");
     out += fmt::format("\n== guest job of trial {} (appended to the initramfs of every trial; trial id, nonce and, in "
-                       "same-guest, the sides' order vary) ==\n", plan.trials.front().id);
+                       "same-guest, the sides' order and, with drawn workload orders, the steps vary) ==\n", plan.trials.front().id);
     out += serialise_job(job);
   }
   std::cout << out << std::flush;

@@ -87,7 +87,7 @@ std::string describe_plan(const Plan& plan) {
   for (const Trial& t : plan.trials) {
     const Side other = t.side == Side::a ? Side::b : Side::a;
     const auto label = [&](Side s) { return fmt::format("{} ({})", to_string(s), s == Side::a ? plan.label_a : plan.label_b); };
-    const std::string order = drawn ? fmt::format("{:<11}", fmt::join(t.workload_order, " ")) : "";
+    const std::string order = drawn ? fmt::format("{:<11}", fmt::format("{}", fmt::join(t.workload_order, " "))) : "";
     out += fmt::format("{:<7} {:>5}  {}{}\n", t.id, t.block, order, both ? label(t.side) + " + " + label(other) : label(t.side));
   }
   return out;

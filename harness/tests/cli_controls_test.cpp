@@ -1,4 +1,4 @@
-// The shipped controls, reduced, on real guests (the `controls` ctest label; issue 11 item 3).
+// The shipped controls, reduced, on real guests (the `controls` ctest label; issues 11 and 19).
 // configs/swiotlb-control.toml (B bounces every DMA through swiotlb) must come out a regression and
 // configs/aa-control.toml (the same side twice) must not, in the design they ship with
 // (co-scheduled): a change to the guest, the driver, the design or the analysis that breaks
@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -63,6 +64,23 @@ TEST(ControlsE2ETest, TheSameSideTwiceIsNoRegression) {
   ASSERT_TRUE(r.analysis.is_object()) << r.err;
   EXPECT_NE(r.analysis["verdict"], "regression");
   for (const auto& m : r.analysis["metrics"]) EXPECT_NE(m["verdict"], "regression") << m["headline"];
+}
+
+// configs/neighbour-control.toml (issue 19 item 3): B limits virtio-blk to one request in flight.
+// The queue-depth-bound fio job must come out a regression, and the single-request dd, which that
+// cannot slow down, neither an improvement nor a regression: its verdict must not depend on its
+// slow neighbour. Every pair of runs overlapped (the paired windows), none was voided.
+TEST(ControlsE2ETest, ASlowNeighbourDoesNotMoveAWorkloadItCannotAffect) {
+  if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
+  const ControlRun r = run_control("neighbour-control");
+  ASSERT_TRUE(r.analysis.is_object()) << r.err;
+  std::map<std::string, std::string> verdicts;
+  for (const auto& m : r.analysis["metrics"]) verdicts[m["name"]] = m["verdict"];
+  EXPECT_EQ(verdicts["fio-rand.write.bandwidth"], "regression") << r.err;
+  EXPECT_EQ(verdicts["fio-rand.write.clat_p50"], "regression") << r.err;
+  EXPECT_NE(verdicts["dd-4k.bandwidth"], "regression") << r.err;
+  EXPECT_NE(verdicts["dd-4k.bandwidth"], "improvement") << r.err;
+  EXPECT_EQ(r.analysis["source"]["design"], "co-scheduled");
 }
 
 }  // namespace
