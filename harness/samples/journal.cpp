@@ -122,10 +122,15 @@ void read_timing_and_overlap(const LineReader& r, JournalEntry& e) {
 }  // namespace
 
 std::optional<std::string> timing_problem(const RunTiming& t) {
-  const std::pair<const char*, double> numbers[] = {
-      {"go", t.go.value_or(0)}, {"start", t.start}, {"end", t.end}, {"load_end", t.load_end}, {"clock_error", t.clock_error}};
+  const std::pair<const char*, double> numbers[] = {{"go", t.go.value_or(0)},
+                                                      {"start", t.start},
+                                                      {"end", t.end},
+                                                      {"load_end", t.load_end},
+                                                      {"clock_error", t.clock_error}};
   for (const auto& [name, value] : numbers) {
-    if (!std::isfinite(value)) return fmt::format("journal field \"timing.{}\" must be a finite number, not {}", name, value);
+    if (!std::isfinite(value)) {
+      return fmt::format("journal field \"timing.{}\" must be a finite number, not {}", name, value);
+    }
   }
   if (!(t.start <= t.end && t.end <= t.load_end)) {
     return fmt::format("journal field \"timing\" must have start <= end <= load_end (a run ends after it starts, its "

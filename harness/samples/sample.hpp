@@ -21,7 +21,8 @@ namespace abvm {
 struct RunTiming {
   std::optional<double> go;   // when the host said go for this run (designs with a barrier); nullopt otherwise
   double start = 0, end = 0;  // the measured run
-  double load_end = 0;        // when this guest's load stopped (the filler after a faster run ended; == end without one)
+  double load_end = 0;        // when this guest's load stopped (after a faster run, when its filler
+                              // ended; == end without one)
   double clock_error = 0;     // half-width (s) of the guest-to-host clock mapping's uncertainty
 
   bool operator==(const RunTiming&) const = default;

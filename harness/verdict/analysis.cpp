@@ -147,7 +147,10 @@ std::optional<OverlapSummary> summarize_overlap(const PairOverlaps& pairs, std::
                    .min = *std::min_element(values.begin(), values.end()),
                    .median = stats::median(values),
                    .threshold = threshold};
-  if (threshold) o.voided = static_cast<std::size_t>(std::count_if(values.begin(), values.end(), [&](double v) { return v < *threshold; }));
+  if (threshold) {
+    o.voided = static_cast<std::size_t>(
+        std::count_if(values.begin(), values.end(), [&](double v) { return v < *threshold; }));
+  }
   return o;
 }
 
