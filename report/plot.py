@@ -14,6 +14,12 @@ Per metric, four kinds:
   order         the value against the overall run order, coloured by side (drift, host interference)
   distribution  both sides' histograms on a log axis with the detected modes shaded
   effect        the ratio B/A with its interval(s) against the margin band
+and a fifth for a metric whose runs carry their timing (runs[].timing, in "runs" or "voided_runs";
+harness/report/plots.cpp expected_plot_kinds asks the same):
+  timeline      the runs of a few blocks on the host's clock, A above B: each measured run a bar from
+                its start to its end, the filler load after it (until its partner's run ended) a
+                lighter bar, the host's go a tick, runs left out for too little overlap hatched; all
+                blocks when there are at most three, else the first and the one with the worst overlap
 
 A plot that fails is listed under "missing" with the reason; the others are still made. When
 matplotlib cannot be imported at all, every plot is missing with that reason and the exit code is
@@ -233,6 +239,91 @@ def plot_effect(plt, report, metric, path):
     return title
 
 
+def timed_runs(metric):
+    """Every run of the metric that carries its timing, listed or left out: (side, run, voided)."""
+    out = []
+    for side in ("a", "b"):
+        for key, voided in (("runs", False), ("voided_runs", True)):
+            for r in (metric.get(side) or {}).get(key) or []:
+                if isinstance(r, dict) and r.get("timing"):
+                    out.append((side, r, voided))
+    return out
+
+
+def kinds_of(metric):
+    return KINDS + (("timeline",) if timed_runs(metric) else ())
+
+
+def timeline_blocks(metric, limit=3):
+    """The blocks the timeline draws, with their runs: all of them up to `limit`, else the first one
+    and the one whose pair overlapped least (the next worst when that is the first)."""
+    by_block = {}
+    for side, r, voided in timed_runs(metric):
+        by_block.setdefault(r.get("block"), []).append((side, r, voided))
+    blocks = sorted(by_block, key=lambda b: (b is None, b if b is not None else 0))
+
+    def worst(b):
+        """The block's smallest pair overlap; None when its runs record none."""
+        return min((r["overlap"] for _, r, _ in by_block[b] if r.get("overlap") is not None), default=None)
+
+    if len(blocks) > limit:
+        by_overlap = sorted(blocks, key=lambda b: (1.0 if worst(b) is None else worst(b), blocks.index(b)))
+        chosen = [blocks[0]] + [b for b in by_overlap if b != blocks[0]][:1]
+        blocks = sorted(chosen, key=blocks.index)
+    return [(b, by_block[b], worst(b)) for b in blocks]
+
+
+def plot_timeline(plt, report, metric, path):
+    """A's and B's runs of a block on one time axis (seconds from the block's first go or start), A
+    above B: where one side's bar has no bar of the other under or above it, that side measured alone."""
+    chosen = timeline_blocks(metric)
+    threshold = (metric.get("overlap") or {}).get("threshold")
+    fig, axes = plt.subplots(len(chosen), 1, figsize=(6.4, 1.4 + 1.25 * len(chosen)), dpi=100, squeeze=False)
+    rows = {"a": 1, "b": 0}
+    for ax, (block, runs, worst) in zip(axes[:, 0], chosen):
+        t0 = min(min(r["timing"]["go"], r["timing"]["start"]) if r["timing"].get("go") is not None
+                 else r["timing"]["start"] for _, r, _ in runs)
+        for side, r, voided in runs:
+            t = r["timing"]
+            y = rows[side]
+            colour = SIDE_COLOURS[side]
+            ax.barh(y, t["end"] - t["start"], left=t["start"] - t0, height=0.55, color=colour,
+                    edgecolor="#b3261e" if voided else "white", linewidth=1.2 if voided else 0.5,
+                    hatch="//" if voided else None, label="measured run")
+            if t["load_end"] > t["end"]:
+                ax.barh(y, t["load_end"] - t["end"], left=t["end"] - t0, height=0.55, color=colour, alpha=0.3,
+                        edgecolor="white", linewidth=0.5, label="filler load until the partner's run ended")
+            if t.get("go") is not None:
+                ax.plot([t["go"] - t0] * 2, [y - 0.36, y + 0.36], color="black", lw=1.2, label="the host's go")
+        ax.set_yticks([1, 0])
+        ax.set_yticklabels([side_label(report, "a"), side_label(report, "b")], fontsize=8)
+        ax.set_ylim(-0.6, 1.6)
+        name = "runs without a block" if block is None else f"block {block}"
+        ax.set_title(f"{name}: " + ("no overlap recorded" if worst is None else
+                                     f"the worst pair overlapped {100 * worst:.1f} %"), fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    axes[-1, 0].set_xlabel("seconds from the block's first go or start (host clock)")
+    handles, names = [], []
+    for ax in axes[:, 0]:
+        for h, n in zip(*ax.get_legend_handles_labels()):
+            if n not in names:
+                handles.append(h)
+                names.append(n)
+    if any(voided for _, runs, _ in chosen for _, _, voided in runs):
+        handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="#b3261e", hatch="//"))
+        names.append("left out: overlap below " + (f"{100 * threshold:.3g} %" if threshold is not None else "the threshold"))
+    fig.legend(handles, names, fontsize=7, loc="lower center", ncol=2, frameon=False)
+    shown = ", ".join("no block" if b is None else str(b) for b, _, _ in chosen)
+    title = f"A's and B's runs on the host's clock (block{'s' if len(chosen) > 1 else ''} {shown})"
+    if runs_omitted(metric):
+        title += ", of an evenly spaced selection of the runs"
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.5 / fig.get_figheight(), 1, 1))
+    fig.savefig(path)
+    plt.close(fig)
+    return title
+
+
 def main(argv):
     if len(argv) != 3:
         print("usage: plot.py ANALYSIS_JSON OUT_DIR", file=sys.stderr)
@@ -260,9 +351,10 @@ def main(argv):
         print(json.dumps(manifest))
         return 0
     os.makedirs(out_dir, exist_ok=True)
-    makers = {"runs": plot_runs, "order": plot_order, "distribution": plot_distribution, "effect": plot_effect}
+    makers = {"runs": plot_runs, "order": plot_order, "distribution": plot_distribution, "effect": plot_effect,
+              "timeline": plot_timeline}
     for i, metric in enumerate(metrics):
-        for kind in KINDS:
+        for kind in kinds_of(metric):
             name = f"m{i}-{kind}.png"
             try:
                 title = makers[kind](plt, report, metric, os.path.join(out_dir, name))

@@ -36,6 +36,10 @@ std::vector<Sample> relabel(const std::vector<Sample>& in, const std::string& pr
     if (s.boot) s.boot = prefix + *s.boot;
     s.block.reset();
     s.order += offset;
+    // A run's partner was the other side of its own run, which a comparison of two runs leaves
+    // behind: its overlap and timing pair nothing here (and would be voided or drawn as if they did).
+    s.overlap.reset();
+    s.timing.reset();
   }
   return out;
 }

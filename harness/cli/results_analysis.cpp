@@ -36,6 +36,9 @@ Decision decide(const Experiment& e, const ResultsDir& dir, double confidence, c
   options.seed = overrides.seed.value_or(e.analysis.seed);
   // Fixed by the design before any data was seen: designs that pair A with B are analysed as pairs.
   options.paired_primary = traits(e.schedule.design).pairs_sides;
+  // Designs whose A and B runs are meant to overlap leave out the pairs that did not; those that
+  // alternate them by intent (lockstep, same-guest, sequential blocks) only show the overlaps.
+  if (traits(e.schedule.design).overlap_by_intent) options.min_overlap = e.schedule.min_overlap;
   Decision d{.analysis = analyze(select_metrics(load_results_dir(dir.root()), e.analysis.metrics), options),
              .source = {.kind = "results", .results_dir = dir.root().string(), .a_label = e.a.label,
                         .b_label = e.b.label, .design = to_string(e.schedule.design),

@@ -869,6 +869,8 @@ class Loader {
     if (auto w = get_string("schedule.workload_order")) s.draw_workload_order = *w == "drawn";
     note("schedule.workload_order", s.draw_workload_order ? "\"drawn\"" : "\"as-listed\"");
     read_design(e, s);
+    s.min_overlap = get_number("schedule.min_overlap").value_or(s.min_overlap);
+    note("schedule.min_overlap", fmt::format("{}", s.min_overlap));
     if (auto seed = get_integer("schedule.seed")) s.seed = static_cast<std::uint64_t>(*seed);
     note("schedule.seed", std::to_string(s.seed));
     s.boot_timeout = get_duration("schedule.boot_timeout").value_or(s.boot_timeout);

@@ -8,6 +8,7 @@
 
 #include "config/design.hpp"
 #include "config/device.hpp"
+#include "config/experiment.hpp"
 #include "config/rules.hpp"
 #include "core/decision_defaults.hpp"
 #include "core/units.hpp"
@@ -216,6 +217,11 @@ std::vector<KeySpec> build_table() {
   add({.path = "schedule.cpu_sets", .type = KeyType::string_list, .default_text = "unset",
        .doc = "host CPU sets, one lane each: a block runs on every set at once, its guests pinned there, e.g. "
               "[\"0\", \"1\"] (sets must not overlap)"});
+  add({.path = "schedule.min_overlap", .type = KeyType::number,
+       .default_text = fmt::format("{}", ScheduleSettings{}.min_overlap),
+       .doc = "in designs whose A and B runs are meant to overlap (co-scheduled), a pair of runs that overlapped less "
+              "than this share is left out of the analysis, with a warning",
+       .range = closed(0, 1)});
   add({.path = "schedule.seed", .type = KeyType::integer, .default_text = "0",
        .doc = "seed of the trial order (0: abvm picks one and records it)", .range = closed(0, kMaxInt63)});
   add({.path = "schedule.boot_timeout", .type = KeyType::duration, .default_text = "\"1m\"",

@@ -30,4 +30,15 @@ std::string format_value(double value, const std::string& unit) {
   return fmt::format("{:.4g} {}", value, unit);
 }
 
+std::string overlap_words(std::uint64_t pairs, double min, double median, std::uint64_t voided,
+                          std::optional<double> threshold) {
+  const auto share = [](double v) { return std::isfinite(v) ? fmt::format("{:.1f} %", v * 100) : std::string("-"); };
+  std::string out = fmt::format("overlap of A's and B's runs: min {}, median {} over {} pair{}", share(min),
+                                share(median), pairs, pairs == 1 ? "" : "s");
+  if (!threshold) return out + "; nothing left out (no minimum asked: only co-scheduled runs must overlap)";
+  const std::string required = fmt::format("{:.3g} %", *threshold * 100);
+  if (voided == 0) return out + fmt::format("; none below the {} required", required);
+  return out + fmt::format("; {} below the {} required, left out", voided, required);
+}
+
 }  // namespace abvm

@@ -51,6 +51,7 @@ const char* kind_caption(const std::string& kind) {
   if (kind == "order") return "value against run order";
   if (kind == "distribution") return "distributions with the detected modes";
   if (kind == "effect") return "effect with its interval against the margin";
+  if (kind == "timeline") return "A's and B's runs of blocks on the host's clock";
   return "plot";
 }
 
@@ -109,7 +110,9 @@ std::string list_items(const std::vector<std::string>& items, const char* css) {
 
 std::string plots_of(const PlotSet& plots, std::size_t metric, const std::string& metric_name) {
   std::string out = "<div class=\"plots\">\n";
-  for (const char* kind : kPlotKinds) {
+  std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
+  kinds.emplace_back(kTimelineKind);
+  for (const std::string& kind : kinds) {
     for (const auto& p : plots.plots) {
       if (p.metric != metric || p.kind != kind) continue;
       out += fmt::format(
@@ -217,6 +220,11 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
                      pvalue(mw.p_holm), mw.exact ? ", exact" : "");
   out += modes_table(m, a_label, b_label);
   if (m.noise) out += noise_paragraph(*m.noise, in.report.margin);
+  if (const auto& o = m.overlap) {
+    std::string words = overlap_words(o->pairs, o->min, o->median, o->voided, o->threshold);
+    words[0] = 'O';  // a sentence here
+    out += "<p class=\"overlap\">" + e(words) + ".</p>\n";
+  }
   if (m.hosts) out += hosts_table(*m.hosts);
   out += "</div>\n";
   out += plots_of(in.plots, i, m.name);

@@ -31,6 +31,15 @@ json listed_runs(const std::vector<Sample>& samples) {
               {"run_in_boot", sample.run_in_boot}};
     r["boot"] = sample.boot ? json(*sample.boot) : json(nullptr);
     r["block"] = sample.block ? json(*sample.block) : json(nullptr);
+    // When it ran and how much its pair overlapped: only runs whose journal recorded them.
+    if (const auto& t = sample.timing) {
+      r["timing"] = {{"go", t->go ? json(*t->go) : json(nullptr)},
+                     {"start", t->start},
+                     {"end", t->end},
+                     {"load_end", t->load_end},
+                     {"clock_error", t->clock_error}};
+    }
+    if (sample.overlap) r["overlap"] = *sample.overlap;
     runs.push_back(std::move(r));
   }
   return runs;
@@ -72,11 +81,22 @@ json hosts_json(const std::optional<HostAgreement>& h) {
           {"disagree", h->disagree}};
 }
 
-json side_json(const SideAnalysis& s) {
+// How much the pairs of runs overlapped; "threshold" null when the design leaves nothing out.
+json overlap_json(const OverlapSummary& o) {
+  return {{"pairs", o.pairs},
+          {"min", number(o.min)},
+          {"median", number(o.median)},
+          {"voided", o.voided},
+          {"threshold", o.threshold ? json(*o.threshold) : json(nullptr)}};
+}
+
+// `with_voided`: the metric's runs record their overlap, so the side lists the runs left out for
+// too little of it (an empty list when none was), in the same shape as "runs".
+json side_json(const SideAnalysis& s, bool with_voided) {
   const auto& x = s.summary;
   json runs = listed_runs(s.samples);
   const std::size_t omitted = s.samples.size() - runs.size();
-  return {{"n", x.n},
+  json out = {{"n", x.n},
           {"median", number(x.median)},
           {"mean", number(x.mean)},
           {"sd", number(x.sd)},
@@ -93,6 +113,8 @@ json side_json(const SideAnalysis& s) {
           {"unit_kind", s.per_boot ? "boot" : "run"},
           {"runs", std::move(runs)},
           {"runs_omitted", omitted}};
+  if (with_voided) out["voided_runs"] = listed_runs(s.voided);
+  return out;
 }
 
 json metric_json(const MetricAnalysis& m) {
@@ -121,8 +143,8 @@ json metric_json(const MetricAnalysis& m) {
   json out = {{"name", m.name},
               {"unit", m.unit},
               {"better", to_string(m.better)},
-              {"a", side_json(m.a)},
-              {"b", side_json(m.b)},
+              {"a", side_json(m.a, m.overlap.has_value())},
+              {"b", side_json(m.b, m.overlap.has_value())},
               {"effect", effect_json(m.effect)},
               {"primary_estimate", to_string(m.primary)},
               {"unpaired_effect", effect_json(m.unpaired)},
@@ -143,6 +165,8 @@ json metric_json(const MetricAnalysis& m) {
               {"warnings", m.warnings},
               {"notes", m.notes}};
   out["runs_needed"] = m.runs_needed ? json(*m.runs_needed) : json(nullptr);
+  // Absent, not null, when no run records its overlap: reports of such runs stay as they were.
+  if (m.overlap) out["overlap"] = overlap_json(*m.overlap);
   return out;
 }
 

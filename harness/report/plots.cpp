@@ -57,6 +57,19 @@ PlotSet all_missing(std::string reason) {
 
 }  // namespace
 
+std::vector<std::string> expected_plot_kinds(const nlohmann::json& metric) {
+  std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
+  bool timed = false;
+  for (const char* side : {"a", "b"}) {
+    for (const char* list : {"runs", "voided_runs"}) {
+      if (!metric.contains(side) || !metric[side].contains(list) || !metric[side][list].is_array()) continue;
+      for (const auto& run : metric[side][list]) timed = timed || (run.is_object() && run.contains("timing"));
+    }
+  }
+  if (timed) kinds.emplace_back(kTimelineKind);
+  return kinds;
+}
+
 std::vector<fs::path> remove_stale_plot_directories(const fs::path& tmp) {
   std::vector<fs::path> stale;
   std::error_code ec;
@@ -156,7 +169,7 @@ PlotSet make_plots(const nlohmann::json& report, const PlotOptions& options) {
   // A plot neither made nor explained is still reported: the reader must never have to guess.
   if (!everything_missing) {
     for (std::size_t i = 0; i < metrics; ++i) {
-      for (const char* kind : kPlotKinds) {
+      for (const std::string& kind : expected_plot_kinds(report["metrics"][i])) {
         if (!accounted.contains({i, kind})) set.missing.push_back({i, kind, "plot.py did not produce it"});
       }
     }

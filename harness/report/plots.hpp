@@ -17,19 +17,26 @@
 
 namespace abvm {
 
-// The kinds plot.py draws per metric, in the order the report shows them.
+// The kinds plot.py draws for every metric, in the order the report shows them.
 inline constexpr const char* kPlotKinds[] = {"runs", "order", "distribution", "effect"};
+// Drawn after them for a metric whose runs carry their timing (analysis.json runs[].timing, in
+// "runs" or "voided_runs" of either side): A's and B's runs of a few blocks on one time axis.
+inline constexpr const char* kTimelineKind = "timeline";
+
+// The kinds of plot one metric of the JSON report gets: kPlotKinds, and kTimelineKind when its
+// runs carry their timing. Each ends up in PlotSet::plots or PlotSet::missing.
+std::vector<std::string> expected_plot_kinds(const nlohmann::json& metric);
 
 struct Plot {
   std::size_t metric = 0;   // index into report["metrics"]
-  std::string kind;         // one of kPlotKinds
+  std::string kind;         // one of kPlotKinds or kTimelineKind
   std::string title;        // plot.py's caption
   std::string png;          // the PNG file's bytes
 };
 
 struct MissingPlot {
   std::optional<std::size_t> metric;   // nullopt: every plot of every metric
-  std::string kind;                    // one of kPlotKinds, or "all"
+  std::string kind;                    // one of kPlotKinds or kTimelineKind, or "all"
   std::string reason;                  // plain words, with what to do
 };
 
@@ -49,8 +56,8 @@ struct PlotOptions {
 PlotOptions default_plot_options();
 
 // Runs plot.py on `report` (the JSON report, schema_version 1) in a fresh temporary directory,
-// which is removed afterwards. Every (metric, kind) pair ends up either in `plots` or in
-// `missing`.
+// which is removed afterwards. Every (metric, kind) pair of expected_plot_kinds ends up either in
+// `plots` or in `missing`.
 PlotSet make_plots(const nlohmann::json& report, const PlotOptions& options);
 
 // Removes the plot directories ("abvm-plots-<pid>-XXXXXX") in `tmp` whose abvm process is dead

@@ -189,6 +189,15 @@ std::optional<ReportHosts> hosts_of(const Node& n) {
   return h;
 }
 
+ReportOverlap overlap_of(const Node& n) {
+  ReportOverlap o{.pairs = n["pairs"].count(),
+                  .voided = n["voided"].count(),
+                  .min = n["min"].number_or_null(),
+                  .median = n["median"].number_or_null()};
+  if (const Node t = n["threshold"]; !t.is_null()) o.threshold = t.number();
+  return o;
+}
+
 ReportMetric metric_of(const Node& n) {
   ReportMetric m{.name = n["name"].str(),
                  .unit = n["unit"].str(),
@@ -204,6 +213,7 @@ ReportMetric metric_of(const Node& n) {
   if (n.has("unpaired_effect")) m.unpaired_effect = effect_of(n["unpaired_effect"]);
   if (n.has("noise")) m.noise = noise_of(n["noise"]);
   if (n.has("hosts")) m.hosts = hosts_of(n["hosts"]);
+  if (n.has("overlap")) m.overlap = overlap_of(n["overlap"]);
   const Node mw = n["mann_whitney"];
   m.mann_whitney = {.u = mw["u"].number_or_null(),
                     .p = mw["p"].number_or_null(),

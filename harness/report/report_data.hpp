@@ -72,6 +72,13 @@ struct ReportHosts {
   bool disagree = false;
 };
 
+// How much the pairs of runs overlapped (analysis.json metrics[].overlap).
+struct ReportOverlap {
+  std::uint64_t pairs = 0, voided = 0;
+  double min = 0, median = 0;         // NaN where the JSON has null
+  std::optional<double> threshold;    // null: the design leaves nothing out
+};
+
 struct ReportMetric {
   std::string name, unit;
   Better better = Better::higher;
@@ -83,6 +90,7 @@ struct ReportMetric {
   std::optional<ReportEffect> unpaired_effect;  // absent in reports of older abvm (effect was it)
   std::optional<ReportNoise> noise;            // absent in reports of older abvm
   std::optional<ReportHosts> hosts;            // a pool's hosts; absent on one host
+  std::optional<ReportOverlap> overlap;        // absent when no run records its overlap
   ReportMannWhitney mann_whitney;
   ReportEffect bootstrap_median_ratio;
   std::vector<ReportMode> modes;

@@ -79,6 +79,9 @@ std::string terminal_report(const Analysis& analysis, const TerminalOptions& opt
                          other->low, other->high, other->method);
     }
     out += noise_line(m.noise, analysis.options.margin, options.seconds_per_block, m.a.per_boot || m.b.per_boot);
+    if (const auto& o = m.overlap) {
+      out += "  " + overlap_words(o->pairs, o->min, o->median, o->voided, o->threshold) + "\n";
+    }
     out += fmt::format("  Mann-Whitney U = {:g}, p = {:.3g} (Holm {:.3g}){}; bootstrap median ratio {:.4f} [{:.4f}, "
                        "{:.4f}]\n",
                        m.mw_u, m.mw_p, m.mw_p_holm, m.mw_exact ? ", exact" : "", m.bootstrap.estimate, m.bootstrap.low,

@@ -85,7 +85,71 @@ void read_guest(const LineReader& r, JournalEntry& e) {
   }
 }
 
+// A number of a nested object ("timing.start"); `null_ok`: null reads as nullopt.
+std::optional<double> nested_number(const LineReader& r, const json& object, const char* key, const char* prefix,
+                                    bool null_ok = false) {
+  const json& v = r.field(object, key, prefix);
+  if (null_ok && v.is_null()) return std::nullopt;
+  if (!v.is_number()) r.wrong_type(key, null_ok ? "a number or null" : "a number", v, prefix);
+  return v.get<double>();
+}
+
+// "timing" and "overlap" are optional (journals before the run stage recorded them have none);
+// when present, strict.
+void read_timing_and_overlap(const LineReader& r, JournalEntry& e) {
+  if (const auto it = r.object().find("timing"); it != r.object().end()) {
+    if (!it->is_object()) r.wrong_type("timing", "an object", *it);
+    RunTiming t;
+    t.go = nested_number(r, *it, "go", "timing.", true);
+    t.start = *nested_number(r, *it, "start", "timing.");
+    t.end = *nested_number(r, *it, "end", "timing.");
+    t.load_end = *nested_number(r, *it, "load_end", "timing.");
+    t.clock_error = *nested_number(r, *it, "clock_error", "timing.");
+    if (auto problem = timing_problem(t)) r.fail(*problem);
+    e.timing = t;
+  }
+  if (const auto it = r.object().find("overlap"); it != r.object().end()) {
+    if (!it->is_object()) r.wrong_type("overlap", "an object", *it);
+    RunOverlap o;
+    o.partner = r.string("partner", *it, "overlap.");
+    o.run = *nested_number(r, *it, "run", "overlap.");
+    o.pair = *nested_number(r, *it, "pair", "overlap.");
+    if (auto problem = overlap_problem(o)) r.fail(*problem);
+    e.overlap = std::move(o);
+  }
+}
+
 }  // namespace
+
+std::optional<std::string> timing_problem(const RunTiming& t) {
+  const std::pair<const char*, double> numbers[] = {{"go", t.go.value_or(0)},
+                                                      {"start", t.start},
+                                                      {"end", t.end},
+                                                      {"load_end", t.load_end},
+                                                      {"clock_error", t.clock_error}};
+  for (const auto& [name, value] : numbers) {
+    if (!std::isfinite(value)) {
+      return fmt::format("journal field \"timing.{}\" must be a finite number, not {}", name, value);
+    }
+  }
+  if (!(t.start <= t.end && t.end <= t.load_end)) {
+    return fmt::format("journal field \"timing\" must have start <= end <= load_end (a run ends after it starts, its "
+                       "load with or after it), not start {}, end {}, load_end {}",
+                       t.start, t.end, t.load_end);
+  }
+  if (t.clock_error < 0) return fmt::format("journal field \"timing.clock_error\" must be >= 0, not {}", t.clock_error);
+  return std::nullopt;
+}
+
+std::optional<std::string> overlap_problem(const RunOverlap& o) {
+  if (o.partner.empty()) return "journal field \"overlap.partner\" must name the partner run's trial, not \"\"";
+  for (const auto& [name, value] : {std::pair{"run", o.run}, std::pair{"pair", o.pair}}) {
+    if (!(value >= 0 && value <= 1)) {
+      return fmt::format("journal field \"overlap.{}\" must be a share between 0 and 1, not {}", name, value);
+    }
+  }
+  return std::nullopt;
+}
 
 std::string to_journal_line(const JournalEntry& e) {
   nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
@@ -118,6 +182,25 @@ std::string to_journal_line(const JournalEntry& e) {
   j["time"] = e.time;
   j["metrics"] = std::move(metrics);
   j["detail"] = e.detail;
+  if (e.timing) {
+    if (auto problem = timing_problem(*e.timing)) throw Error(fmt::format("trial {}: {}", e.trial, *problem));
+    const RunTiming& t = *e.timing;
+    nlohmann::ordered_json jt;
+    jt["go"] = t.go ? nlohmann::ordered_json(*t.go) : nlohmann::ordered_json(nullptr);
+    jt["start"] = t.start;
+    jt["end"] = t.end;
+    jt["load_end"] = t.load_end;
+    jt["clock_error"] = t.clock_error;
+    j["timing"] = std::move(jt);
+  }
+  if (e.overlap) {
+    if (auto problem = overlap_problem(*e.overlap)) throw Error(fmt::format("trial {}: {}", e.trial, *problem));
+    nlohmann::ordered_json jo;
+    jo["partner"] = e.overlap->partner;
+    jo["run"] = e.overlap->run;
+    jo["pair"] = e.overlap->pair;
+    j["overlap"] = std::move(jo);
+  }
   if (!e.kernel_release.empty() || !e.module_params.empty() || !e.facts.empty()) {
     j["guest"] = {{"kernel_release", e.kernel_release}, {"module_params", e.module_params}};
     if (!e.facts.empty()) j["guest"]["facts"] = e.facts;
@@ -201,6 +284,7 @@ JournalEntry parse_journal_line(std::string_view line, std::string_view source,
     e.metrics.push_back(std::move(jm));
   }
   read_guest(r, e);
+  read_timing_and_overlap(r, e);
   if (e.outcome == Outcome::ok && e.metrics.empty())
     r.fail("journal entry has outcome ok but no metrics: an ok run must carry its measurements");
   if (e.outcome != Outcome::ok && !e.metrics.empty())

@@ -12,7 +12,17 @@
 //
 // Every field is required ("block" may be null when the schedule had no A/B blocks), except
 // "guest": what the boot's guest reported of itself (uname -r; the module parameters the kernel
-// held, guest/records.hpp), absent when it reported nothing and in journals older than it. Fields
+// held, guest/records.hpp), absent when it reported nothing and in journals older than it, and
+// "timing" and "overlap" (samples/sample.hpp RunTiming, RunOverlap), absent where not recorded:
+//
+//    "timing":{"go":1764446462.125,"start":1764446462.131,"end":1764446463.402,
+//              "load_end":1764446463.517,"clock_error":0.002},
+//    "overlap":{"partner":"t0006","run":0.995,"pair":0.981}
+//
+// when the run ran on the host's clock ("go" null in designs without a barrier; failed runs may
+// carry it too) and the share of it its partner run's guest was under load. Both are strict when
+// present: finite numbers, start <= end <= load_end, clock_error >= 0, shares in [0, 1], a
+// partner named. Fields
 // a reader does not know are ignored: adding a field does not change journal_version; any
 // change an older reader would misread does, and readers reject versions newer than theirs.
 // Only "ok" runs carry metrics (at least one); any other outcome carries none and says
@@ -64,14 +74,28 @@ struct JournalEntry {
   // What the side is checked against (run/trial.hpp guest_facts): "kernel_version" -> "#1 SMP ...",
   // "virtio_f_access_platform" -> "negotiated", "dma_api_in_use" -> "reported", ...
   std::map<std::string, std::string> facts;
+  // When the run ran and how much its partner overlapped it ("timing", "overlap"; nullopt when
+  // not recorded).
+  using RunTiming = abvm::RunTiming;
+  using RunOverlap = abvm::RunOverlap;
+  std::optional<RunTiming> timing;
+  std::optional<RunOverlap> overlap;
 };
 
+// What is wrong with a run's timing or overlap, in the words of a journal error ("must have start
+// <= end <= load_end, not ..."), or nullopt when it is valid. The writer and the reader both ask.
+std::optional<std::string> timing_problem(const RunTiming& timing);
+std::optional<std::string> overlap_problem(const RunOverlap& overlap);
+
 // One line of JSON, without a newline. Throws Error when a metric value is not finite (the
-// orchestrator should record such a run as invalid-output instead).
+// orchestrator should record such a run as invalid-output instead) or when the timing or the
+// overlap is not valid (timing_problem, overlap_problem): no line is written that reads back
+// as an error.
 std::string to_journal_line(const JournalEntry& entry);
 
 // Strict: a missing or mistyped field, an unknown outcome or side, metrics on a failed run,
-// or a journal_version newer than kJournalVersion -> Error "source:line_no: ..." naming it.
+// an invalid timing or overlap, or a journal_version newer than kJournalVersion -> Error
+// "source:line_no: ..." naming it.
 JournalEntry parse_journal_line(std::string_view line, std::string_view source,
                                 std::size_t line_no);
 

@@ -276,6 +276,8 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
       s.block = e.block;
       s.host = e.host;
       s.source = source;
+      s.timing = e.timing;
+      if (e.overlap) s.overlap = e.overlap->pair;
       builder.add(e.side, m, std::move(s));
     }
   }

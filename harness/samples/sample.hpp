@@ -13,6 +13,31 @@
 
 namespace abvm {
 
+// When a measured run ran, on the host's clock (Unix epoch seconds), mapped from the guest's clock
+// per boot: the evidence that A and B were measured under the same conditions. Where designs run
+// A and B at once, the faster guest keeps a filler load going after its measured run until its
+// partner's run ends (load_end), so that neither side measures alone. Invariant (the journal
+// checks it): start <= end <= load_end, every number finite, clock_error >= 0.
+struct RunTiming {
+  std::optional<double> go;   // when the host said go for this run (designs with a barrier); nullopt otherwise
+  double start = 0, end = 0;  // the measured run
+  double load_end = 0;        // when this guest's load stopped (after a faster run, when its filler
+                              // ended; == end without one)
+  double clock_error = 0;     // half-width (s) of the guest-to-host clock mapping's uncertainty
+
+  bool operator==(const RunTiming&) const = default;
+};
+
+// How much of a run its partner run's guest was under load (measured run or filler). The partner
+// is the run of the same block and workload with the same run index on the other side.
+struct RunOverlap {
+  std::string partner;        // the partner's trial id
+  double run = 0;             // share (0..1) of this run's [start,end] during which the partner was under load
+  double pair = 0;            // min of the two runs' shares: what the pair is judged by (same value on both lines)
+
+  bool operator==(const RunOverlap&) const = default;
+};
+
 struct Sample {
   double value = 0;
   // 0-based position of this run in the overall order of the experiment (both sides).
@@ -24,6 +49,11 @@ struct Sample {
   std::optional<int> block;            // A/B block number when the schedule interleaved blocks
   std::string host;                    // the host that ran it, when known (a pool's blocks differ)
   std::string source;                  // "file:line" where the value came from (for messages)
+  // When the run ran (journals that record it; nullopt otherwise), for the plots, and the overlap
+  // of its pair (RunOverlap::pair): designs whose runs are meant to overlap leave out the pairs
+  // that overlapped too little (verdict/analysis.hpp AnalysisOptions::min_overlap).
+  std::optional<RunTiming> timing;
+  std::optional<double> overlap;
 };
 
 // One metric of a comparison: the same named quantity measured on both sides.

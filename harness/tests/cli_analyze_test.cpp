@@ -207,3 +207,40 @@ TEST_F(CliAnalyze, ResultsDirectoryReproducesItsAnalysisAndSaysWhatTheCommandLin
   EXPECT_EQ(w["options"]["seed"], 7);
   EXPECT_EQ(w["metrics"].size(), 1u);
 }
+
+// `abvm analyze RESULTS_DIR` leaves out the pairs of runs that overlapped less than the
+// experiment's schedule.min_overlap, in co-scheduled runs only: the results-co-scheduled fixture's
+// dd pairs at 0.62 and 0.9 (data/report/README.md). Lockstep alternates its runs by intent: the
+// overlaps are shown, nothing is left out.
+TEST_F(CliAnalyze, ResultsDirectoryLeavesOutPairsThatOverlappedTooLittleWhenTheDesignOverlapsThem) {
+  const auto analyze_with = [&](const std::string& name, const std::string& schedule_edit) {
+    const fs::path dir = dir_ / name;
+    fs::copy(std::string(ABVM_TEST_DATA) + "/report/results-co-scheduled", dir, fs::copy_options::recursive);
+    std::string config = read_file(dir / "config.toml");
+    config.replace(config.find("design = \"co-scheduled\""), std::string("design = \"co-scheduled\"").size(),
+                   schedule_edit);
+    write_file_atomic(dir / "config.toml", config);
+    const ResultsDir results(dir);
+    write_manifest(results, {.abvm_version = "test", .config = dir / "config.toml", .config_dir = dir,
+                             .started = "2026-11-29T00:00:00Z", .status = RunStatus::complete});
+    write_file_atomic(results.plan(), "{}\n");
+    const std::string out = (dir_ / (name + ".json")).string();
+    const auto r = abvm_run({"analyze", dir.string(), "--json", out});
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4) << r.err;
+    EXPECT_EQ(r.err, "");
+    return nlohmann::json::parse(read_file(out))["metrics"][0]["overlap"];
+  };
+  const auto co = analyze_with("co", "design = \"co-scheduled\"");
+  EXPECT_EQ(co["threshold"], 0.95);
+  EXPECT_EQ(co["voided"], 2);
+  EXPECT_EQ(co["pairs"], 24);
+  const auto lenient = analyze_with("lenient", "design = \"co-scheduled\"\nmin_overlap = 0.5");
+  EXPECT_EQ(lenient["threshold"], 0.5);
+  EXPECT_EQ(lenient["voided"], 0);
+  const auto strict = analyze_with("strict", "design = \"co-scheduled\"\nmin_overlap = 0.95");
+  EXPECT_EQ(strict["voided"], 2);
+  const auto lockstep = analyze_with("lockstep", "design = \"lockstep\"");
+  EXPECT_TRUE(lockstep["threshold"].is_null());
+  EXPECT_EQ(lockstep["voided"], 0);
+  EXPECT_EQ(lockstep["min"], 0.62);
+}

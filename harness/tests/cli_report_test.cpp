@@ -210,4 +210,15 @@ TEST(CliReport, CompareSamplesKeepsBootsApartAndOrdersTheNewRunAfterTheBaseline)
   EXPECT_EQ(dropped, std::vector<std::string>{"fio-seqwrite.write.clat_mean"});
   fewer.metrics.clear();
   EXPECT_THROW(cli::compare_samples(base, fewer, Side::b, dropped), Error);
+
+  // Runs that recorded their pair's overlap and timing: the pairs stay behind in their own run.
+  const SampleSet co = load_results_dir(report_data("report/results-co-scheduled"));
+  ASSERT_TRUE(co.metrics[0].b[0].overlap.has_value());
+  const SampleSet across = cli::compare_samples(co, co, Side::b, dropped);
+  for (const auto* side : {&across.metrics[0].a, &across.metrics[0].b}) {
+    for (const Sample& x : *side) {
+      EXPECT_FALSE(x.overlap.has_value());
+      EXPECT_FALSE(x.timing.has_value());
+    }
+  }
 }

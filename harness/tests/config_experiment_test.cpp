@@ -152,6 +152,8 @@ TEST(ConfigExperiment, ErrorsNameFileLineAndKey) {
        "demo.toml:8: key 'disk.size': invalid size '1Q': write a whole number of bytes with an optional K, M, G "
        "or T suffix (binary: 1K = 1024), e.g. \"512K\", \"8M\", \"1G\""},
       {"[disk]\nsize = \"1K\"\n", "demo.toml:8: key 'disk.size' = \"1K\" is out of range: use 1M..1T"},
+      {"[schedule]\nmin_overlap = 1.5\n", "demo.toml:8: key 'schedule.min_overlap' = 1.5 is out of range: use 0..1"},
+      {"[schedule]\nmin_overlap = \"high\"\n", "demo.toml:8: key 'schedule.min_overlap' must be a number, not a string"},
       {"[schedule]\nconsole_limit = \"1K\"\n",
        "demo.toml:8: key 'schedule.console_limit' = \"1K\" is out of range: use 64K..1G"},
       {"[device]\ncache = \"fast\"\n",
@@ -347,6 +349,14 @@ TEST(ConfigExperiment, DesignDefaultsToSequentialBlocksUnpinned) {
   const Experiment e = load(kBase);
   EXPECT_EQ(e.schedule.design, Design::sequential_blocks);
   EXPECT_TRUE(e.schedule.cpu_sets.empty());
+}
+
+TEST(ConfigExperiment, MinOverlapDefaultsTo95PercentAndIsRead) {
+  EXPECT_EQ(load(kBase).schedule.min_overlap, 0.95);
+  const Experiment e = load(kBase + "[schedule]\ndesign = \"co-scheduled\"\nmin_overlap = 0.8\n");
+  EXPECT_EQ(e.schedule.min_overlap, 0.8);
+  EXPECT_NE(describe_effective_config(e).find("schedule.min_overlap"), std::string::npos);
+  EXPECT_EQ(load(kBase + "[schedule]\nmin_overlap = 1\n").schedule.min_overlap, 1.0);
 }
 
 TEST(ConfigExperiment, DesignsWithTwoGuestsPinToCpuZeroUnlessTold) {

@@ -317,3 +317,31 @@ TEST(ReportData, MismatchedSidesAreSaidFirstAndWithTheVerdict) {
   s.failures[0].outcome = "timeout";
   EXPECT_EQ(terminal_report(analyze(s, {})).find("BUT THE SIDES"), std::string::npos);
 }
+
+// The overlap of a co-scheduled run's pairs reads back; absent in reports of runs that record none;
+// strict when present.
+TEST(ReportData, OverlapReadsBackAndIsStrict) {
+  AnalysisOptions options;
+  options.paired_primary = true;
+  options.min_overlap = 0.95;
+  const json j = demo_json(analyze(load_results_dir(report_data("report/results-co-scheduled")), options));
+  const ReportData r = read_report_data(j, kAnalysis);
+  ASSERT_TRUE(r.metrics[0].overlap.has_value());
+  EXPECT_EQ(r.metrics[0].overlap->pairs, 24u);
+  EXPECT_EQ(r.metrics[0].overlap->voided, 2u);
+  EXPECT_EQ(r.metrics[0].overlap->min, 0.62);
+  EXPECT_EQ(r.metrics[0].overlap->median, 0.997);
+  EXPECT_EQ(r.metrics[0].overlap->threshold, 0.95);
+  EXPECT_FALSE(read_report_data(demo_json(demo_analysis()), kAnalysis).metrics[0].overlap.has_value());
+
+  json bad = j;
+  bad["metrics"][0]["overlap"]["voided"] = "two";
+  EXPECT_EQ(report_error(bad), "r/analysis.json: metrics[0].overlap.voided is \"two\", not an integer >= 0; "
+                               "regenerate it with abvm analyze r");
+  bad = j;
+  bad["metrics"][0]["overlap"].erase("threshold");
+  EXPECT_EQ(report_error(bad), "r/analysis.json: metrics[0].overlap.threshold is missing; regenerate it with abvm analyze r");
+  bad = j;
+  bad["metrics"][0]["overlap"]["threshold"] = nullptr;
+  EXPECT_FALSE(read_report_data(bad, kAnalysis).metrics[0].overlap->threshold.has_value());
+}

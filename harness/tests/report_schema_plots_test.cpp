@@ -191,3 +191,82 @@ TEST(ReportPlots, DirectoriesLeftByADeadAbvmAreRemovedOthersKept) {
   for (const auto& e : std::filesystem::directory_iterator(tmp.path())) n += e.is_directory();
   EXPECT_EQ(n, 3u);
 }
+
+namespace {
+
+json co_scheduled_report() {
+  AnalysisOptions options;
+  options.paired_primary = true;
+  options.min_overlap = 0.95;
+  const SampleSet s = load_results_dir(report_data("report/results-co-scheduled"));
+  return json_report(analyze(s, options), {.kind = "results", .results_dir = "results-co-scheduled",
+                                           .design = "co-scheduled"});
+}
+
+}  // namespace
+
+// The overlap per metric, the timing and overlap per run, the voided runs: valid, and strict.
+TEST(ReportSchema, OverlapAndTimingAreValidAndChecked) {
+  if (!have_jsonschema()) ABVM_SKIP_WITHOUT("python3-jsonschema is not installed (harness/setup.sh installs it)");
+  ReportTempDir tmp;
+  const json good = co_scheduled_report();
+  ASSERT_TRUE(good["metrics"][0].contains("overlap"));
+  EXPECT_EQ(validate(good, tmp), "");
+  json j = good;
+  j["metrics"][0]["overlap"]["voided"] = -1;
+  EXPECT_THAT(validate(j, tmp), HasSubstr("less than the minimum of 0"));
+  j = good;
+  j["metrics"][0]["overlap"].erase("pairs");
+  EXPECT_THAT(validate(j, tmp), HasSubstr("'pairs' is a required property"));
+  j = good;
+  j["metrics"][0]["a"]["runs"][0]["overlap"] = 1.5;
+  EXPECT_THAT(validate(j, tmp), HasSubstr("1.5 is greater than the maximum of 1"));
+  j = good;
+  j["metrics"][0]["a"]["voided_runs"][0]["timing"].erase("load_end");
+  EXPECT_THAT(validate(j, tmp), HasSubstr("'load_end' is a required property"));
+  j = good;
+  j["source"]["design"] = "lockstep";
+  EXPECT_EQ(validate(j, tmp), "") << "every design is a valid source";
+}
+
+// A metric whose runs carry their timing gets a fifth plot: its blocks on the host's clock, A above
+// B; with more than three blocks, the first one and the one with the worst overlap (dd: block 2, at
+// 0.62). The other metrics' kinds are unchanged.
+TEST(ReportPlots, TimelineOfTheFirstAndTheWorstBlockWhenRunsCarryTheirTiming) {
+  if (!have_matplotlib()) ABVM_SKIP_WITHOUT("python3-matplotlib is not installed (harness/setup.sh installs it)");
+  const json report = co_scheduled_report();
+  EXPECT_EQ(expected_plot_kinds(report["metrics"][0]),
+            (std::vector<std::string>{"runs", "order", "distribution", "effect", "timeline"}));
+  EXPECT_EQ(expected_plot_kinds(demo_report()["metrics"][0]).size(), 4u);
+  PlotOptions o = default_plot_options();
+  o.python = "/usr/bin/python3";
+  const PlotSet set = make_plots(report, o);
+  for (const auto& m : set.missing) ADD_FAILURE() << m.kind << ": " << m.reason;
+  ASSERT_EQ(set.plots.size(), 10u);
+  const Plot& timeline = set.plots[4];
+  EXPECT_EQ(timeline.metric, 0u);
+  EXPECT_EQ(timeline.kind, "timeline");
+  EXPECT_EQ(timeline.title, "A's and B's runs on the host's clock (blocks 0, 2)");
+  ASSERT_GT(timeline.png.size(), 5000u);
+  EXPECT_EQ(timeline.png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_EQ(set.plots[9].kind, "timeline");
+
+  // A plot.py that draws no timeline: the report says it is missing, with the reason.
+  ReportTempDir tmp;
+  const auto script = tmp / "no-timeline.py";
+  std::ofstream(script) << "import json, os, sys\n"
+                           "os.makedirs(sys.argv[2])\n"
+                           "plots = []\n"
+                           "for i in range(2):\n"
+                           "    for kind in ('runs', 'order', 'distribution', 'effect'):\n"
+                           "        name = f'm{i}-{kind}.png'\n"
+                           "        open(os.path.join(sys.argv[2], name), 'wb').write(b'png')\n"
+                           "        plots.append({'metric': i, 'kind': kind, 'title': kind, 'file': name})\n"
+                           "print(json.dumps({'plots': plots, 'missing': []}))\n";
+  o.script = script;
+  const PlotSet partial = make_plots(report, o);
+  EXPECT_EQ(partial.plots.size(), 8u);
+  ASSERT_EQ(partial.missing.size(), 2u);
+  EXPECT_EQ(partial.missing[0].kind, "timeline");
+  EXPECT_EQ(partial.missing[0].reason, "plot.py did not produce it");
+}

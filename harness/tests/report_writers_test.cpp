@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "core/error.hpp"
@@ -12,6 +13,7 @@
 #include "report/json_report.hpp"
 #include "report/junit.hpp"
 #include "report/plots.hpp"
+#include "report/terminal.hpp"
 #include "report_test_support.hpp"
 #include "samples/load.hpp"
 #include "verdict/analysis.hpp"
@@ -282,4 +284,94 @@ TEST_F(ReportHtmlDemo, SaysWhichPlotsAreMissingAndWhy) {
 TEST_F(ReportHtmlDemo, TemplateWithoutPlaceholderIsAnError) {
   in_.template_html = "<html>{{body}}</html>";
   EXPECT_THROW(html_report(in_), Error);
+}
+
+// ---- overlap of A's and B's runs (co-scheduled) ---------------------------------------------
+// The results-co-scheduled fixture (data/report/README.md): dd-write.bandwidth has 24 pairs, two of
+// them drifted apart to 0.62 (block 2 run 1) and 0.9 (block 5 run 0), every other one at 0.9969-0.9992,
+// median 0.997; fio-seqwrite.write.clat_mean 8 pairs at 0.997. Figures read off the journal, not
+// off abvm's output.
+
+namespace {
+
+Analysis co_scheduled_analysis() {
+  AnalysisOptions options;
+  options.paired_primary = true;
+  options.min_overlap = 0.95;
+  return analyze(load_results_dir(report_data("report/results-co-scheduled")), options);
+}
+
+json co_scheduled_report() {
+  return pinned(json_report(co_scheduled_analysis(),
+                            {.kind = "results", .results_dir = "results-co-scheduled", .a_label = "direct",
+                             .b_label = "dma-api", .design = "co-scheduled"}));
+}
+
+}  // namespace
+
+TEST(ReportJson, OverlapPerMetricAndTimingPerRun) {
+  const json j = co_scheduled_report();
+  const json& dd = j["metrics"][0];
+  ASSERT_EQ(dd["name"], "dd-write.bandwidth");
+  EXPECT_EQ(dd["overlap"], json::parse(R"({"pairs": 24, "min": 0.62, "median": 0.997, "voided": 2, "threshold": 0.95})"));
+  // 8 boots x 3 runs per side, 2 runs of each side left out and listed apart.
+  EXPECT_EQ(dd["a"]["n"], 22);
+  EXPECT_EQ(dd["a"]["runs"].size(), 22u);
+  ASSERT_EQ(dd["a"]["voided_runs"].size(), 2u);
+  ASSERT_EQ(dd["b"]["voided_runs"].size(), 2u);
+  EXPECT_EQ(dd["a"]["voided_runs"][0]["block"], 2);
+  EXPECT_EQ(dd["a"]["voided_runs"][0]["run_in_boot"], 1);
+  EXPECT_EQ(dd["a"]["voided_runs"][0]["overlap"], 0.62);
+  EXPECT_EQ(dd["b"]["voided_runs"][1]["block"], 5);
+  EXPECT_EQ(dd["b"]["voided_runs"][1]["overlap"], 0.9);
+  EXPECT_TRUE(std::any_of(dd["warnings"].begin(), dd["warnings"].end(), [](const json& w) {
+    return w.get<std::string>().starts_with("2 of 24 pairs of runs of dd-write.bandwidth overlapped less than the 95 % "
+                                            "schedule.min_overlap asks (the worst 62 %)");
+  }));
+  // The journal's first line: t0000 (A) run 0 of block 0.
+  const json& first = dd["a"]["runs"][0];
+  EXPECT_EQ(first["overlap"], 0.9969);
+  EXPECT_EQ(first["timing"], json::parse(R"({"go": 1764446405.0, "start": 1764446405.001, "end": 1764446405.979769,
+                                              "load_end": 1764446406.07121, "clock_error": 0.0005})"));
+  const json& fio = j["metrics"][1];
+  EXPECT_EQ(fio["overlap"]["pairs"], 8);
+  EXPECT_EQ(fio["overlap"]["voided"], 0);
+  EXPECT_EQ(fio["overlap"]["min"], 0.997);
+  EXPECT_EQ(fio["a"]["voided_runs"], json::array());
+
+  // Runs that record nothing: no "overlap", no "timing", no "voided_runs" (the seed golden is unchanged).
+  const json demo = demo_report();
+  EXPECT_FALSE(demo["metrics"][0].contains("overlap"));
+  EXPECT_FALSE(demo["metrics"][0]["a"].contains("voided_runs"));
+  EXPECT_FALSE(demo["metrics"][0]["a"]["runs"][0].contains("timing"));
+}
+
+TEST(ReportTerminal, OneLinePerMetricOnTheOverlap) {
+  const std::string text = terminal_report(co_scheduled_analysis());
+  EXPECT_THAT(text, HasSubstr("\n  overlap of A's and B's runs: min 62.0 %, median 99.7 % over 24 pairs; 2 below the 95 % "
+                              "required, left out\n"));
+  EXPECT_THAT(text, HasSubstr("\n  overlap of A's and B's runs: min 99.7 %, median 99.7 % over 8 pairs; none below the "
+                              "95 % required\n"));
+  EXPECT_THAT(terminal_report(analyze(load_results_dir(report_data("report/results-demo")), {})),
+              Not(HasSubstr("overlap of A's and B's runs")));
+  // A design whose runs alternate by intent: shown, nothing left out.
+  AnalysisOptions lockstep;
+  lockstep.paired_primary = true;
+  EXPECT_THAT(terminal_report(analyze(load_results_dir(report_data("report/results-co-scheduled")), lockstep)),
+              HasSubstr("over 24 pairs; nothing left out (no minimum asked: only co-scheduled runs must overlap)\n"));
+}
+
+TEST(ReportHtml, SaysHowMuchTheRunsOverlappedAndShowsTheTimeline) {
+  HtmlInputs in;
+  in.report = read_report_data(co_scheduled_report(), {.file = "analysis.json", .advice = "regenerate it"});
+  in.template_html = load_html_template();
+  in.title = "co-scheduled";
+  in.plots.plots.push_back({0, "timeline", "A's and B's runs on the host's clock (blocks 0, 2)", kTinyPng});
+  const std::string h = html_report(in);
+  EXPECT_THAT(h, HasSubstr("<p class=\"overlap\">Overlap of A&#39;s and B&#39;s runs: min 62.0 %, median 99.7 % over 24 "
+                           "pairs; 2 below the 95 % required, left out.</p>"));
+  EXPECT_THAT(h, HasSubstr("over 8 pairs; none below the 95 % required.</p>"));
+  EXPECT_THAT(h, HasSubstr("<figure class=\"plot plot-timeline\">"));
+  EXPECT_THAT(h, HasSubstr("dd-write.bandwidth: A&#39;s and B&#39;s runs on the host&#39;s clock (blocks 0, 2)"));
+  EXPECT_THAT(h, HasSubstr("overlapped less than the 95 % schedule.min_overlap asks"));
 }

@@ -342,3 +342,111 @@ TEST(Journal, GuestFactsRoundTripAndAreStrict) {
 
 }  // namespace
 }  // namespace abvm
+
+namespace abvm {
+namespace {
+
+JournalEntry timed_entry() {
+  JournalEntry e = sample_entry();
+  e.timing = RunTiming{.go = 1764446405.0, .start = 1764446405.001, .end = 1764446405.979769,
+                       .load_end = 1764446406.07121, .clock_error = 0.0005};
+  e.overlap = RunOverlap{.partner = "t0006", .run = 0.9969, .pair = 0.9969};
+  return e;
+}
+
+// When the run ran and how much its partner overlapped it: written after "detail" in the documented
+// order, read back exactly (doubles round-trip), "go" null without a barrier.
+TEST(Journal, TimingAndOverlapRoundTrip) {
+  const std::string line = to_journal_line(timed_entry());
+  EXPECT_NE(line.find(R"("detail":"","timing":{"go":1764446405.0,"start":1764446405.001,"end":1764446405.979769,)"
+                      R"("load_end":1764446406.07121,"clock_error":0.0005},)"
+                      R"("overlap":{"partner":"t0006","run":0.9969,"pair":0.9969}})"),
+            std::string::npos)
+      << line;
+  const JournalEntry back = parse_journal_line(line, "j", 1);
+  EXPECT_EQ(back.timing, timed_entry().timing);
+  EXPECT_EQ(back.overlap, timed_entry().overlap);
+
+  // No barrier: "go" is null. A failed run may carry its timing too.
+  JournalEntry f = timed_entry();
+  f.timing->go.reset();
+  f.outcome = Outcome::timeout;
+  f.metrics.clear();
+  f.overlap.reset();
+  const std::string failed = to_journal_line(f);
+  EXPECT_NE(failed.find(R"("timing":{"go":null,"start":)"), std::string::npos) << failed;
+  EXPECT_EQ(failed.find("\"overlap\""), std::string::npos) << failed;
+  const JournalEntry fb = parse_journal_line(failed, "j", 2);
+  ASSERT_TRUE(fb.timing.has_value());
+  EXPECT_FALSE(fb.timing->go.has_value());
+  EXPECT_EQ(fb.timing->end, 1764446405.979769);
+  EXPECT_FALSE(fb.overlap.has_value());
+
+  // Journals older than them have neither.
+  const JournalEntry old = parse_journal_line(to_journal_line(sample_entry()), "j", 3);
+  EXPECT_FALSE(old.timing.has_value());
+  EXPECT_FALSE(old.overlap.has_value());
+  EXPECT_EQ(to_journal_line(sample_entry()).find("timing"), std::string::npos);
+
+  // The names the run stage may spell either way.
+  JournalEntry::RunTiming t = *timed_entry().timing;
+  EXPECT_EQ(t.start, 1764446405.001);
+}
+
+class JournalBadTiming : public ::testing::TestWithParam<BadLine> {};
+
+TEST_P(JournalBadTiming, IsRejectedWithFileLineAndField) {
+  std::string line = to_journal_line(timed_entry());
+  const BadLine& c = GetParam();
+  const std::size_t at = line.find(c.from);
+  ASSERT_NE(at, std::string::npos) << c.from;
+  line.replace(at, std::string(c.from).size(), c.to);
+  EXPECT_EQ(error_of([&] { parse_journal_line(line, "j.jsonl", 9); }), std::string("j.jsonl:9: ") + c.message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, JournalBadTiming,
+    ::testing::Values(
+        BadLine{R"("timing":{"go":1764446405.0,)", R"("timing":[1],"x":{"go":1764446405.0,)",
+                R"(journal field "timing" must be an object, not [1])"},
+        BadLine{R"("go":1764446405.0)", R"("go":"now")", R"(journal field "timing.go" must be a number or null, not "now")"},
+        BadLine{R"("start":1764446405.001,)", "", R"(journal entry has no field "timing.start")"},
+        BadLine{R"("end":1764446405.979769)", R"("end":null)", R"(journal field "timing.end" must be a number, not null)"},
+        BadLine{R"("end":1764446405.979769)", R"("end":1764446405.0)",
+                R"(journal field "timing" must have start <= end <= load_end (a run ends after it starts, its load )"
+                R"(with or after it), not start 1764446405.001, end 1764446405, load_end 1764446406.07121)"},
+        BadLine{R"("load_end":1764446406.07121)", R"("load_end":1764446405.5)",
+                R"(journal field "timing" must have start <= end <= load_end (a run ends after it starts, its load )"
+                R"(with or after it), not start 1764446405.001, end 1764446405.979769, load_end 1764446405.5)"},
+        BadLine{R"("clock_error":0.0005)", R"("clock_error":-0.001)",
+                R"(journal field "timing.clock_error" must be >= 0, not -0.001)"},
+        BadLine{R"(,"clock_error":0.0005)", "", R"(journal entry has no field "timing.clock_error")"},
+        BadLine{R"("overlap":{"partner":"t0006",)", R"("overlap":0.99,"x":{"partner":"t0006",)",
+                R"(journal field "overlap" must be an object, not 0.99)"},
+        BadLine{R"("partner":"t0006")", R"("partner":6)", R"(journal field "overlap.partner" must be a string, not 6)"},
+        BadLine{R"("partner":"t0006")", R"("partner":"")",
+                R"(journal field "overlap.partner" must name the partner run's trial, not "")"},
+        BadLine{R"("run":0.9969)", R"("run":1.5)", R"(journal field "overlap.run" must be a share between 0 and 1, not 1.5)"},
+        BadLine{R"("pair":0.9969)", R"("pair":-0.25)",
+                R"(journal field "overlap.pair" must be a share between 0 and 1, not -0.25)"},
+        BadLine{R"(,"pair":0.9969)", "", R"(journal entry has no field "overlap.pair")"}));
+
+// The writer refuses what the reader would: a journal never holds a line that reads back as an error.
+TEST(Journal, InvalidTimingOrOverlapIsNotWritten) {
+  JournalEntry e = timed_entry();
+  e.timing->load_end = e.timing->end - 1;
+  EXPECT_EQ(error_of([&] { to_journal_line(e); }),
+            "trial t0007: journal field \"timing\" must have start <= end <= load_end (a run ends after it starts, "
+            "its load with or after it), not start 1764446405.001, end 1764446405.979769, load_end 1764446404.979769");
+  e = timed_entry();
+  e.timing->go = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(error_of([&] { to_journal_line(e); }),
+            "trial t0007: journal field \"timing.go\" must be a finite number, not inf");
+  e = timed_entry();
+  e.overlap->pair = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(error_of([&] { to_journal_line(e); }),
+            "trial t0007: journal field \"overlap.pair\" must be a share between 0 and 1, not nan");
+}
+
+}  // namespace
+}  // namespace abvm

@@ -345,3 +345,33 @@ TEST(Load, JournalMetricWithChangingUnit) {
 
 }  // namespace
 }  // namespace abvm
+
+namespace abvm {
+namespace {
+
+// A run's timing and its pair's overlap reach its samples, for the analysis and the plots; runs
+// without them have none.
+TEST(Load, JournalTimingAndPairOverlapReachTheSamples) {
+  auto entries = read_journal(test::data("journal/results-ok/journal.jsonl"));
+  ASSERT_GE(entries.size(), 2u);
+  entries[0].timing = RunTiming{.go = 100.0, .start = 100.5, .end = 101.5, .load_end = 102.0, .clock_error = 0.01};
+  entries[0].overlap = RunOverlap{.partner = "t0002", .run = 0.97, .pair = 0.8};
+  const SampleSet set = load_journal_samples(entries);
+  const Sample& first = set.metrics.at(0).a.at(0);
+  ASSERT_TRUE(first.overlap.has_value());
+  EXPECT_EQ(*first.overlap, 0.8) << "the pair's, not the run's own share";
+  EXPECT_EQ(first.timing, entries[0].timing);
+  EXPECT_FALSE(set.metrics[0].a.at(1).overlap.has_value());
+  EXPECT_FALSE(set.metrics[0].a.at(1).timing.has_value());
+
+  const SampleSet fixture = load_results_dir(test::data("report/results-co-scheduled"));
+  const Sample& s = fixture.metrics.at(0).a.at(0);  // t0000 run 0, the journal's first line
+  ASSERT_TRUE(s.timing && s.overlap);
+  EXPECT_EQ(*s.overlap, 0.9969);
+  EXPECT_EQ(s.timing->go, 1764446405.0);
+  EXPECT_EQ(s.timing->start, 1764446405.001);
+  EXPECT_EQ(s.timing->load_end, 1764446406.07121);
+}
+
+}  // namespace
+}  // namespace abvm

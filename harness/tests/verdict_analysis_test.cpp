@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <optional>
 
 #include "core/error.hpp"
 
@@ -449,6 +451,188 @@ TEST(VerdictAnalysis, APoolsHostsGetTheirOwnEffectsAndATestOfAgreement) {
   EXPECT_TRUE(any_contains(disagree.warnings, "The hosts disagree about the effect beyond chance"));
 
   EXPECT_FALSE(analyze(pool_blocks({0}, 16), options).metrics[0].hosts.has_value());
+}
+
+}  // namespace
+}  // namespace abvm
+
+namespace abvm {
+namespace {
+
+// `blocks` A/B blocks of 3 runs per boot: ln A = a_ln(k) and ln B = b_ln(k) in block k, each boot's
+// runs at its value and ±0.05 around it; each run's pair overlap is overlap(k, run) (nullopt: none).
+SampleSet blocks_of(int blocks, const std::function<double(int)>& a_ln, const std::function<double(int)>& b_ln,
+                    const std::function<std::optional<double>(int, int)>& overlap = {}) {
+  MetricSamples m{.name = "bw", .unit = "B/s", .better = Better::higher};
+  std::int64_t order = 0;
+  for (int k = 0; k < blocks; ++k) {
+    for (Side side : {Side::a, Side::b}) {
+      for (int run = 0; run < 3; ++run) {
+        const double ln = (side == Side::a ? a_ln(k) : b_ln(k)) + 0.05 * (run - 1);
+        (side == Side::a ? m.a : m.b)
+            .push_back({.value = 1e9 * std::exp(ln), .order = order++, .order_known = true,
+                        .boot = std::string(to_string(side)) + std::to_string(k), .run_in_boot = run, .block = k,
+                        .overlap = overlap ? overlap(k, run) : std::nullopt});
+      }
+    }
+  }
+  SampleSet s;
+  s.metrics.push_back(std::move(m));
+  return s;
+}
+
+// The host factor shared by A and B (±0.1), B 1 % faster or slower per block: pairing that works.
+double host(int k) { return k % 2 ? 0.1 : -0.1; }
+double host_and_change(int k) { return host(k) + (k % 4 < 2 ? 0.01 : -0.01); }
+
+// 36 pairs (12 blocks x 3 runs): run r overlaps 0.97 + 0.01 r, except block 3 run 0 (0.5), block 7
+// run 2 (0.94) and block 9 run 1 (0.95, at the threshold). Sorted: 0.5, 0.94, 0.95, 11 x 0.97,
+// 11 x 0.98, 11 x 0.99: the median (18th and 19th) is 0.98.
+std::optional<double> overlaps(int block, int run) {
+  if (block == 3 && run == 0) return 0.5;
+  if (block == 7 && run == 2) return 0.94;
+  if (block == 9 && run == 1) return 0.95;
+  return 0.97 + 0.01 * run;
+}
+
+TEST(VerdictAnalysis, PairsThatOverlappedTooLittleAreLeftOutOnBothSidesCountedAndNamed) {
+  AnalysisOptions options;
+  options.paired_primary = true;
+  options.min_overlap = 0.95;
+  const MetricAnalysis m = analyze(blocks_of(12, host, host_and_change, overlaps), options).metrics[0];
+  ASSERT_TRUE(m.overlap.has_value());
+  EXPECT_EQ(m.overlap->pairs, 36u);
+  EXPECT_EQ(m.overlap->min, 0.5);
+  EXPECT_NEAR(m.overlap->median, 0.98, 1e-12);
+  EXPECT_EQ(m.overlap->voided, 2u) << "0.5 and 0.94 are below 0.95; 0.95 itself is kept";
+  EXPECT_EQ(m.overlap->threshold, 0.95);
+  ASSERT_EQ(m.a.voided.size(), 2u);
+  ASSERT_EQ(m.b.voided.size(), 2u);
+  EXPECT_EQ(m.a.voided[0].block, 3);
+  EXPECT_EQ(m.a.voided[0].run_in_boot, 0);
+  EXPECT_EQ(m.b.voided[1].block, 7);
+  EXPECT_EQ(m.b.voided[1].run_in_boot, 2);
+  EXPECT_EQ(m.a.summary.n, 34u);
+  EXPECT_EQ(m.b.samples.size(), 34u);
+  EXPECT_EQ(m.a.units.size(), 12u) << "every boot keeps runs";
+  EXPECT_TRUE(any_contains(m.warnings, "2 of 36 pairs of runs of bw overlapped less than the 95 % schedule.min_overlap "
+                                       "asks (the worst 50 %): they are left out on both sides"));
+
+  // Left out means exactly that: the same analysis as of the data without those four runs.
+  SampleSet without = blocks_of(12, host, host_and_change);
+  for (auto* side : {&without.metrics[0].a, &without.metrics[0].b}) {
+    std::erase_if(*side, [](const Sample& s) {
+      return (s.block == 3 && s.run_in_boot == 0) || (s.block == 7 && s.run_in_boot == 2);
+    });
+  }
+  const MetricAnalysis by_hand = analyze(without, options).metrics[0];
+  EXPECT_EQ(m.effect.estimate, by_hand.effect.estimate);
+  EXPECT_EQ(m.effect.low, by_hand.effect.low);
+  EXPECT_EQ(m.unpaired.high, by_hand.unpaired.high);
+  EXPECT_EQ(m.a.units, by_hand.a.units);
+  EXPECT_EQ(m.verdict, by_hand.verdict);
+  EXPECT_FALSE(by_hand.overlap.has_value()) << "no run records an overlap";
+
+  // The threshold is a lower bound that is kept: at 0.94 only the 0.5 pair goes.
+  options.min_overlap = 0.94;
+  const MetricAnalysis lower = analyze(blocks_of(12, host, host_and_change, overlaps), options).metrics[0];
+  EXPECT_EQ(lower.overlap->voided, 1u);
+  EXPECT_EQ(lower.a.summary.n, 35u);
+  EXPECT_TRUE(any_contains(lower.warnings, "1 of 36 pairs of runs of bw overlapped less than the 94 %"));
+}
+
+// Designs whose runs alternate by intent set no threshold: the overlaps are summarised, nothing is left out.
+TEST(VerdictAnalysis, WithoutAThresholdOverlapsAreShownAndNothingIsLeftOut) {
+  AnalysisOptions options;
+  options.paired_primary = true;
+  const MetricAnalysis m = analyze(blocks_of(12, host, host_and_change, overlaps), options).metrics[0];
+  ASSERT_TRUE(m.overlap.has_value());
+  EXPECT_EQ(m.overlap->pairs, 36u);
+  EXPECT_EQ(m.overlap->min, 0.5);
+  EXPECT_EQ(m.overlap->voided, 0u);
+  EXPECT_FALSE(m.overlap->threshold.has_value());
+  EXPECT_EQ(m.a.summary.n, 36u);
+  EXPECT_TRUE(m.a.voided.empty());
+  EXPECT_FALSE(any_contains(m.warnings, "overlapped less"));
+}
+
+// Every pair below the threshold: no run is left to compare, and the metric must not look decided.
+TEST(VerdictAnalysis, EveryPairLeftOutIsInconclusiveWithNoEffect) {
+  AnalysisOptions options;
+  options.paired_primary = true;
+  options.min_overlap = 0.95;
+  const Analysis r = analyze(blocks_of(12, host, host_and_change, [](int k, int) { return 0.5 + 0.01 * k; }), options);
+  const MetricAnalysis& m = r.metrics[0];
+  EXPECT_EQ(m.verdict, Verdict::inconclusive);
+  EXPECT_EQ(r.verdict, Verdict::inconclusive);
+  EXPECT_TRUE(std::isnan(m.effect.estimate));
+  EXPECT_TRUE(std::isnan(m.effect.low));
+  EXPECT_FALSE(m.runs_needed.has_value());
+  EXPECT_EQ(m.overlap->voided, 36u);
+  EXPECT_EQ(m.a.voided.size(), 36u);
+  EXPECT_TRUE(m.a.samples.empty());
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_EQ(m.warnings[0],
+            "36 of 36 pairs of runs of bw overlapped less than the 95 % schedule.min_overlap asks (the worst 50 %), and "
+            "side A has no run left once they are left out: nothing to compare. A's and B's runs did not run at the "
+            "same time; look at their timing (analysis.json runs[].timing, the timeline plot) and the host's load "
+            "before running again.");
+  EXPECT_EQ(m.headline, "bw: no run of side A overlapped its partner by 95 %: inconclusive");
+
+  // Some pairs left: inconclusive through too few units, as any small sample (not an error).
+  const MetricAnalysis few =
+      analyze(blocks_of(12, host, host_and_change, [](int k, int) { return k == 0 ? 1.0 : 0.5; }), options).metrics[0];
+  EXPECT_EQ(few.verdict, Verdict::inconclusive);
+  EXPECT_EQ(few.a.units.size(), 1u);
+  EXPECT_EQ(few.overlap->voided, 33u);
+}
+
+TEST(VerdictAnalysis, MinOverlapOutOfRangeIsRefused) {
+  AnalysisOptions options;
+  options.min_overlap = 1.5;
+  try {
+    analyze(blocks_of(12, host, host_and_change, overlaps), options);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "min_overlap 1.5 is out of range: give a share between 0 and 1 (0.95 = 95 %)");
+  }
+}
+
+// A and B that do not share the host's noise: B's factor is orthogonal to A's (A -, +, -, +; B +, +, -, -).
+// Per block ln(B/A) is 0.2, 0, 0, -0.2: var 0.24/11; the boots lie at ±0.1 around their side's mean
+// 0: var 0.24/22; the pairing correlation is 1 - (0.24/11) / (2 x 0.24/22) = 0.
+double orthogonal(int k) { return k % 4 < 2 ? 0.1 : -0.1; }
+
+TEST(VerdictAnalysis, APairedDesignWhosePairsDoNotShareTheNoiseIsWarned) {
+  AnalysisOptions options;
+  options.paired_primary = true;
+  const MetricAnalysis broken = analyze(blocks_of(12, host, orthogonal), options).metrics[0];
+  EXPECT_NEAR(broken.noise.pair_correlation, 0.0, 1e-12);
+  EXPECT_NEAR(broken.noise.between_boot_sd, std::sqrt(0.24 / 22), 1e-12);
+  EXPECT_TRUE(any_contains(broken.warnings, "The pairing of A and B in bw did not work: over 12 blocks their "
+                                            "correlation is 0.00 (co-scheduled A/A runs pair at about 0.95), although "
+                                            "the boots differ by 0.104 (sd of ln)"))
+      << ::testing::PrintToString(broken.warnings);
+
+  // Not in an unpaired design; not with too few blocks to tell (7); not when the boots hardly differ
+  // (the same pattern at ±0.005: sd 0.0052 < 0.02).
+  const char* words = "The pairing of A and B";
+  EXPECT_FALSE(any_contains(analyze(blocks_of(12, host, orthogonal), {}).metrics[0].warnings, words));
+  EXPECT_FALSE(any_contains(analyze(blocks_of(7, host, orthogonal), options).metrics[0].warnings, words));
+  const auto quiet = [](double (*f)(int)) { return [f](int k) { return f(k) / 20; }; };
+  const MetricAnalysis calm = analyze(blocks_of(12, quiet(host), quiet(orthogonal)), options).metrics[0];
+  EXPECT_LT(calm.noise.between_boot_sd, 0.02);
+  EXPECT_FALSE(any_contains(calm.warnings, words));
+}
+
+// A/A-like co-scheduled data (the host factor shared, B ±1 % per block): the pairing correlation is
+// 1 - (12e-4/11) / (2 x 0.2412/22) = 0.995 (NoiseAnatomySeparatesBootRunAndPairNoise): no warning.
+TEST(VerdictAnalysis, PairsThatShareTheNoiseAreNotWarned) {
+  AnalysisOptions options;
+  options.paired_primary = true;
+  const MetricAnalysis m = analyze(blocks_of(12, host, host_and_change), options).metrics[0];
+  EXPECT_NEAR(m.noise.pair_correlation, 1 - (12e-4 / 11) / (2 * 0.2412 / 22), 1e-12);
+  EXPECT_FALSE(any_contains(m.warnings, "The pairing of A and B"));
 }
 
 }  // namespace

@@ -27,6 +27,20 @@ constexpr std::uint64_t kMaxRunsNeeded = 10000;
 // Google Benchmark warns below 9 repetitions; rank intervals at 95 % need about that many too.
 constexpr std::size_t kFewUnits = 10;
 
+// A paired design's pairing correlation (NoiseAnatomy::pair_correlation) is worth a warning below
+// kWeakPairing, from kPairingBlocks complete blocks on, when the boots differ by at least
+// kPairingNoiseFloor (sd of ln). Co-scheduled A/A runs on the development host paired at 0.93-0.97
+// (README, designs on real guests), runs that drifted apart at 0.04. For normal boot values with
+// a true correlation of 0.9 the estimate falls below 0.3 in 0.3 % of experiments of 8 blocks and
+// 0.1 % of 10 (0.7 % and 0.2 % with heavy-tailed, bimodal host noise); with no correlation it falls
+// below in 78 % of 8 blocks, 82 % of 10, 91 % of 20 (harness/bench/pairing_warning.py: simulations
+// of the estimator, 10^5 each).
+// Below 8 blocks it is too noisy to tell; below a 2 % sd the boots hardly differ, so the pairing
+// has little to remove and its correlation says little.
+constexpr double kWeakPairing = 0.3;
+constexpr std::size_t kPairingBlocks = 8;
+constexpr double kPairingNoiseFloor = 0.02;
+
 std::vector<double> logs(const std::vector<double>& v) {
   std::vector<double> out(v.size());
   std::transform(v.begin(), v.end(), out.begin(), [](double x) { return std::log(x); });
@@ -91,6 +105,66 @@ SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metri
   }
   return s;
 }
+
+// ---- overlap of a pair's runs ----
+// A pair: the A run and the B run of one block with one run index. A run without a block is a pair
+// of its own (nothing to pair it with).
+using PairKey = std::pair<int, int>;
+
+struct PairOverlaps {
+  std::map<PairKey, double> paired;   // the smaller overlap of the pair's runs (they carry the same)
+  std::vector<double> loose;          // runs without a block
+};
+
+PairOverlaps pair_overlaps(const std::vector<Sample>& a, const std::vector<Sample>& b) {
+  PairOverlaps out;
+  for (const auto* side : {&a, &b}) {
+    for (const Sample& s : *side) {
+      if (!s.overlap) continue;
+      if (!s.block) {
+        out.loose.push_back(*s.overlap);
+        continue;
+      }
+      auto [it, fresh] = out.paired.try_emplace({*s.block, s.run_in_boot}, *s.overlap);
+      if (!fresh) it->second = std::min(it->second, *s.overlap);
+    }
+  }
+  return out;
+}
+
+// The overlap a run is judged by: its pair's (nullopt: the run records none).
+std::optional<double> judged_overlap(const Sample& s, const PairOverlaps& pairs) {
+  if (!s.overlap) return std::nullopt;
+  if (!s.block) return s.overlap;
+  return pairs.paired.at({*s.block, s.run_in_boot});
+}
+
+std::optional<OverlapSummary> summarize_overlap(const PairOverlaps& pairs, std::optional<double> threshold) {
+  std::vector<double> values = pairs.loose;
+  for (const auto& [key, value] : pairs.paired) values.push_back(value);
+  if (values.empty()) return std::nullopt;
+  OverlapSummary o{.pairs = values.size(),
+                   .min = *std::min_element(values.begin(), values.end()),
+                   .median = stats::median(values),
+                   .threshold = threshold};
+  if (threshold) {
+    o.voided = static_cast<std::size_t>(
+        std::count_if(values.begin(), values.end(), [&](double v) { return v < *threshold; }));
+  }
+  return o;
+}
+
+// Moves the runs whose pair overlapped less than `threshold` from `side` to `voided`, in order.
+void void_runs(std::vector<Sample>& side, std::vector<Sample>& voided, const PairOverlaps& pairs, double threshold) {
+  std::vector<Sample> kept;
+  for (Sample& s : side) {
+    const auto o = judged_overlap(s, pairs);
+    (o && *o < threshold ? voided : kept).push_back(std::move(s));
+  }
+  side = std::move(kept);
+}
+
+std::string share(double fraction) { return fmt::format("{:.3g} %", fraction * 100); }
 
 // Every ratio of two values must be a finite, non-zero double (the effect, the bootstrap and the
 // reports are ratios B/A): values more than ~1e304 apart cannot be compared, whatever the unit.
@@ -469,6 +543,10 @@ void check_analysis_inputs(const SampleSet& samples, const AnalysisOptions& opti
     throw Error(fmt::format("confidence {} is out of range: give a level between 0.5 and 1 (e.g. 0.95)",
                             options.confidence));
   }
+  if (options.min_overlap && !(*options.min_overlap >= 0 && *options.min_overlap <= 1)) {
+    throw Error(fmt::format("min_overlap {} is out of range: give a share between 0 and 1 (0.95 = 95 %)",
+                            *options.min_overlap));
+  }
   // Without failed runs an empty input is a mistake; with them, every run failed: that is the result.
   if (samples.metrics.empty() && samples.failures.empty()) {
     throw Error("no metrics to compare: the inputs hold no measurements");
@@ -483,6 +561,52 @@ void mark_one_side_empty(MetricAnalysis& r, double alpha) {
   r.warnings.push_back(fmt::format("No valid runs of {} on side {}: nothing to compare. Check the failed trials.",
                                    r.name, to_string(empty)));
   r.headline = fmt::format("{}: no valid runs on side {}: inconclusive", r.name, to_string(empty));
+}
+
+// A side left with no run once the pairs that overlapped too little are out (typically every pair
+// of the metric): nothing to compare, inconclusive, never a verdict that looks decided.
+void mark_all_voided(MetricAnalysis& r, double alpha) {
+  const OverlapSummary& o = *r.overlap;
+  const char* empty = r.a.units.empty() ? "A" : "B";
+  r.verdict = Verdict::inconclusive;
+  r.effect = {kNaN, kNaN, kNaN, 1 - alpha, 0, "none"};
+  r.warnings.push_back(fmt::format(
+      "{} of {} pairs of runs of {} overlapped less than the {} schedule.min_overlap asks (the worst {}), and side {} "
+      "has no run left once they are left out: nothing to compare. A's and B's runs did not run at the same time; "
+      "look at their timing (analysis.json runs[].timing, the timeline plot) and the host's load before running "
+      "again.",
+      o.voided, o.pairs, r.name, share(*o.threshold), share(o.min), empty));
+  r.headline = fmt::format("{}: no run of side {} overlapped its partner by {}: inconclusive", r.name, empty,
+                           share(*o.threshold));
+}
+
+// Pairs left out for too little overlap, in words (the all-voided case is mark_all_voided's).
+void describe_voided(MetricAnalysis& r) {
+  if (!r.overlap || r.overlap->voided == 0) return;
+  const OverlapSummary& o = *r.overlap;
+  r.warnings.push_back(fmt::format(
+      "{} of {} pairs of runs of {} overlapped less than the {} schedule.min_overlap asks (the worst {}): they are "
+      "left out on both sides, since one side of each measured partly alone. Look at their timing (analysis.json "
+      "runs[].timing, the timeline plot); if many pairs drift apart, check that each block's guests share their "
+      "host CPUs and nothing else loads them, and add blocks to make up for those left out.",
+      o.voided, o.pairs, r.name, share(*o.threshold), share(o.min)));
+}
+
+// A paired design whose pairs do not share the host's noise: the paired estimate buys nothing and
+// something kept A's and B's runs apart.
+void warn_weak_pairing(MetricAnalysis& r, bool paired_design) {
+  const NoiseAnatomy& n = r.noise;
+  if (!paired_design || n.pairs < kPairingBlocks || !(n.between_boot_sd >= kPairingNoiseFloor) ||
+      !(n.pair_correlation < kWeakPairing)) {
+    return;
+  }
+  r.warnings.push_back(fmt::format(
+      "The pairing of A and B in {} did not work: over {} blocks their correlation is {:.2f} (co-scheduled A/A runs "
+      "pair at about 0.95), although the boots differ by {:.3f} (sd of ln), so A's and B's runs did not share the "
+      "host's noise and the paired interval is no narrower than the unpaired one. Check that each block's guests "
+      "ran at the same time on the same host CPUs (the runs' overlap and timing) and that nothing else loads them.",
+      r.name, n.pairs, std::abs(n.pair_correlation) < 0.005 ? 0.0 : n.pair_correlation,  // never "-0.00"
+      n.between_boot_sd));
 }
 
 // Modes on the pooled units with one set of cut points for both sides (la, lb: log units).
@@ -613,11 +737,24 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
   r.name = m.name;
   r.unit = m.unit;
   r.better = m.better;
+  // Pairs that overlapped too little are left out before the runs become units.
+  const PairOverlaps pairs = pair_overlaps(m.a, m.b);
+  r.overlap = summarize_overlap(pairs, options.min_overlap);
+  std::vector<Sample> voided_a, voided_b;
+  const bool had_a = !m.a.empty(), had_b = !m.b.empty();
+  if (r.overlap && r.overlap->voided > 0) {
+    void_runs(m.a, voided_a, pairs, *options.min_overlap);
+    void_runs(m.b, voided_b, pairs, *options.min_overlap);
+  }
   r.a = side_analysis(std::move(m.a), m.name, Side::a);
   r.b = side_analysis(std::move(m.b), m.name, Side::b);
+  r.a.voided = std::move(voided_a);
+  r.b.voided = std::move(voided_b);
   check_ratio_range(r);
   if (r.a.units.empty() || r.b.units.empty()) {
-    mark_one_side_empty(r, alpha);
+    const bool voided_away = (had_a && r.a.units.empty()) || (had_b && r.b.units.empty());
+    if (r.overlap && r.overlap->voided > 0 && voided_away) mark_all_voided(r, alpha);
+    else mark_one_side_empty(r, alpha);
     pvalues.push_back(1);
     return r;
   }
@@ -652,6 +789,8 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
     }
   }
   add_warnings(r, alpha);
+  describe_voided(r);
+  warn_weak_pairing(r, options.paired_primary);
   describe_hosts(r);
   describe_modes(r, r.a.samples, r.b.samples, r.modes.alpha);
   r.headline = headline(r);

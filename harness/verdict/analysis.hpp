@@ -55,6 +55,22 @@ struct AnalysisOptions {
   // The paired estimate decides (co-scheduled blocks share the host's noise); the unpaired one is
   // still reported. A metric with fewer than 2 complete blocks falls back to the unpaired estimate.
   bool paired_primary = false;
+  // For designs whose A and B runs are meant to overlap (co-scheduled): a pair of runs whose
+  // overlap (Sample::overlap, the same on both runs) is below this share is left out on both
+  // sides before anything is computed, counted and warned about (MetricAnalysis::overlap).
+  // nullopt: nothing is left out (designs whose runs alternate by intent, inputs without timings);
+  // the overlaps are still summarised. In [0, 1].
+  std::optional<double> min_overlap;
+};
+
+// How much the pairs of runs of a metric overlapped, over the runs that record it (Sample::overlap).
+// A pair is the A run and the B run of one block with one run index (a run without a block is a
+// pair of its own); it is judged by the smaller of its runs' overlaps (they carry the same).
+struct OverlapSummary {
+  std::size_t pairs = 0;             // pairs with an overlap
+  double min = 0, median = 0;        // of the pairs' overlaps (shares, 0..1)
+  std::size_t voided = 0;            // pairs left out: overlap below the threshold
+  std::optional<double> threshold;   // AnalysisOptions::min_overlap; nullopt: nothing left out
 };
 
 enum class Estimate { unpaired, paired };
@@ -82,6 +98,9 @@ struct SideAnalysis {
   std::vector<double> units;           // values analysed: one per boot when runs share boots, else runs
   bool per_boot = false;               // units are boots (medians of their runs)
   std::vector<std::int64_t> unit_order;  // order position of each unit (first run of the boot)
+  // Runs left out because their pair overlapped less than AnalysisOptions::min_overlap, as given;
+  // in none of the figures above (kept for the reports: the timeline shows them).
+  std::vector<Sample> voided;
 };
 
 // A ratio B/A in the metric's own units with its interval.
@@ -126,6 +145,7 @@ struct MetricAnalysis {
   std::optional<Effect> paired;         // interleaved blocks only
   NoiseAnatomy noise;
   std::optional<HostAgreement> hosts;   // blocks ran on more than one host
+  std::optional<OverlapSummary> overlap;  // runs that record their pair's overlap; nullopt: none does
   double mw_u = 0, mw_p = 1, mw_p_holm = 1;
   bool mw_exact = false;
   stats::Interval bootstrap;            // ratio of medians B/A, secondary
@@ -159,8 +179,9 @@ struct OrientedEffect {
 };
 OrientedEffect oriented_effect(const MetricAnalysis& metric);
 
-// Throws Error when a metric has fewer than 2 values on a side (nothing to compare) or when
-// the options are out of range. Values must be > 0 (they are analysed on the log scale).
+// Throws Error when the options are out of range. Values must be > 0 (they are analysed on the
+// log scale). A metric with no valid unit on a side (every run failed, or every pair was left out
+// for too little overlap) is inconclusive with a warning that says why.
 Analysis analyze(const SampleSet& samples, const AnalysisOptions& options);
 // The same, taking the samples over instead of copying them (at 2 x 1M runs a copy is ~350 MB).
 Analysis analyze(SampleSet&& samples, const AnalysisOptions& options);
