@@ -55,6 +55,8 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
     e.time = result.time;
     e.outcome = journal_outcome(run.outcome);
     e.detail = run.detail;
+    e.timing = run.timing;
+    e.overlap = run.overlap;
     // Repeated on each run of the boot: a journal line stands alone (analysis counts boots).
     e.kernel_release = result.report.kernel_release;
     e.module_params = result.report.module_params;

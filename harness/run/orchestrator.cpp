@@ -39,9 +39,10 @@ json run_json(const RunResult& run) {
             {"exit_status", run.exit_status},
             {"detail", run.detail}};
   if (run.timing) {
-    const RunTimes& t = *run.timing;
+    const RunTiming& t = *run.timing;
     j["timing"] = {{"go", t.go ? json(*t.go) : json(nullptr)}, {"start", t.start}, {"end", t.end},
-                   {"fill", t.fill}, {"load_end", t.load_end}, {"clock_error", t.clock_error}};
+                   {"fill", t.fill ? json(*t.fill) : json(nullptr)}, {"load_end", t.load_end},
+                   {"clock_error", t.clock_error}};
   }
   if (run.overlap) {
     j["overlap"] = {{"partner", run.overlap->partner}, {"run", run.overlap->run}, {"pair", run.overlap->pair}};

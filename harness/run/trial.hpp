@@ -16,6 +16,7 @@
 #include "guest/driver.hpp"
 #include "guest/records.hpp"
 #include "plan/plan.hpp"
+#include "samples/sample.hpp"
 
 namespace abvm {
 
@@ -34,23 +35,6 @@ struct TrialWorkload {
 // (workload names have no '.', config/keys.cpp).
 std::string side_workload_name(std::string_view workload, Side side);
 
-// When a measured run ran, on the host's clock (Unix epoch seconds), mapped from its guest's clock
-// (run/designs/windows.hpp): the evidence that A and B were measured under the same conditions.
-struct RunTimes {
-  std::optional<double> go;       // when the host said go for it (paced designs)
-  double start = 0, end = 0;      // the measured run
-  double fill = 0;                // its guest's filler began (paced together; == end without one)
-  double load_end = 0;            // its guest's load stopped (the filler's end; == end without one)
-  double clock_error = 0;         // half-width (s) of the guest-to-host mapping's uncertainty
-};
-
-// How much of a run its partner run's guest was under load (its measured run or its filler).
-struct PartnerOverlap {
-  std::string partner;            // the partner's trial id (same block, other side, same workload and index)
-  double run = 0;                 // share of this run during which the partner was under load
-  double pair = 0;                // the smaller of the pair's two shares: what the pair is judged by
-};
-
 // One measured run (warm-up runs are never reported to the sink).
 struct RunResult {
   std::string workload;           // the experiment's name
@@ -63,8 +47,10 @@ struct RunResult {
   int exit_status = -1;
   std::string output;             // the tool's raw stdout+stderr (empty when it did not run)
   std::string detail;
-  std::optional<RunTimes> timing;        // when its guest reported the run
-  std::optional<PartnerOverlap> overlap; // when its partner run has a timing too
+  // When it ran on the host's clock (run/designs/windows.hpp), and how much of it its partner
+  // run's guest was under load (samples/sample.hpp: the journal carries both).
+  std::optional<RunTiming> timing;
+  std::optional<RunOverlap> overlap;
 };
 
 // What the host saw of one boot's console, on its own clock (Unix epoch seconds): when each record

@@ -104,6 +104,7 @@ void read_timing_and_overlap(const LineReader& r, JournalEntry& e) {
     t.start = *nested_number(r, *it, "start", "timing.");
     t.end = *nested_number(r, *it, "end", "timing.");
     t.load_end = *nested_number(r, *it, "load_end", "timing.");
+    if (it->contains("fill")) t.fill = nested_number(r, *it, "fill", "timing.");
     t.clock_error = *nested_number(r, *it, "clock_error", "timing.");
     if (auto problem = timing_problem(t)) r.fail(*problem);
     e.timing = t;
@@ -136,6 +137,11 @@ std::optional<std::string> timing_problem(const RunTiming& t) {
     return fmt::format("journal field \"timing\" must have start <= end <= load_end (a run ends after it starts, its "
                        "load with or after it), not start {}, end {}, load_end {}",
                        t.start, t.end, t.load_end);
+  }
+  if (t.fill && !(std::isfinite(*t.fill) && t.end <= *t.fill && *t.fill <= t.load_end)) {
+    return fmt::format("journal field \"timing.fill\" must lie between end {} and load_end {} (the filler begins after "
+                       "the run and ends with the load), not {}",
+                       t.end, t.load_end, *t.fill);
   }
   if (t.clock_error < 0) return fmt::format("journal field \"timing.clock_error\" must be >= 0, not {}", t.clock_error);
   return std::nullopt;
@@ -190,6 +196,7 @@ std::string to_journal_line(const JournalEntry& e) {
     jt["start"] = t.start;
     jt["end"] = t.end;
     jt["load_end"] = t.load_end;
+    if (t.fill) jt["fill"] = *t.fill;
     jt["clock_error"] = t.clock_error;
     j["timing"] = std::move(jt);
   }

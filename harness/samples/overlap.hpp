@@ -9,7 +9,8 @@
 namespace abvm {
 
 // The share (0..1) of `run`'s measured interval [start, end] during which `partner` was under
-// load, [partner.start, partner.load_end]: RunOverlap::run of `run`. A run of no duration counts
+// load: its run [partner.start, partner.end] and its filler [partner.fill (or end), partner.load_end].
+// RunOverlap::run of `run`. A run of no duration counts
 // as overlapped (1) when its instant lies in the partner's load, else 0. The clock errors are not
 // applied: they are recorded beside the share for the reader to weigh.
 double overlap_share(const RunTiming& run, const RunTiming& partner);

@@ -23,6 +23,8 @@ struct RunTiming {
   double start = 0, end = 0;  // the measured run
   double load_end = 0;        // when this guest's load stopped (after a faster run, when its filler
                               // ended; == end without one)
+  std::optional<double> fill; // when its filler began (a moment after end: the gap is not load);
+                              // unset: the load went on from end to load_end
   double clock_error = 0;     // half-width (s) of the guest-to-host clock mapping's uncertainty
 
   bool operator==(const RunTiming&) const = default;

@@ -4,6 +4,7 @@
 
 #include "guest/records.hpp"
 #include "run/designs/windows.hpp"
+#include "samples/overlap.hpp"
 
 namespace abvm {
 namespace {
@@ -34,11 +35,12 @@ TEST(RunDesignsWindows, APacedRunIsMappedBetweenItsPrintedAndItsHeardBounds) {
   std::vector<RunResult> runs{{.workload = "dd", .report_name = "dd", .index = 0}};
   time_runs(paced_report(), paced_log(), runs);
   ASSERT_TRUE(runs[0].timing);
-  const RunTimes& t = *runs[0].timing;
+  const RunTiming& t = *runs[0].timing;
   EXPECT_NEAR(t.clock_error, 0.003, 1e-9);
   EXPECT_NEAR(t.start, 10.010 + 999.999, 1e-9);
   EXPECT_NEAR(t.end, 11.000 + 999.999, 1e-9);
-  EXPECT_NEAR(t.fill, 11.002 + 999.999, 1e-9);
+  ASSERT_TRUE(t.fill);
+  EXPECT_NEAR(*t.fill, 11.002 + 999.999, 1e-9);
   EXPECT_NEAR(t.load_end, 12.050 + 999.999, 1e-9);
   ASSERT_TRUE(t.go);
   EXPECT_DOUBLE_EQ(*t.go, 1010.000);
@@ -73,29 +75,28 @@ TEST(RunDesignsWindows, ARunWithoutMarksHasNoTiming) {
   EXPECT_FALSE(runs[0].timing);
 }
 
-TEST(RunDesignsWindows, ShareUnderLoadCountsThePartnersRunAndItsFiller) {
-  const RunTimes partner{.start = 10, .end = 12, .fill = 12.1, .load_end = 20};
+TEST(RunDesignsWindows, TheGapBeforeAFillerIsNotLoad) {
+  const RunTiming partner{.start = 10, .end = 12, .load_end = 20, .fill = 12.1};
+  const auto run = [](double start, double end) { return RunTiming{.start = start, .end = end, .load_end = end}; };
   // Entirely inside the partner's run.
-  EXPECT_DOUBLE_EQ(share_under_load({.start = 10.5, .end = 11.5, .fill = 11.5, .load_end = 11.5}, partner), 1.0);
-  // 11..15: 1 s in the run, 0.1 s gap, 2.9 s in the filler: 3.9 / 4.
-  EXPECT_DOUBLE_EQ(share_under_load({.start = 11, .end = 15, .fill = 15, .load_end = 15}, partner), 3.9 / 4);
+  EXPECT_DOUBLE_EQ(overlap_share(run(10.5, 11.5), partner), 1.0);
+  // 11..15: 1 s in the run, the 0.1 s gap before its filler, 2.9 s in the filler: 3.9 / 4.
+  EXPECT_DOUBLE_EQ(overlap_share(run(11, 15), partner), 3.9 / 4);
   // Starts before the partner: 9..11 is half covered.
-  EXPECT_DOUBLE_EQ(share_under_load({.start = 9, .end = 11, .fill = 11, .load_end = 11}, partner), 0.5);
+  EXPECT_DOUBLE_EQ(overlap_share(run(9, 11), partner), 0.5);
   // After the partner's load: nothing.
-  EXPECT_DOUBLE_EQ(share_under_load({.start = 21, .end = 22, .fill = 22, .load_end = 22}, partner), 0.0);
+  EXPECT_DOUBLE_EQ(overlap_share(run(21, 22), partner), 0.0);
   // A partner without a filler: only its run counts.
-  EXPECT_DOUBLE_EQ(share_under_load({.start = 11, .end = 13, .fill = 13, .load_end = 13},
-                                    {.start = 10, .end = 12, .fill = 12, .load_end = 12}),
-                   0.5);
+  EXPECT_DOUBLE_EQ(overlap_share(run(11, 13), run(10, 12)), 0.5);
 }
 
 TEST(RunDesignsWindows, PairsAreTheSameWorkloadAndIndexOfTheOtherSide) {
   TrialResult a, b;
   a.trial = {.id = "t0000", .side = Side::a};
   b.trial = {.id = "t0001", .side = Side::b};
-  a.runs = {{.workload = "dd", .side = Side::a, .index = 0, .timing = RunTimes{.start = 0, .end = 1, .fill = 1, .load_end = 4}},
-            {.workload = "dd", .side = Side::a, .index = 1, .timing = RunTimes{.start = 10, .end = 11, .fill = 11, .load_end = 11}}};
-  b.runs = {{.workload = "dd", .side = Side::b, .index = 0, .timing = RunTimes{.start = 0, .end = 4, .fill = 4, .load_end = 4}},
+  a.runs = {{.workload = "dd", .side = Side::a, .index = 0, .timing = RunTiming{.start = 0, .end = 1, .load_end = 4, .fill = 1}},
+            {.workload = "dd", .side = Side::a, .index = 1, .timing = RunTiming{.start = 10, .end = 11, .load_end = 11}}};
+  b.runs = {{.workload = "dd", .side = Side::b, .index = 0, .timing = RunTiming{.start = 0, .end = 4, .load_end = 4}},
             {.workload = "dd", .side = Side::b, .index = 1}};  // no timing: no overlap
   pair_overlaps({&a, &b});
   ASSERT_TRUE(a.runs[0].overlap);

@@ -476,20 +476,7 @@ TEST_F(OrchestratorTest, SequentialBlocksRunOneGuestAtATime) {
   for (const auto& b : driver.boots) EXPECT_EQ(b.spec.disks.at(0).path, spec.lanes[0].scratch[0]);
 }
 
-// A failure voids only its own trial: the other guest of the block still counts.
-TEST_F(OrchestratorTest, CoScheduledTrialThatFailsLeavesItsPartnerOk) {
-  spec.design = Design::co_scheduled;
-  spec.infra_retries = 0;
-  driver.answer = [this](const test::FakeBoot& b) {
-    if (b.trial == "t0001") return test::FakeAnswer{.end = GuestOutcome::End::timeout, .seconds = 3};
-    return guests(b);
-  };
-  Orchestrator o(driver, spec, sink);
-  o.run(trials(1), {}, {});
-  ASSERT_EQ(sink.results.size(), 2u);
-  EXPECT_EQ(sink.results[0].outcome, Outcome::ok);
-  EXPECT_EQ(sink.results[1].outcome, Outcome::timeout);
-}
+// A failure in a co-scheduled block and what it does to the partner: run_designs_paced_test.cpp.
 
 // Ctrl-C while a co-scheduled block runs drops the whole block; resume runs both again, together.
 TEST_F(OrchestratorTest, CoScheduledBlockInterruptedIsRunAgainWholeOnResume) {
@@ -651,8 +638,8 @@ TEST_F(DesignTest, LockstepRunsTakeTurnsAndNeverOverlap) {
   ASSERT_EQ(sink.results[0].runs.size(), 3u);
   ASSERT_EQ(sink.results[1].runs.size(), 3u);
   for (std::size_t k = 0; k < 3; ++k) {
-    const RunTimes& first = sink.results[0].runs[k].timing.value();
-    const RunTimes& second = sink.results[1].runs[k].timing.value();
+    const RunTiming& first = sink.results[0].runs[k].timing.value();
+    const RunTiming& second = sink.results[1].runs[k].timing.value();
     ASSERT_TRUE(first.go && second.go);
     EXPECT_LE(first.end, *second.go + first.clock_error) << k;
     EXPECT_GE(first.start, *first.go - first.clock_error) << k;

@@ -1,5 +1,7 @@
 #include "run/designs/windows.hpp"
 
+#include "samples/overlap.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <string>
 #include <array>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 namespace abvm {
@@ -67,8 +70,6 @@ std::optional<std::pair<double, double>> offset_of(const GuestReport& report, co
   return std::pair{(lower + upper) / 2, std::abs(upper - lower) / 2};
 }
 
-double overlap(double a0, double a1, double b0, double b1) { return std::max(0.0, std::min(a1, b1) - std::max(a0, b0)); }
-
 }  // namespace
 
 void time_runs(const GuestReport& report, const HostClockLog& log, std::vector<RunResult>& runs) {
@@ -81,30 +82,18 @@ void time_runs(const GuestReport& report, const HostClockLog& log, std::vector<R
       const auto off = offset_of(report, log, static_cast<long>(i));
       if (!off) break;
       const auto [o, error] = *off;
-      RunTimes t{.start = g.t_start + o, .end = g.t_end + o, .fill = g.t_end + o, .load_end = g.t_end + o,
-                 .clock_error = error};
+      RunTiming t{.start = g.t_start + o, .end = g.t_end + o, .load_end = g.t_end + o, .clock_error = error};
       if (g.window) {
         t.go = typed_at(log, fmt::format("go {}", g.window->step));
-        t.fill = std::max(t.end, g.window->t_fill + o);
-        if (g.window->fills > 0) t.load_end = std::max(t.fill, g.window->t_load_end + o);
+        if (g.window->fills > 0) {
+          t.fill = std::max(t.end, g.window->t_fill + o);
+          t.load_end = std::max(*t.fill, g.window->t_load_end + o);
+        }
       }
       run.timing = t;
       break;
     }
   }
-}
-
-double share_under_load(const RunTimes& run, const RunTimes& partner) {
-  const double length = run.end - run.start;
-  const double measured = overlap(run.start, run.end, partner.start, partner.end);
-  // The filler starts after the partner's run has ended: the two intervals never overlap.
-  const double filler = partner.load_end > partner.fill ? overlap(run.start, run.end, partner.fill, partner.load_end) : 0;
-  if (length <= 0) {
-    const bool loaded = (run.start >= partner.start && run.start <= partner.end) ||
-                        (partner.load_end > partner.fill && run.start >= partner.fill && run.start <= partner.load_end);
-    return loaded ? 1 : 0;
-  }
-  return std::clamp((measured + filler) / length, 0.0, 1.0);
 }
 
 void pair_overlaps(const std::vector<TrialResult*>& block) {
@@ -120,11 +109,7 @@ void pair_overlaps(const std::vector<TrialResult*>& block) {
     auto [a, trial_a] = sides[0];
     auto [b, trial_b] = sides[1];
     if (a == nullptr || b == nullptr || !a->timing || !b->timing) continue;
-    const double share_a = share_under_load(*a->timing, *b->timing);
-    const double share_b = share_under_load(*b->timing, *a->timing);
-    const double pair = std::min(share_a, share_b);
-    a->overlap = PartnerOverlap{.partner = trial_b->trial.id, .run = share_a, .pair = pair};
-    b->overlap = PartnerOverlap{.partner = trial_a->trial.id, .run = share_b, .pair = pair};
+    std::tie(a->overlap, b->overlap) = pair_overlap(*a->timing, trial_a->trial.id, *b->timing, trial_b->trial.id);
   }
 }
 

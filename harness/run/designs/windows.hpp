@@ -27,12 +27,9 @@ double host_now();
 // keeps no timing.
 void time_runs(const GuestReport& report, const HostClockLog& log, std::vector<RunResult>& runs);
 
-// Share of `run` (start to end) during which its partner's guest was under load: the partner's
-// measured run or its filler (fill to load_end). 1 for a run of no length that meets the load.
-double share_under_load(const RunTimes& run, const RunTimes& partner);
-
 // Pairs, within one block, each measured run of side A with the run of side B of the same workload
-// and index (in one trial or two), and sets both runs' overlap when both have a timing.
+// and index (in one trial or two), and sets both runs' overlap when both have a timing
+// (samples/overlap.hpp pair_overlap).
 void pair_overlaps(const std::vector<TrialResult*>& block);
 
 }  // namespace abvm
