@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
 
 #include "config/keys.hpp"
 #include "core/error.hpp"
+#include "core/units.hpp"
 
 namespace abvm {
 namespace {
@@ -386,7 +390,8 @@ TEST_F(DiskSafety, BlockDevicesAreRefusedAlsoThroughSymlinks) {
 
 TEST(ConfigExperiment, ShippedConfigsLoad) {
   const fs::path configs = fs::path(ABVM_SOURCE_DIR) / "configs";
-  for (const char* name : {"demo.toml", "virtio-dma-api.toml", "swiotlb-control.toml", "aa-control.toml"}) {
+  for (const char* name : {"demo.toml", "virtio-dma-api.toml", "swiotlb-control.toml", "aa-control.toml",
+                           "ruler-10.toml", "ruler-3.toml"}) {
     SCOPED_TRACE(name);
     const Experiment e = load_experiment(configs / name);
     EXPECT_FALSE(e.workloads.empty());
@@ -416,6 +421,53 @@ TEST(ConfigExperiment, ShippedConfigsLoad) {
   SideSpec a = aa.a;
   a.label = aa.b.label;
   EXPECT_EQ(a, aa.b);
+}
+
+// The rulers: B's caps are exactly 0.90 (0.97) of A's, and each "# expected: <metric> <ratio>"
+// line is QEMU's burst model for the workload as configured (config/device.hpp), at a tool
+// overhead L between 0 and 60 ms: a change of the workloads or the caps that forgets the
+// expectation fails here.
+TEST(ConfigExperiment, RulersStateTheBurstModelsRatios) {
+  const fs::path configs = fs::path(ABVM_SOURCE_DIR) / "configs";
+  for (const auto& [name, f] : {std::pair{"ruler-10.toml", 0.90}, std::pair{"ruler-3.toml", 0.97}}) {
+    SCOPED_TRACE(name);
+    const Experiment e = load_experiment(configs / name);
+    EXPECT_EQ(e.schedule.design, Design::co_scheduled);
+    EXPECT_EQ(e.schedule.boots_per_side, 10);
+    EXPECT_EQ(e.a.kernel, "debian-cloud");
+    EXPECT_EQ(e.b.kernel, "debian-cloud");
+    const IotuneOptions& a = e.a.device.iotune;
+    const IotuneOptions& b = e.b.device.iotune;
+    ASSERT_TRUE(a.total_bytes_sec && a.total_iops_sec && b.total_bytes_sec && b.total_iops_sec);
+    EXPECT_EQ(static_cast<double>(*b.total_bytes_sec), std::round(*a.total_bytes_sec * f));
+    EXPECT_EQ(static_cast<double>(*b.total_iops_sec), std::round(*a.total_iops_sec * f));
+    std::map<std::string, double> expected;
+    const std::regex line(R"(\n# expected: (\S+) ([0-9.]+)\n)");
+    for (auto it = std::sregex_iterator(e.source_text.begin(), e.source_text.end(), line); it != std::sregex_iterator();
+         ++it) {
+      expected[(*it)[1]] = std::stod((*it)[2]);
+    }
+    ASSERT_EQ(expected.size(), 2u);
+    // T = (D - s - r/10) / r + L, D and s in bytes (dd, total_bytes_sec) or requests (fio, total_iops_sec).
+    const auto ratio = [&](double d, double s, double ra, double rb, double l) {
+      return ((d - s - ra / 10) / ra + l) / ((d - s - rb / 10) / rb + l);
+    };
+    const auto& dd = std::get<DdWorkload>(e.workloads.at(0).spec);
+    const double bs = static_cast<double>(parse_size(dd.block_size));
+    const double dd_bytes = bs * static_cast<double>(dd.count);
+    const double ra = static_cast<double>(*a.total_bytes_sec), rb = static_cast<double>(*b.total_bytes_sec);
+    EXPECT_GE(expected["dd-write.bandwidth"], ratio(dd_bytes, bs, ra, rb, 0) - 5e-5);
+    EXPECT_LE(expected["dd-write.bandwidth"], ratio(dd_bytes, bs, ra, rb, 0.060) + 5e-5);
+    const auto& fio = std::get<FioWorkload>(e.workloads.at(1).spec);
+    const double requests = static_cast<double>(parse_size(fio.options.at("size")) / parse_size(fio.options.at("bs")));
+    const double ia = static_cast<double>(*a.total_iops_sec), ib = static_cast<double>(*b.total_iops_sec);
+    EXPECT_GE(expected["fio-randwrite.write.iops"], ratio(requests, 1, ia, ib, 0) - 5e-5);
+    EXPECT_LE(expected["fio-randwrite.write.iops"], ratio(requests, 1, ia, ib, 0.060) + 5e-5);
+    // Each cap binds its own workload only: dd's requests and fio's bytes stay far below the other.
+    EXPECT_LT(ra / bs, ib / 5);
+    EXPECT_LT(ia * static_cast<double>(parse_size(fio.options.at("bs"))), rb / 5);
+    EXPECT_TRUE(e.disk.preallocate);
+  }
 }
 
 }  // namespace
