@@ -41,6 +41,32 @@ struct DeviceKey {
   std::optional<KeyRange> range;
 };
 
+// One line per <iotune> key, from its name: "read_bytes_sec_max" is the burst rate of
+// read_bytes_sec, and so on.
+std::string iotune_doc(std::string_view name) {
+  if (name == "size_iops_sec") {
+    return "bytes that count as one request for the iops limits (a larger request counts as several), a size "
+           "such as \"4K\"; needs an iops limit";
+  }
+  const std::string_view way = name.substr(0, name.find('_'));  // total, read, write
+  const bool bytes = name.find("_bytes_") != std::string_view::npos;
+  const std::string what = way == "total" ? (bytes ? "throughput of reads and writes together" : "read and write "
+                                                                                                 "requests together")
+                                          : fmt::format("{} {}", way, bytes ? "throughput" : "requests");
+  const std::string unit = bytes ? "bytes per second, a size such as \"16M\" (16 MiB/s)" : "requests per second";
+  const std::string rate(name.substr(0, name.find("_sec") + 4));
+  if (name.ends_with("_max_length")) {
+    return fmt::format("seconds that {}_max may last (needs it; QEMU's default 1)", rate);
+  }
+  if (name.ends_with("_max")) {
+    return fmt::format("burst rate of {}, {}, at least {} (unset: QEMU lets a tenth of a second at the rate through "
+                       "at once)", rate, unit, rate);
+  }
+  return fmt::format("limit of the {}: {}; {}", what, unit,
+                     way == "total" ? fmt::format("not with read_{0} or write_{0}", name.substr(6))
+                                    : fmt::format("not with total_{}", name.substr(way.size() + 1)));
+}
+
 const std::vector<DeviceKey>& device_keys() {
   static const VirtioBlkOptions d;
   static const std::vector<DeviceKey> keys = {
@@ -56,7 +82,19 @@ const std::vector<DeviceKey>& device_keys() {
        choices(rules::io_modes), {}},
       {"iothread", KeyType::boolean, bool_text(d.iothread), "run the disk in its own QEMU iothread", {}, {}},
   };
-  return keys;
+  static const std::vector<DeviceKey> all = [] {
+    std::vector<DeviceKey> out = keys;
+    out.push_back({"iotune", KeyType::table, "",
+                   "disk throttling, libvirt's <iotune> (QEMU's block throttling); a key left out sets no limit",
+                   {}, {}});
+    for (const IotuneField& f : kIotuneFields) {
+      const bool size = f.unit == IotuneUnit::bytes_per_second || f.unit == IotuneUnit::bytes;
+      out.push_back({"iotune." + std::string(f.name), size ? KeyType::size : KeyType::integer, "unset",
+                     iotune_doc(f.name), {}, closed(rules::iotune_bounds(f.unit))});
+    }
+    return out;
+  }();
+  return all;
 }
 
 std::vector<KeySpec> build_table() {

@@ -7,11 +7,14 @@
 //
 // Each bound is what QEMU/libvirt accept for the machine abvm builds (x86_64 'pc', virtio-blk),
 // or a sanity limit where they would accept more; the comments say which.
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
-#include <algorithm>
+
+#include "config/device.hpp"
 
 namespace abvm::rules {
 
@@ -51,6 +54,94 @@ inline constexpr std::array<std::string_view, 3> io_modes = {"native", "threads"
 // goes through the host page cache.
 constexpr bool io_allowed_with_cache(std::string_view io, std::string_view cache) {
   return io != "native" || cache == "none" || cache == "directsync";
+}
+
+// <iotune> values. libvirt reads 0 as "no limit", so every value starts at 1 (leave a key out for
+// no limit). QEMU (THROTTLE_VALUE_MAX, util/throttle.c) and libvirt (QEMU_BLOCK_IOTUNE_MAX) take
+// rates up to 1e15; abvm takes request rates up to that, and byte rates and sizes up to 1 TiB, a
+// sanity limit: a cap of 1 TiB/s throttles no disk. QEMU takes a burst length up to UINT_MAX s.
+inline constexpr std::int64_t iotune_value_max = 1'000'000'000'000'000;
+inline constexpr IntBounds iotune_requests{1, iotune_value_max};
+inline constexpr IntBounds iotune_bytes{1, std::int64_t{1} << 40};
+inline constexpr IntBounds iotune_seconds{1, 4'294'967'295};
+
+constexpr IntBounds iotune_bounds(IotuneUnit unit) {
+  switch (unit) {
+    case IotuneUnit::requests_per_second: return iotune_requests;
+    case IotuneUnit::seconds: return iotune_seconds;
+    case IotuneUnit::bytes_per_second:
+    case IotuneUnit::bytes: break;
+  }
+  return iotune_bytes;
+}
+
+// The first combination of <iotune> values that libvirt or QEMU refuses (libvirt's schema and
+// virDomainDiskDefIotuneParse, QEMU's throttle_is_valid), checked in this order:
+//   total_and_one_way   total_X with read_X or write_X (X: bytes_sec, iops_sec, their _max and
+//                       _max_length): libvirt's schema takes one or the other
+//   max_without_rate    Y_max without Y: "bps_max/iops_max require corresponding bps/iops values"
+//   max_below_rate      Y_max < Y: "bps_max/iops_max cannot be lower than bps/iops"
+//   length_without_max  Y_max_length without Y_max: "burst length set without burst rate" (QEMU
+//                       lets a length of 1 pass, which means nothing: abvm refuses it too)
+//   burst_too_large     Y_max * Y_max_length > 1e15: "burst length too high for this burst rate"
+//   size_without_iops   size_iops_sec without an iops limit: "iops size requires an iops value"
+// `key` is the value at fault, `other` the one it clashes with or needs (for size_without_iops:
+// total_iops_sec, though read_iops_sec or write_iops_sec would do).
+struct IotuneConflict {
+  enum class Kind { total_and_one_way, max_without_rate, max_below_rate, length_without_max, burst_too_large,
+                    size_without_iops };
+  Kind kind;
+  std::string_view key;
+  std::string_view other;
+};
+
+inline std::optional<std::uint64_t> iotune_value(const IotuneOptions& t, std::string_view name) {
+  for (const IotuneField& f : kIotuneFields) {
+    if (f.name == name) return t.*f.member;
+  }
+  return std::nullopt;
+}
+
+inline std::optional<IotuneConflict> iotune_conflict(const IotuneOptions& t) {
+  using K = IotuneConflict::Kind;
+  // The names below are kIotuneFields' own: string_views into static storage.
+  static constexpr std::array<std::array<std::string_view, 3>, 6> ways = {{
+      {"total_bytes_sec", "read_bytes_sec", "write_bytes_sec"},
+      {"total_iops_sec", "read_iops_sec", "write_iops_sec"},
+      {"total_bytes_sec_max", "read_bytes_sec_max", "write_bytes_sec_max"},
+      {"total_iops_sec_max", "read_iops_sec_max", "write_iops_sec_max"},
+      {"total_bytes_sec_max_length", "read_bytes_sec_max_length", "write_bytes_sec_max_length"},
+      {"total_iops_sec_max_length", "read_iops_sec_max_length", "write_iops_sec_max_length"},
+  }};
+  for (const auto& w : ways) {
+    if (!iotune_value(t, w[0])) continue;
+    for (std::size_t i = 1; i < 3; ++i) {
+      if (iotune_value(t, w[i])) return IotuneConflict{K::total_and_one_way, w[i], w[0]};
+    }
+  }
+  // rate, its _max, its _max_length
+  static constexpr std::array<std::array<std::string_view, 3>, 6> buckets = {{
+      {"total_bytes_sec", "total_bytes_sec_max", "total_bytes_sec_max_length"},
+      {"read_bytes_sec", "read_bytes_sec_max", "read_bytes_sec_max_length"},
+      {"write_bytes_sec", "write_bytes_sec_max", "write_bytes_sec_max_length"},
+      {"total_iops_sec", "total_iops_sec_max", "total_iops_sec_max_length"},
+      {"read_iops_sec", "read_iops_sec_max", "read_iops_sec_max_length"},
+      {"write_iops_sec", "write_iops_sec_max", "write_iops_sec_max_length"},
+  }};
+  for (const auto& b : buckets) {
+    const auto rate = iotune_value(t, b[0]), max = iotune_value(t, b[1]), length = iotune_value(t, b[2]);
+    if (max && !rate) return IotuneConflict{K::max_without_rate, b[1], b[0]};
+    if (max && *max < *rate) return IotuneConflict{K::max_below_rate, b[1], b[0]};
+    if (length && !max) return IotuneConflict{K::length_without_max, b[2], b[1]};
+    // max * length > limit, without overflow (both are at least 1; QEMU's own test).
+    if (length && *length > static_cast<std::uint64_t>(iotune_value_max) / *max) {
+      return IotuneConflict{K::burst_too_large, b[2], b[1]};
+    }
+  }
+  if (t.size_iops_sec && !t.total_iops_sec && !t.read_iops_sec && !t.write_iops_sec) {
+    return IotuneConflict{K::size_without_iops, "size_iops_sec", "total_iops_sec"};
+  }
+  return std::nullopt;
 }
 
 // A host CPU set as libvirt's cpuset attribute takes it, restricted to what abvm needs: CPU

@@ -14,6 +14,7 @@
 // to the run journal.
 //
 // Header-only (inline) so that the test binary needs no extra CMake wiring.
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,10 +23,12 @@
 #include <pugixml.hpp>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "run/journal_sink.hpp"
 #include "config/experiment.hpp"
+#include "config/rules.hpp"
 #include "core/error.hpp"
 #include "core/utf8.hpp"
 #include "guest/domain_xml.hpp"
@@ -253,7 +256,8 @@ inline void fuzz_records(std::string_view data) {
 // ---- hostile strings into the guest job and the domain XML ----
 // Fields (RS-separated): trial id, nonce, workload name, dd bs, dd if, dd of, iflag, oflag,
 // fio option key, fio option value, fio job file text, domain name, kernel path, initrd path,
-// cmdline, scratch path, console path, disk serial, cache, io, side label.
+// cmdline, scratch path, console path, disk serial, cache, io, side label, then one per <iotune>
+// value in kIotuneFields' order (decimal digits; empty or not a number: unset).
 
 // The agent's reading of a job (guests/agent/init.sh parse_job), in C++: key = up to the first
 // space, value = after it. Returns the args and job lines per workload, and the header values.
@@ -348,6 +352,13 @@ inline void fuzz_job_xml(std::string_view data) {
   disk.options.io = in.next_or("native");
   if (!scratch.empty()) spec.disks.push_back(disk);
   const std::string label = in.next();
+  for (const IotuneField& f : kIotuneFields) {
+    const std::string text = in.next();
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (!text.empty() && ec == std::errc() && end == text.data() + text.size()) disk.options.iotune.*f.member = v;
+  }
+  if (!scratch.empty()) spec.disks.back().options.iotune = disk.options.iotune;
   const std::string generated = domain_name(label, 7);
   try {
     validate_domain_name(generated);
@@ -378,6 +389,20 @@ inline void fuzz_job_xml(std::string_view data) {
       fuzz_check(xml_disk.child("source").attribute("file").as_string() == spec.disks[0].path.native(),
                  "scratch disk path does not read back");
       fuzz_check(xml_disk.child("serial").text().as_string() == spec.disks[0].serial, "disk serial does not read back");
+      // Exactly the values set, in libvirt's order, each as its decimal number; and only values the
+      // loader's rules allow reach the XML.
+      fuzz_check(!rules::iotune_conflict(spec.disks[0].options.iotune), "domain XML has iotune values QEMU refuses");
+      auto element = xml_disk.child("iotune").first_child();
+      for (const IotuneField& f : kIotuneFields) {
+        const auto& v = spec.disks[0].options.iotune.*f.member;
+        if (!v) continue;
+        fuzz_check(element && element.name() == f.name && element.text().as_string() == std::to_string(*v),
+                   "iotune value does not read back in libvirt's order");
+        element = element.next_sibling();
+      }
+      fuzz_check(!element, "iotune has an element that was not set");
+      fuzz_check(any_set(spec.disks[0].options.iotune) == !xml_disk.child("iotune").empty(),
+                 "iotune element without a value, or values without it");
     }
     fuzz_check(devices.child("serial").child("log").attribute("file").as_string() == spec.console_log.native(),
                "console log path does not read back");

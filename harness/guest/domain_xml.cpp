@@ -11,6 +11,7 @@
 
 #include "config/rules.hpp"
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "core/utf8.hpp"
 
 namespace abvm {
@@ -89,6 +90,41 @@ void validate_machine(const MachineOptions& m) {
   }
 }
 
+// The loader's rules for <iotune> (config/rules.hpp), for specs that did not come from a file.
+void validate_iotune(const IotuneOptions& t) {
+  for (const IotuneField& f : kIotuneFields) {
+    const auto& v = t.*f.member;
+    const rules::IntBounds b = rules::iotune_bounds(f.unit);
+    if (!v || (*v >= static_cast<std::uint64_t>(b.min) && *v <= static_cast<std::uint64_t>(b.max))) continue;
+    const bool size = f.unit == IotuneUnit::bytes_per_second || f.unit == IotuneUnit::bytes;
+    const auto shown = [&](std::int64_t x) {
+      return size ? format_size(static_cast<std::uint64_t>(x)) : std::to_string(x);
+    };
+    throw Error(fmt::format("virtio-blk iotune {} = {}: must be {}..{} (leave it unset for no limit)", f.name, *v,
+                            shown(b.min), shown(b.max)));
+  }
+  const auto c = rules::iotune_conflict(t);
+  if (!c) return;
+  using K = rules::IotuneConflict::Kind;
+  const std::string_view why = [&]() -> std::string_view {
+    switch (c->kind) {
+      case K::total_and_one_way: return "libvirt takes a total limit or read and write limits, not both";
+      case K::max_without_rate: return "a burst rate needs its rate limit";
+      case K::max_below_rate: return "QEMU refuses a burst rate below its rate";
+      case K::length_without_max: return "a burst length needs its burst rate";
+      case K::burst_too_large: return "QEMU allows at most 1e15 per burst";
+      case K::size_without_iops: return "an iops size needs an iops limit";
+    }
+    return "";
+  }();
+  const auto shown = [&](std::string_view name) {
+    const auto v = rules::iotune_value(t, name);
+    return v ? std::to_string(*v) : std::string("unset");
+  };
+  throw Error(fmt::format("virtio-blk iotune {} = {} with {} = {}: {}", c->key, shown(c->key), c->other,
+                          shown(c->other), why));
+}
+
 void validate_disk(const VirtioBlkOptions& d) {
   check_one_of("cache", d.cache, rules::cache_modes);
   check_one_of("io", d.io, rules::io_modes);
@@ -98,6 +134,7 @@ void validate_disk(const VirtioBlkOptions& d) {
                             d.cache));
   }
   if (d.queues) check_bounds("virtio-blk queues", *d.queues, rules::virtqueues);
+  validate_iotune(d.iotune);
   if (d.queue_size) {
     const int q = *d.queue_size;
     if (!rules::queue_size.contains(q) || !rules::is_power_of_two(q)) {
@@ -181,6 +218,13 @@ void append_scratch_disk(pugi::xml_node devices, const ScratchDisk& scratch, con
   const std::string dev = fmt::format("vd{}", static_cast<char>('a' + i));
   target.append_attribute("dev").set_value(dev.c_str());
   target.append_attribute("bus").set_value("virtio");
+  // Where libvirt writes it (after <target>), its elements in libvirt's order (kIotuneFields).
+  if (any_set(d.iotune)) {
+    auto iotune = disk.append_child("iotune");
+    for (const IotuneField& f : kIotuneFields) {
+      if (const auto& v = d.iotune.*f.member) text_child(iotune, std::string(f.name).c_str(), std::to_string(*v));
+    }
+  }
   text_child(disk, "serial", scratch.serial);
 }
 

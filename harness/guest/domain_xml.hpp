@@ -32,7 +32,8 @@ HostFiles local_host_files(const DomainSpec& spec);
 
 // The domain XML for `spec` with its files at `files`. Throws abvm::Error naming the offending
 // field when the spec cannot become a domain libvirt would accept (bad name, control characters
-// in a path or the command line, unknown cache/io mode, impossible queue settings, pins that do
+// in a path or the command line, unknown cache/io mode, impossible queue settings, iotune values
+// libvirt or QEMU would refuse (config/rules.hpp), pins that do
 // not match the vCPUs).
 std::string domain_xml(const DomainSpec& spec, const HostFiles& files);
 

@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
 
 #include "config/keys.hpp"
 #include "core/error.hpp"
+#include "core/units.hpp"
 
 namespace abvm {
 namespace {
@@ -200,6 +204,87 @@ TEST(ConfigExperiment, ErrorsNameFileLineAndKey) {
   }
 }
 
+// [device.iotune] and a side's device.iotune: byte rates take abvm's sizes, the rest integers;
+// a side inherits each key on its own.
+TEST(ConfigExperiment, IotuneKeysReachEachSidesDevice) {
+  const Experiment e = load(
+      "name = \"x\"\n[device.iotune]\ntotal_bytes_sec = \"10000K\"\ntotal_iops_sec = 400\n"
+      "size_iops_sec = \"4K\"\n[sides.B.device.iotune]\ntotal_bytes_sec = 9216000\n"
+      "total_bytes_sec_max = \"16M\"\ntotal_bytes_sec_max_length = 2\n[[workload]]\nname = \"w\"\ntype = \"dd\"\n");
+  EXPECT_EQ(e.a.device.iotune.total_bytes_sec, 10240000u);
+  EXPECT_EQ(e.a.device.iotune.total_iops_sec, 400u);
+  EXPECT_EQ(e.a.device.iotune.size_iops_sec, 4096u);
+  EXPECT_FALSE(e.a.device.iotune.total_bytes_sec_max.has_value());
+  EXPECT_EQ(e.b.device.iotune.total_bytes_sec, 9216000u);
+  EXPECT_EQ(e.b.device.iotune.total_iops_sec, 400u);  // inherited
+  EXPECT_EQ(e.b.device.iotune.total_bytes_sec_max, 16u << 20);
+  EXPECT_EQ(e.b.device.iotune.total_bytes_sec_max_length, 2u);
+  EXPECT_FALSE(e.b.device.iotune.read_bytes_sec.has_value());
+  const std::string shown = describe_effective_config(e);
+  const auto line_of = [&](const std::string& key) {
+    const auto start = shown.find("\n" + key + " ");
+    return start == std::string::npos ? "" : shown.substr(start + 1, shown.find('\n', start + 1) - start - 1);
+  };
+  EXPECT_NE(line_of("sides.B.device.iotune.total_bytes_sec").find("\"9000K\"  "), std::string::npos) << shown;
+  EXPECT_NE(line_of("sides.B.device.iotune.total_bytes_sec").find("demo.toml:7"), std::string::npos) << shown;
+  EXPECT_NE(line_of("sides.A.device.iotune.total_iops_sec").find("side A inherits device.iotune.total_iops_sec "
+                                                                  "(demo.toml:4)"),
+            std::string::npos)
+      << shown;
+  EXPECT_EQ(load(kBase).a.device.iotune, IotuneOptions{});
+}
+
+// What libvirt's schema or QEMU's throttle_is_valid refuse, at the line of the key to change.
+TEST(ConfigExperiment, IotuneCombinationsLibvirtOrQemuRefuseAreErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[device.iotune]\ntotal_iops_sec = 0\n",
+       "demo.toml:8: key 'device.iotune.total_iops_sec' = 0 is out of range: use 1..1000000000000000"},
+      {"[device.iotune]\nwrite_bytes_sec = \"2T\"\n",
+       "demo.toml:8: key 'device.iotune.write_bytes_sec' = \"2T\" is out of range: use 1..1T"},
+      {"[device.iotune]\ntotal_bytes_sec = \"16M\"\nread_bytes_sec = \"8M\"\n",
+       "demo.toml:9: key 'device.iotune.read_bytes_sec' cannot be set with device.iotune.total_bytes_sec: libvirt "
+       "takes a total limit or read and write limits, not both; remove one of them"},
+      {"[device.iotune]\nwrite_iops_sec_max = 100\n",
+       "demo.toml:8: key 'device.iotune.write_iops_sec_max' needs device.iotune.write_iops_sec: a burst rate "
+       "belongs to a rate limit; set write_iops_sec, or remove write_iops_sec_max"},
+      {"[device.iotune]\ntotal_bytes_sec = \"16M\"\ntotal_bytes_sec_max = \"8M\"\n",
+       "demo.toml:9: key 'device.iotune.total_bytes_sec_max' = \"8M\" is lower than device.iotune.total_bytes_sec "
+       "= \"16M\": QEMU refuses a burst rate below its rate; raise it, or remove it (unset, QEMU lets a tenth of a "
+       "second at the rate through at once)"},
+      {"[device.iotune]\ntotal_iops_sec = 100\ntotal_iops_sec_max_length = 10\n",
+       "demo.toml:9: key 'device.iotune.total_iops_sec_max_length' needs device.iotune.total_iops_sec_max: it is "
+       "how long that burst rate may last; set total_iops_sec_max, or remove total_iops_sec_max_length"},
+      {"[device.iotune]\nread_bytes_sec = \"1T\"\nread_bytes_sec_max = \"1T\"\nread_bytes_sec_max_length = 910\n",
+       "demo.toml:10: key 'device.iotune.read_bytes_sec_max_length' = 910 seconds at "
+       "device.iotune.read_bytes_sec_max = \"1T\" is more than QEMU's limit of 1000000000000000 bytes per burst: "
+       "shorten the burst or lower its rate"},
+      {"[device.iotune]\ntotal_bytes_sec = \"16M\"\nsize_iops_sec = \"4K\"\n",
+       "demo.toml:9: key 'device.iotune.size_iops_sec' needs an iops limit (total_iops_sec, read_iops_sec or "
+       "write_iops_sec): it says how many bytes count as one request; set one, or remove size_iops_sec"},
+      // A side's own key clashing with a shared one: the side's line, and the message says which.
+      {"[device.iotune]\ntotal_bytes_sec = \"16M\"\n[sides.A.device.iotune]\nwrite_bytes_sec = \"8M\"\n",
+       "demo.toml:10: key 'sides.A.device.iotune.write_bytes_sec' cannot be set with device.iotune.total_bytes_sec "
+       "(which side A inherits): libvirt takes a total limit or read and write limits, not both; remove one of "
+       "them"},
+      {"[device.iotune]\ntotal_bytes_sec = \"8M\"\ntotal_bytes_sec_max = \"16M\"\n[sides.A.device.iotune]\n"
+       "total_bytes_sec = \"32M\"\n",
+       "demo.toml:11: key 'device.iotune.total_bytes_sec_max' (which side A inherits) = \"16M\" is lower than "
+       "sides.A.device.iotune.total_bytes_sec = \"32M\": QEMU refuses a burst rate below its rate; raise it, or "
+       "remove it (unset, QEMU lets a tenth of a second at the rate through at once)"},
+      {"[device.iotune]\ntotal_byte_sec = 1\n",
+       "demo.toml:8: unknown key 'device.iotune.total_byte_sec' (did you mean 'total_bytes_sec'?)"},
+      {"[device.iotune]\ntotal_iops_sec = \"400\"\n",
+       "demo.toml:8: key 'device.iotune.total_iops_sec' must be an integer, not a string"},
+  };
+  for (const auto& [tail, expected] : cases) {
+    EXPECT_EQ(error_of(kBase + tail), expected) << tail;
+  }
+  // The largest burst QEMU takes: 1e15 bytes.
+  EXPECT_EQ(error_of(kBase + "[device.iotune]\nread_bytes_sec = 1000000000\nread_bytes_sec_max = 1000000000\n"
+                             "read_bytes_sec_max_length = 1000000\n"),
+            "(no error)");
+}
+
 TEST(ConfigExperiment, MissingNameAndWorkloads) {
   EXPECT_EQ(error_of("[[workload]]\nname = \"w\"\ntype = \"dd\"\n"),
             "demo.toml: missing key 'name': add name = \"...\" ([A-Za-z0-9._-]+; results go to "
@@ -307,7 +392,8 @@ TEST_F(DiskSafety, BlockDevicesAreRefusedAlsoThroughSymlinks) {
 
 TEST(ConfigExperiment, ShippedConfigsLoad) {
   const fs::path configs = fs::path(ABVM_SOURCE_DIR) / "configs";
-  for (const char* name : {"demo.toml", "virtio-dma-api.toml", "swiotlb-control.toml", "aa-control.toml"}) {
+  for (const char* name : {"demo.toml", "virtio-dma-api.toml", "swiotlb-control.toml", "aa-control.toml",
+                           "ruler-10.toml", "ruler-3.toml"}) {
     SCOPED_TRACE(name);
     const Experiment e = load_experiment(configs / name);
     EXPECT_FALSE(e.workloads.empty());
@@ -337,6 +423,53 @@ TEST(ConfigExperiment, ShippedConfigsLoad) {
   SideSpec a = aa.a;
   a.label = aa.b.label;
   EXPECT_EQ(a, aa.b);
+}
+
+// The rulers: B's caps are exactly 0.90 (0.97) of A's, and each "# expected: <metric> <ratio>"
+// line is QEMU's burst model for the workload as configured (config/device.hpp), at a tool
+// overhead L between 0 and 60 ms: a change of the workloads or the caps that forgets the
+// expectation fails here.
+TEST(ConfigExperiment, RulersStateTheBurstModelsRatios) {
+  const fs::path configs = fs::path(ABVM_SOURCE_DIR) / "configs";
+  for (const auto& [name, f] : {std::pair{"ruler-10.toml", 0.90}, std::pair{"ruler-3.toml", 0.97}}) {
+    SCOPED_TRACE(name);
+    const Experiment e = load_experiment(configs / name);
+    EXPECT_EQ(e.schedule.design, Design::co_scheduled);
+    EXPECT_EQ(e.schedule.boots_per_side, 10);
+    EXPECT_EQ(e.a.kernel, "debian-cloud");
+    EXPECT_EQ(e.b.kernel, "debian-cloud");
+    const IotuneOptions& a = e.a.device.iotune;
+    const IotuneOptions& b = e.b.device.iotune;
+    ASSERT_TRUE(a.total_bytes_sec && a.total_iops_sec && b.total_bytes_sec && b.total_iops_sec);
+    EXPECT_EQ(static_cast<double>(*b.total_bytes_sec), std::round(*a.total_bytes_sec * f));
+    EXPECT_EQ(static_cast<double>(*b.total_iops_sec), std::round(*a.total_iops_sec * f));
+    std::map<std::string, double> expected;
+    const std::regex line(R"(\n# expected: (\S+) ([0-9.]+)\n)");
+    for (auto it = std::sregex_iterator(e.source_text.begin(), e.source_text.end(), line); it != std::sregex_iterator();
+         ++it) {
+      expected[(*it)[1]] = std::stod((*it)[2]);
+    }
+    ASSERT_EQ(expected.size(), 2u);
+    // T = (D - s - r/10) / r + L, D and s in bytes (dd, total_bytes_sec) or requests (fio, total_iops_sec).
+    const auto ratio = [&](double d, double s, double ra, double rb, double l) {
+      return ((d - s - ra / 10) / ra + l) / ((d - s - rb / 10) / rb + l);
+    };
+    const auto& dd = std::get<DdWorkload>(e.workloads.at(0).spec);
+    const double bs = static_cast<double>(parse_size(dd.block_size));
+    const double dd_bytes = bs * static_cast<double>(dd.count);
+    const double ra = static_cast<double>(*a.total_bytes_sec), rb = static_cast<double>(*b.total_bytes_sec);
+    EXPECT_GE(expected["dd-write.bandwidth"], ratio(dd_bytes, bs, ra, rb, 0) - 5e-5);
+    EXPECT_LE(expected["dd-write.bandwidth"], ratio(dd_bytes, bs, ra, rb, 0.060) + 5e-5);
+    const auto& fio = std::get<FioWorkload>(e.workloads.at(1).spec);
+    const double requests = static_cast<double>(parse_size(fio.options.at("size")) / parse_size(fio.options.at("bs")));
+    const double ia = static_cast<double>(*a.total_iops_sec), ib = static_cast<double>(*b.total_iops_sec);
+    EXPECT_GE(expected["fio-randwrite.write.iops"], ratio(requests, 1, ia, ib, 0) - 5e-5);
+    EXPECT_LE(expected["fio-randwrite.write.iops"], ratio(requests, 1, ia, ib, 0.060) + 5e-5);
+    // Each cap binds its own workload only: dd's requests and fio's bytes stay far below the other.
+    EXPECT_LT(ra / bs, ib / 5);
+    EXPECT_LT(ia * static_cast<double>(parse_size(fio.options.at("bs"))), rb / 5);
+    EXPECT_TRUE(e.disk.preallocate);
+  }
 }
 
 }  // namespace

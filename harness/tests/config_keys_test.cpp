@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "config/device.hpp"
 #include "config/experiment.hpp"
 
 namespace abvm {
@@ -89,6 +90,38 @@ TEST(ConfigKeys, EveryKeyIsDocumented) {
   EXPECT_EQ(describe_allowed(*find_key("disk.size")), "1M..1T");
   EXPECT_EQ(describe_allowed(*find_key("analysis.confidence")), "0.5 < x < 1");
   EXPECT_EQ(describe_allowed(*find_key("schedule.order")), "interleaved|sequential");
+}
+
+// libvirt's <iotune> settings, each once for [device.iotune] and once for a side's, with its unit.
+TEST(ConfigKeys, IotuneKeysAreListedWithTheirUnits) {
+  const std::string table = describe_key_table();
+  EXPECT_NE(table.find("\n[device.iotune]  disk throttling"), std::string::npos);
+  EXPECT_NE(table.find("\n[sides.*.device.iotune]  "), std::string::npos);
+  for (const IotuneField& f : kIotuneFields) {
+    for (const std::string prefix : {"device.iotune.", "sides.*.device.iotune."}) {
+      const KeySpec* k = find_key(prefix + std::string(f.name));
+      ASSERT_NE(k, nullptr) << prefix << f.name;
+      EXPECT_NE(table.find("\n  " + k->path + " "), std::string::npos) << k->path;
+      const bool bytes = f.unit == IotuneUnit::bytes_per_second || f.unit == IotuneUnit::bytes;
+      EXPECT_EQ(k->type, bytes ? KeyType::size : KeyType::integer) << k->path;
+      EXPECT_NE(k->doc.find(f.unit == IotuneUnit::bytes_per_second       ? "bytes per second, a size such as"
+                            : f.unit == IotuneUnit::requests_per_second ? "requests per second"
+                            : f.unit == IotuneUnit::seconds             ? "seconds"
+                                                                        : "bytes that count as one request"),
+                std::string::npos)
+          << k->path << ": " << k->doc;
+    }
+  }
+  EXPECT_EQ(find_key("device.iotune.total_bytes_sec")->doc,
+            "limit of the throughput of reads and writes together: bytes per second, a size such as \"16M\" (16 "
+            "MiB/s); not with read_bytes_sec or write_bytes_sec");
+  EXPECT_EQ(find_key("device.iotune.write_iops_sec_max")->doc,
+            "burst rate of write_iops_sec, requests per second, at least write_iops_sec (unset: QEMU lets a tenth of "
+            "a second at the rate through at once)");
+  EXPECT_EQ(describe_allowed(*find_key("device.iotune.total_bytes_sec")), "1..1T");
+  EXPECT_EQ(describe_allowed(*find_key("device.iotune.read_iops_sec")), "1..1000000000000000");
+  EXPECT_EQ(describe_allowed(*find_key("sides.*.device.iotune.total_iops_sec_max_length")), "1..4294967295");
+  EXPECT_EQ(find_key("sides.*.device.iotune.size_iops_sec")->default_text, "device.iotune.size_iops_sec");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -48,8 +49,37 @@ struct IntKey {
   std::string toml;  // fmt pattern, {} is the value
 };
 
+// An <iotune> value alone, or with what it needs at the smallest values that allow it (a burst
+// rate needs its rate, not above it; a burst length its burst rate; an iops size an iops limit).
+std::pair<std::string, IntKey> iotune_key(const IotuneField& f) {
+  const std::string name(f.name);
+  std::string needs;
+  IotuneOptions base;
+  if (name.ends_with("_max") || name.ends_with("_max_length")) {
+    const std::string rate = name.substr(0, name.find("_sec") + 4);
+    needs = rate + " = 1\n";
+    base.*std::find_if(kIotuneFields.begin(), kIotuneFields.end(), [&](auto& x) { return x.name == rate; })->member = 1;
+    if (name.ends_with("_max_length")) {
+      needs += rate + "_max = 1\n";
+      base.*std::find_if(kIotuneFields.begin(), kIotuneFields.end(), [&](auto& x) { return x.name == rate + "_max"; })
+                ->member = 1;
+    }
+  } else if (name == "size_iops_sec") {
+    needs = "total_iops_sec = 1\n";
+    base.total_iops_sec = 1;
+  }
+  const auto member = f.member;
+  return {"device.iotune." + name,
+          {[base, member](DomainSpec& s, std::int64_t v) {
+             s.disks[0].options.iotune = base;
+             s.disks[0].options.iotune.*member = static_cast<std::uint64_t>(v);
+           },
+           "[device.iotune]\n" + needs + name + " = {}\n"}};
+}
+
 const std::map<std::string, IntKey>& int_keys() {
-  static const std::map<std::string, IntKey> keys = {
+  static const std::map<std::string, IntKey> keys = [] {
+    std::map<std::string, IntKey> out = {
       {"guest.vcpus", {[](DomainSpec& s, std::int64_t v) { s.machine.vcpus = static_cast<int>(v); },
                        "[guest]\nvcpus = {}\n"}},
       {"guest.memory_mib", {[](DomainSpec& s, std::int64_t v) { s.machine.memory_mib = static_cast<int>(v); },
@@ -60,7 +90,10 @@ const std::map<std::string, IntKey>& int_keys() {
                          "[device]\nqueues = {}\n"}},
       {"device.queue_size", {[](DomainSpec& s, std::int64_t v) { s.disks[0].options.queue_size = static_cast<int>(v); },
                              "[device]\nqueue_size = {}\n"}},
-  };
+    };
+    for (const IotuneField& f : kIotuneFields) out.insert(iotune_key(f));
+    return out;
+  }();
   return keys;
 }
 
@@ -142,7 +175,8 @@ TEST(GuestDomainXmlRules, EveryBoundedMachineOrDeviceKeyIsCoveredHere) {
       EXPECT_EQ(choice_keys().count(k.path), 1u) << k.path << ": teach this test to set it in a DomainSpec";
     }
   }
-  EXPECT_EQ(seen, 9u) << "3 machine and 6 device keys; update this count with MachineOptions/VirtioBlkOptions";
+  EXPECT_EQ(seen, 29u) << "3 machine and 6 device keys, [device.iotune] and its 19 keys; update this count with "
+                          "MachineOptions/VirtioBlkOptions";
 }
 
 TEST(GuestDomainXmlRules, SidesHaveTheSharedKeysBoundsAndChoices) {
@@ -166,7 +200,9 @@ TEST(GuestDomainXmlRules, TableBoundsPassTheLoaderAndTheDomainAndOneStepOutsideF
     ASSERT_FALSE(spec->range->min_open || spec->range->max_open);
     const auto min = static_cast<std::int64_t>(spec->range->min);
     const auto max = static_cast<std::int64_t>(spec->range->max);
-    const std::string bounds = fmt::format("{}..{}", min, max);
+    // "1..255", or for a size "1..1T": as `abvm config keys` shows it.
+    const std::string bounds = describe_allowed(*spec);
+    EXPECT_EQ(bounds.find(".."), bounds.rfind("..")) << bounds;
     EXPECT_NE(table_entry(path).find(bounds), std::string::npos) << table_entry(path);
 
     for (std::int64_t inside : {min, max}) {

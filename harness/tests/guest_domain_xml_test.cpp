@@ -211,6 +211,64 @@ TEST(GuestDomainXml, ImpossibleSettingsAreClearErrors) {
   EXPECT_NE(error_of(s).find("must be 1-20 characters"), std::string::npos);
 }
 
+// <iotune> after <target>, as libvirt writes it (libvirt 9.0's `virsh dumpxml` of a domain defined
+// from this XML gives the same elements in the same place and order), only the values set.
+TEST(GuestDomainXml, IotuneHasTheSetValuesInLibvirtsOrder) {
+  auto s = basic();
+  s.name = "abvm-1234-ruler-B-5";
+  IotuneOptions& t = s.disks[0].options.iotune;
+  t.write_iops_sec_max_length = 3;
+  t.size_iops_sec = 4096;
+  t.total_bytes_sec_max = 32 << 20;
+  t.read_iops_sec = 400;
+  t.write_iops_sec = 300;
+  t.write_iops_sec_max = 600;
+  t.total_bytes_sec = 9216000;
+  const std::string xml = domain_xml(s);
+  expect_golden("iotune.xml", xml);
+  auto doc = parse(xml);
+  const auto iotune = doc.select_node("/domain/devices/disk/iotune").node();
+  std::vector<std::string> names;
+  for (auto c : iotune.children()) names.push_back(c.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"total_bytes_sec", "read_iops_sec", "write_iops_sec",
+                                             "total_bytes_sec_max", "write_iops_sec_max", "size_iops_sec",
+                                             "write_iops_sec_max_length"}));
+  EXPECT_STREQ(iotune.child("total_bytes_sec").text().get(), "9216000");
+  EXPECT_STREQ(iotune.previous_sibling().name(), "target");
+  EXPECT_STREQ(iotune.next_sibling().name(), "serial");
+  EXPECT_TRUE(parse(domain_xml(basic())).select_node("//iotune").node().empty());
+}
+
+TEST(GuestDomainXml, IotuneThatLibvirtOrQemuRefuseIsAClearError) {
+  const auto with = [](auto set) {
+    auto s = basic();
+    set(s.disks[0].options.iotune);
+    return error_of(s);
+  };
+  EXPECT_EQ(with([](IotuneOptions& t) { t.total_iops_sec = 0; }),
+            "virtio-blk iotune total_iops_sec = 0: must be 1..1000000000000000 (leave it unset for no limit)");
+  EXPECT_EQ(with([](IotuneOptions& t) { t.read_bytes_sec = (1ULL << 40) + 1; }),
+            "virtio-blk iotune read_bytes_sec = 1099511627777: must be 1..1T (leave it unset for no limit)");
+  EXPECT_EQ(with([](IotuneOptions& t) { t.total_bytes_sec = 1, t.write_bytes_sec = 2; }),
+            "virtio-blk iotune write_bytes_sec = 2 with total_bytes_sec = 1: libvirt takes a total limit or read "
+            "and write limits, not both");
+  EXPECT_EQ(with([](IotuneOptions& t) { t.read_iops_sec_max = 5; }),
+            "virtio-blk iotune read_iops_sec_max = 5 with read_iops_sec = unset: a burst rate needs its rate limit");
+  EXPECT_EQ(with([](IotuneOptions& t) { t.total_iops_sec = 10, t.total_iops_sec_max = 5; }),
+            "virtio-blk iotune total_iops_sec_max = 5 with total_iops_sec = 10: QEMU refuses a burst rate below its "
+            "rate");
+  EXPECT_EQ(with([](IotuneOptions& t) { t.total_iops_sec = 10, t.total_iops_sec_max_length = 5; }),
+            "virtio-blk iotune total_iops_sec_max_length = 5 with total_iops_sec_max = unset: a burst length needs "
+            "its burst rate");
+  EXPECT_EQ(with([](IotuneOptions& t) {
+              t.total_iops_sec = 10, t.total_iops_sec_max = 1'000'000'000, t.total_iops_sec_max_length = 1'000'001;
+            }),
+            "virtio-blk iotune total_iops_sec_max_length = 1000001 with total_iops_sec_max = 1000000000: QEMU "
+            "allows at most 1e15 per burst");
+  EXPECT_EQ(with([](IotuneOptions& t) { t.size_iops_sec = 4096; }),
+            "virtio-blk iotune size_iops_sec = 4096 with total_iops_sec = unset: an iops size needs an iops limit");
+}
+
 // Co-scheduled guests share a host CPU set: libvirt's <vcpu cpuset> pins the vCPUs and QEMU's
 // emulator threads; an explicit per-vCPU pin still wins for its vCPU.
 TEST(GuestDomainXml, HostCpuSetPinsTheWholeGuest) {
@@ -233,6 +291,11 @@ TEST(GuestDomainXml, GoldensAndEveryOptionValidateAgainstLibvirtsSchema) {
   s.host_cpus = "0-1";
   s.machine = {.vcpus = 2, .memory_mib = 1024, .vcpu_pins = {0, 1}};
   s.disks[0].options = {.iommu_platform = true, .queues = 2, .queue_size = 256, .cache = "none", .io = "io_uring", .iothread = true};
+  // Every <iotune> element at once that can be: read and write limits of each kind (total_* are
+  // the golden iotune.xml's), with bursts, their lengths and an iops size.
+  for (const IotuneField& f : kIotuneFields) {
+    if (!f.name.starts_with("total_")) s.disks[0].options.iotune.*f.member = f.unit == IotuneUnit::seconds ? 2 : 4096;
+  }
   const auto every_option = std::filesystem::temp_directory_path() / ("abvm-domain-" + std::to_string(::getpid()) + ".xml");
   write_file_atomic(every_option, domain_xml(s));
   std::vector<std::filesystem::path> files = {every_option};

@@ -13,6 +13,14 @@
 //   lastword  prints ABVM-TEST-ALMOST, a second later ABVM-TEST-LAST-WORD, and powers off at
 //             once: a reader that is not reading just then loses the last line with the pty
 //             when QEMU exits (guest/console_stream.hpp)
+//   dd        prints the disk's queue limits (ABVM-LIMITS <max_segments> <max_sectors_kb>), then
+//             $abvm_dd_runs times (default 1), each after half a second's pause, busybox dd of
+//             $abvm_dd_count blocks of $abvm_dd_bs from /dev/zero to /dev/vda with O_DIRECT
+//             ("ABVM-DD <run> <dd's records-out line>"); busybox dd prints no time, so each run is
+//             timed by the kernel: a line written to /dev/kmsg just before and just after it (the
+//             shell's own echo, no process started), printed back from dmesg with its printk time
+//             in microseconds: "ABVM-TIME [   12.345678] ABVM-T0 <run>" and ABVM-T1; then
+//             ABVM-TEST-DONE and power off
 // Anything missing from the environment (not root, no QEMU, no network for the kernel) makes
 // the tests skip with the reason, never pass.
 #include <gtest/gtest.h>
@@ -72,6 +80,22 @@ case "$abvm_test" in
     echo ABVM-TEST-WAITING
     read -r line
     echo "ABVM-ECHO-GOT $line"
+    $B poweroff -f ;;
+  dd)
+    i=0
+    while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do $B sleep 0.05; i=$((i+1)); done
+    echo "ABVM-LIMITS $($B cat /sys/block/vda/queue/max_segments) $($B cat /sys/block/vda/queue/max_sectors_kb)"
+    r=0
+    while [ $r -lt "${abvm_dd_runs:-1}" ]; do
+      $B sleep 0.5
+      echo "ABVM-T0 $r" > /dev/kmsg
+      $B dd if=/dev/zero of=/dev/vda bs="$abvm_dd_bs" count="$abvm_dd_count" oflag=direct 2> /dd.out
+      echo "ABVM-T1 $r" > /dev/kmsg
+      echo "ABVM-DD $r $($B tail -n 1 /dd.out)"
+      r=$((r+1))
+    done
+    $B dmesg | $B sed -n 's/^\(.*ABVM-T[01] [0-9]*\)$/ABVM-TIME \1/p'
+    echo ABVM-TEST-DONE
     $B poweroff -f ;;
   lastword)
     echo ABVM-TEST-ALMOST
