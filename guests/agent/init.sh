@@ -185,14 +185,13 @@ find_scratch() {
   return 1
 }
 
-# Runs workload directory $1's argv (one argument per line), substituting @scratch and @jobfile.
-# Output goes to $2 (stdout and stderr together); returns the command's status. With PIDFILE set,
-# the command's pid is written there.
-run_argv() {
+# Writes workload directory $1's command, one argument per line, to $1/argv: its args with
+# @scratch and @jobfile put in and the tool named by path. Done once, before any run.
+write_argv() {
   dir=$1
-  out=$2
   DISK=$(cat "$dir/dev")
-  set --
+  n=0
+  : > "$dir/argv"
   while IFS= read -r a; do
     while :; do
       case "$a" in
@@ -203,16 +202,24 @@ run_argv() {
     done
     # busybox-static's ash runs its own applets before searching PATH, so a bare "dd" would
     # be busybox dd (no timing line): the tools abvm ships in /usr/bin are named by path.
-    if [ $# = 0 ] && [ "${a#*/}" = "$a" ] && [ -x "/usr/bin/$a" ]; then a=/usr/bin/$a; fi
-    set -- "$@" "$a"
+    if [ $n = 0 ] && [ "${a#*/}" = "$a" ] && [ -x "/usr/bin/$a" ]; then a=/usr/bin/$a; fi
+    printf '%s\n' "$a" >> "$dir/argv"
+    n=$((n + 1))
   done < "$dir/args"
+}
+
+# Runs workload directory $1's command ($1/argv). Output goes to $2 (stdout and stderr together);
+# returns the command's status. With PIDFILE set, the command's pid is written there.
+run_argv() {
+  set --
+  while IFS= read -r a; do set -- "$@" "$a"; done < "$1/argv"
   if [ -z "$PIDFILE" ]; then
-    "$@" > "$out" 2>&1 < /dev/null
+    "$@" > "$2" 2>&1 < /dev/null
     return
   fi
   # The filler's run: in the background, so that its pid can be stopped (a job in the foreground of
   # a subshell cannot be signalled by its own pid).
-  "$@" > "$out" 2>&1 < /dev/null &
+  "$@" > "$2" 2>&1 < /dev/null &
   echo $! > "$PIDFILE"
   wait $!
 }
@@ -298,40 +305,44 @@ stop_filler() {
 
 # One step of a paced job: a window the host opens with "go <n>" for both guests at once (or for
 # one at a time: pace turns) and closes with "stop <n>" once every guest of the window is done.
-# Everything that costs time is done before READY; nothing is printed between the go and DONE, and
-# the run's records only after the stop. Returns wait_word's status (1: abort, 2: no word).
+# Everything that costs time is done before READY (sync, drop caches, the argument vector); nothing
+# is printed between the go and DONE, and the run's records only after the stop. Returns
+# wait_word's status (1: abort, 2: no word).
 run_paced_step() {  # step dir index warmup
   dir=$2
   name=$(cat "$dir/name")
+  step=$1 index=$3 warm=$4
   prepare_run "$dir"
+  set --
+  while IFS= read -r a; do set -- "$@" "$a"; done < "$dir/argv"
   [ "$TEST_FAULT" = never-ready ] && while :; do sleep 3600; done
   clock_now; t_ready=$NOW
-  rec READY "$1,$t_ready"
-  if [ "$TEST_FAULT" = deaf ] && [ "$1" = 0 ]; then
+  rec READY "$step,$t_ready"
+  if [ "$TEST_FAULT" = deaf ] && [ "$step" = 0 ]; then
     wait_word "go never"
     return $?
   fi
-  wait_word "go $1" || return $?
+  wait_word "go $step" || return $?
   clock_now; t_go=$NOW
   [ "$TEST_FAULT" = hang-window ] && while :; do sleep 3600; done
   t0=$NOW
-  run_argv "$dir" "$WORK/out"
+  "$@" > "$WORK/out" 2>&1 < /dev/null
   status=$?
   clock_now; t1=$NOW
   t_fill=$t1
   FILLS=0
   if [ "$FILL" = 1 ]; then start_filler "$dir"; clock_now; t_fill=$NOW; fi
   clock_now
-  rec DONE "$1,$NOW"
-  wait_word "stop $1"
+  rec DONE "$step,$NOW"
+  wait_word "stop $step"
   heard=$?
   clock_now; t_stop=$NOW
   [ "$FILL" = 1 ] && stop_filler
   clock_now; t_load_end=$NOW
   [ "$FILL" = 1 ] || t_load_end=$t1
-  rec RUN "$name,$3,$4,$t0,$1,$t_ready,$t_go"
+  rec RUN "$name,$index,$warm,$t0,$step,$t_ready,$t_go"
   emit_output "$WORK/out"
-  rec RUNEND "$name,$3,$status,$t1,$t_fill,$t_stop,$t_load_end,$FILLS"
+  rec RUNEND "$name,$index,$status,$t1,$t_fill,$t_stop,$t_load_end,$FILLS"
   return $heard
 }
 
@@ -363,6 +374,7 @@ prepare_disks() {
     if [ -f "$dir/jobfile" ]; then
       sed "s|@scratch|/dev/$DISK|g" "$dir/jobfile" > "$dir/job.fio"
     fi
+    write_argv "$dir"
     if [ "$(cat "$dir/scheduler_none" 2>/dev/null)" = 1 ]; then
       echo none > "/sys/block/$DISK/queue/scheduler" 2>/dev/null || error "cannot set scheduler none on $DISK"
     fi

@@ -50,6 +50,22 @@ json run_json(const RunResult& run) {
   return j;
 }
 
+// Every run the guest reported (warm-ups too), on its own clock: what the timings were mapped from.
+json guest_runs_json(const GuestReport& report) {
+  json out = json::array();
+  for (const GuestRun& g : report.runs) {
+    json j = {{"workload", g.workload}, {"index", g.index}, {"warmup", g.warmup}, {"exit_status", g.exit_status},
+              {"t_start", g.t_start}, {"t_end", g.t_end}};
+    if (g.window) {
+      const GuestWindow& w = *g.window;
+      j["window"] = {{"step", w.step},     {"t_ready", w.t_ready},       {"t_go", w.t_go}, {"t_fill", w.t_fill},
+                     {"t_stop", w.t_stop}, {"t_load_end", w.t_load_end}, {"fills", w.fills}};
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 json trial_result_json(const TrialResult& r) {
   json runs = json::array();
   for (const auto& run : r.runs) runs.push_back(run_json(run));
@@ -68,6 +84,7 @@ json trial_result_json(const TrialResult& r) {
       {"dmesg", r.report.dmesg},
       {"agent_errors", r.report.agent_errors},
       {"problems", r.report.problems},
+      {"runs", guest_runs_json(r.report)},
   };
   return {{"trial", r.trial.id},
           {"side", to_string(r.trial.side)},

@@ -24,7 +24,13 @@ struct ControlRun {
   int exit_code = -1;
   json analysis;
   std::string err;
+  fs::path dir;
 };
+
+// The run's files go once the test has passed; they stay for a look when it failed.
+void clean_up(const ControlRun& r) {
+  if (!r.dir.empty() && !::testing::Test::HasFailure()) fs::remove_all(r.dir);
+}
 
 // Runs configs/<name>.toml with boots_per_side = `boots` (and `analysis` lines added to its
 // [analysis] table) and returns its exit code and analysis.json.
@@ -47,11 +53,10 @@ ControlRun run_control(const std::string& name, int boots = 8, const std::string
   const ProcessResult r = run_process(
       {ABVM_BINARY, "run", "--results-dir", (dir / "results").string(), (dir / (name + ".toml")).string()},
       {.timeout = std::chrono::minutes(15)});
-  ControlRun out{.exit_code = r.exit_code, .err = r.err};
+  ControlRun out{.exit_code = r.exit_code, .err = r.err, .dir = dir};
   for (const auto& e : fs::directory_iterator(dir / "results")) {
     if (fs::exists(e.path() / "analysis.json")) out.analysis = json::parse(read_file(e.path() / "analysis.json"));
   }
-  if (out.exit_code == 1 || out.exit_code == 0 || out.exit_code == 4) fs::remove_all(dir);
   return out;
 }
 
@@ -63,6 +68,7 @@ TEST(ControlsE2ETest, SwiotlbForceIsARegression) {
   EXPECT_EQ(r.analysis["verdict"], "regression");
   EXPECT_EQ(r.analysis["options"]["primary_estimate"], "paired");
   EXPECT_EQ(r.analysis["source"]["design"], "co-scheduled");
+  clean_up(r);
 }
 
 TEST(ControlsE2ETest, TheSameSideTwiceIsNoRegression) {
@@ -72,6 +78,7 @@ TEST(ControlsE2ETest, TheSameSideTwiceIsNoRegression) {
   ASSERT_TRUE(r.analysis.is_object()) << r.err;
   EXPECT_NE(r.analysis["verdict"], "regression");
   for (const auto& m : r.analysis["metrics"]) EXPECT_NE(m["verdict"], "regression") << m["headline"];
+  clean_up(r);
 }
 
 // configs/neighbour-control.toml (issue 19 item 3): B limits virtio-blk to one request in flight.
@@ -89,6 +96,7 @@ TEST(ControlsE2ETest, ASlowNeighbourDoesNotMoveAWorkloadItCannotAffect) {
   EXPECT_NE(verdicts["dd-4k.bandwidth"], "regression") << r.err;
   EXPECT_NE(verdicts["dd-4k.bandwidth"], "improvement") << r.err;
   EXPECT_EQ(r.analysis["source"]["design"], "co-scheduled");
+  clean_up(r);
 }
 
 // The expected ratios a config states ("# expected: <metric> <ratio>").
@@ -128,6 +136,7 @@ TEST(ControlsE2ETest, TheTenPercentRulerIsMeasuredAtItsKnownRatio) {
     EXPECT_GE(high, ratio * 0.9985) << m["name"] << ": [" << low << ", " << high << "] against " << ratio;
     EXPECT_EQ(m["overlap"]["voided"], 0) << m["name"];
   }
+  clean_up(r);
 }
 
 }  // namespace

@@ -143,6 +143,9 @@ TEST_F(PacedTest, BothGuestsGoOnOneGoAndTheFasterKeepsItsLoadUntilTheSlowerEnds)
   EXPECT_NE(saved.find("\"overlap\""), std::string::npos);
   EXPECT_NE(saved.find("\"load_end\""), std::string::npos);
   EXPECT_NE(saved.find("\"word\": \"go 0\""), std::string::npos);
+  // ... and the guest's own clock, which the timings were mapped from.
+  EXPECT_NE(saved.find("\"t_go\""), std::string::npos);
+  EXPECT_NE(saved.find("\"t_load_end\""), std::string::npos);
 }
 
 // Without the barrier's pairing the fast side would finish its boot long before the slow one: a

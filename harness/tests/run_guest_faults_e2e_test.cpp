@@ -553,3 +553,48 @@ TEST_F(GuestFaultsE2ETest, AGuestThatIsNotItsSideIsAMismatchAndTheVerdictSaysSo)
 
 }  // namespace
 }  // namespace abvm
+
+namespace abvm {
+namespace {
+
+// 8. A paced block (co-scheduled) whose guest hangs in the middle of its window (B, the agent's
+// test switch hang-window: it hears the go and never measures): the block gives B up at the run
+// timeout after the go, as a timeout saying why, tells A to abort, and A ends partner-failed (its
+// run has no partner measured with it). The block is void and runs again whole (infra_retries 1),
+// the void attempt's consoles kept; nothing hangs and no guest is left running.
+TEST_F(GuestFaultsE2ETest, APacedGuestThatHangsInItsWindowFailsItsBlockAndItsPartnerIsNotKeptWaiting) {
+  const std::string config = experiment(
+      "hang-window",
+      "[sides.A]\nlabel = \"healthy\"\n\n[sides.B]\nlabel = \"hangs\"\ncmdline_append = \"abvm.test_fault=hang-window\"\n",
+      kDdWrite, "boots_per_side = 2\ndesign = \"co-scheduled\"\nboot_timeout = \"60s\"\nrun_timeout = \"10s\"\n");
+  fs::path d;
+  double wall = 0;
+  const auto r = run(config, d, wall);
+  ASSERT_FALSE(d.empty());
+  expect_finished(r, d, 4);
+  // 2 blocks x 2 attempts, each about a boot and the 10 s deadline.
+  EXPECT_LT(wall, 180) << "a hung guest kept its block waiting";
+  for (const auto& t : trial_files(d)) {
+    const std::string detail = t.result.at("detail");
+    const std::string outcome = t.result.at("outcome");
+    if (t.side == "B") {
+      EXPECT_EQ(outcome, "timeout") << t.result.dump();
+      EXPECT_NE(detail.find("did not end step 0 within 10 s of the go (it hung, or the go was lost)"), std::string::npos)
+          << detail;
+    } else {
+      EXPECT_EQ(outcome, "partner-failed") << t.result.dump();
+      EXPECT_NE(detail.find("ended timeout: did not end step 0"), std::string::npos) << detail;
+      EXPECT_NE(t.console.find(":END:"), std::string::npos) << "the survivor reports its end after the abort";
+    }
+    EXPECT_EQ(t.result.at("attempts"), 2) << t.id;
+    ASSERT_EQ(t.result.at("retried").size(), 1u) << t.id;
+    EXPECT_NE(t.result.at("retried")[0].get<std::string>().find("attempt 1 void"), std::string::npos) << t.id;
+    EXPECT_TRUE(fs::exists(d / "trials" / t.id / "console.attempt1.log")) << t.id;
+  }
+  for (const auto& e : read_journal_lines(d / "journal.jsonl")) {
+    EXPECT_EQ(e.metrics, 0u) << e.trial << ": no run of a broken window is a sample";
+  }
+}
+
+}  // namespace
+}  // namespace abvm
