@@ -117,13 +117,14 @@ std::map<std::string, double> expected_ratios(const std::string& name) {
 // configs/ruler-10.toml in the design it ships with (co-scheduled): both sides' disks throttled,
 // B's caps 0.90 of A's, so B/A is known by construction (the config's "# expected:" lines, from
 // QEMU's burst model, which puts it within 0.15 % for any tool overhead of 0-60 ms). Every metric
-// is a regression, and its interval, at 99 % for the family, meets that range: the paired design
+// is a regression, and its interval, at 98 % for the family (99 % each: 8 of the 10 blocks are enough
+// to reach it), meets that range: the paired design
 // measures the true effect, not only a difference.
 TEST(ControlsE2ETest, TheTenPercentRulerIsMeasuredAtItsKnownRatio) {
   if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
   const std::map<std::string, double> expected = expected_ratios("ruler-10");
   ASSERT_EQ(expected.size(), 2u);
-  const ControlRun r = run_control("ruler-10", 10, "confidence = 0.99\n");
+  const ControlRun r = run_control("ruler-10", 10, "confidence = 0.98\n");
   ASSERT_TRUE(r.analysis.is_object()) << r.err;
   EXPECT_EQ(r.analysis["source"]["design"], "co-scheduled");
   EXPECT_EQ(r.analysis["verdict"], "regression");
