@@ -35,6 +35,8 @@ struct Boot {
   double host_seconds = 0;
 };
 
+// QEMU is run here without libvirt and nobody types into the console: the jobs' `hold` of 1 s lets
+// the agent power off a second after its END record instead of waiting for a host to end it.
 Boot boot(const fs::path& dir, const fs::path& kernel, const fs::path& initrd, const std::string& nonce) {
   const fs::path scratch = dir / "scratch.raw";
   { std::ofstream(scratch, std::ios::binary); }
@@ -114,7 +116,7 @@ TEST_F(GuestBoot, ImageIsSmallCachedAndHashed) {
 }
 
 TEST_F(GuestBoot, DebianKernelRunsDdAndFioOnTheScratchDisk) {
-  GuestJob job{.trial_id = "boot-test", .nonce = make_nonce()};
+  GuestJob job{.trial_id = "boot-test", .nonce = make_nonce(), .hold_seconds = 1};
   Workload dd{.name = "dd-write", .spec = DdWorkload{.block_size = "1M", .count = 16}, .repetitions = 2, .warmup = 1};
   FioWorkload fio_spec;
   fio_spec.options = {{"rw", "write"}, {"bs", "64k"}, {"size", "8M"}, {"direct", "1"},
@@ -173,7 +175,7 @@ TEST_F(GuestBoot, DebianKernelRunsDdAndFioOnTheScratchDisk) {
 }
 
 TEST_F(GuestBoot, BadWorkloadStillPowersOffAndReportsTheFailure) {
-  GuestJob job{.trial_id = "fail-test", .nonce = make_nonce()};
+  GuestJob job{.trial_id = "fail-test", .nonce = make_nonce(), .hold_seconds = 1};
   // A dd that cannot succeed (no such input), then one that can: the agent goes on.
   job.workloads = job_workloads({Workload{.name = "dd-bad", .spec = DdWorkload{.count = 1, .input = "/nonexistent"}},
                                  Workload{.name = "dd-ok", .spec = DdWorkload{.block_size = "64K", .count = 4}}});
@@ -189,7 +191,7 @@ TEST_F(GuestBoot, BadWorkloadStillPowersOffAndReportsTheFailure) {
 }
 
 TEST_F(GuestBoot, MissingScratchDiskIsReportedNotWrittenElsewhere) {
-  GuestJob job{.trial_id = "serial-test", .nonce = make_nonce(), .scratch_serial = "no-such-disk"};
+  GuestJob job{.trial_id = "serial-test", .nonce = make_nonce(), .hold_seconds = 1, .scratch_serial = "no-such-disk"};
   job.workloads = job_workloads({Workload{.name = "dd", .spec = DdWorkload{.count = 1}}});
   const Boot b = boot(dir_, kernel_->image, initrd_for(job), job.nonce);
   SCOPED_TRACE("console tail:\n" + console_tail(b.console));

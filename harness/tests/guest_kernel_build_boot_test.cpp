@@ -112,8 +112,10 @@ std::vector<std::string> dmesg_matching(const GuestReport& r, const std::string&
 bool have_linux_source() { return fs::exists("/usr/src/linux-source-6.1.tar.xz"); }
 
 // A small dd (16 x 1 MiB, oflag=direct) job, optionally followed by a small fio job.
+// Its `hold` of 1 s: the guests here power off a second after their END record, not waiting for a
+// host to end them.
 GuestJob dd_fio_job(const std::string& trial, bool with_fio) {
-  GuestJob job{.trial_id = trial, .nonce = make_nonce()};
+  GuestJob job{.trial_id = trial, .nonce = make_nonce(), .hold_seconds = 1};
   job.workloads.push_back(
       {.workload = Workload{.name = "dd-write", .spec = DdWorkload{.block_size = "1M", .count = 16}, .repetitions = 1}});
   if (with_fio) {
