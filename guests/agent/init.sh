@@ -53,12 +53,15 @@
 #   deaf        a paced guest that never hears the go of its first step (a go lost on the way)
 #
 # Host-side test modes (not used in a guest): ABVM_AGENT_MODE=parse prints each parsed workload
-# as NUL-separated fields; ABVM_AGENT_MODE=emit prints sample records (an unpaced and a paced run); ABVM_AGENT_MODE=modopts
-# prints "<module> <option>" for each module option of $ABVM_CMDLINE. See the guest_* tests.
+# as NUL-separated fields; ABVM_AGENT_MODE=emit prints sample records (an unpaced and a paced run);
+# ABVM_AGENT_MODE=steps runs the job's steps with the host's words read from $ABVM_CONSOLE and
+# @scratch as $ABVM_DISK; ABVM_AGENT_MODE=modopts prints "<module> <option>" for each module option
+# of $ABVM_CMDLINE. See the guest_* tests.
 
 PATH=/usr/bin:/bin:/usr/sbin:/sbin
 export PATH
 JOB=${ABVM_JOB:-/abvm/job}
+CONSOLE=${ABVM_CONSOLE:-/dev/console}  # where the host's words come from
 WORK=${ABVM_WORK:-/run/abvm}
 NONCE=none
 SEQ=0
@@ -211,15 +214,17 @@ write_argv() {
 # Runs workload directory $1's command ($1/argv). Output goes to $2 (stdout and stderr together);
 # returns the command's status. With PIDFILE set, the command's pid is written there.
 run_argv() {
+  dir=$1
+  out=$2
   set --
-  while IFS= read -r a; do set -- "$@" "$a"; done < "$1/argv"
+  while IFS= read -r a; do set -- "$@" "$a"; done < "$dir/argv"
   if [ -z "$PIDFILE" ]; then
-    "$@" > "$2" 2>&1 < /dev/null
+    "$@" > "$out" 2>&1 < /dev/null
     return
   fi
   # The filler's run: in the background, so that its pid can be stopped (a job in the foreground of
   # a subshell cannot be signalled by its own pid).
-  "$@" > "$2" 2>&1 < /dev/null &
+  "$@" > "$out" 2>&1 < /dev/null &
   echo $! > "$PIDFILE"
   wait $!
 }
@@ -264,7 +269,7 @@ wait_word() {
       error "no '$1' from the host within $WAIT s: the host is gone or lost track of this guest"
       return 2
     fi
-    if IFS= read -r -t "$left" line < /dev/console; then
+    if IFS= read -r -t "$left" line < "$CONSOLE"; then
       [ "$line" = "$1" ] && return 0
       [ "$line" = abort ] && return 1
     else
@@ -502,7 +507,7 @@ agent_main() {
     case "$w" in abvm.test_fault=*) TEST_FAULT=${w#abvm.test_fault=} ;; esac
   done
   # The host types its words (go, stop, abort) into the console: they must not echo back into it.
-  stty -echo < /dev/console 2>/dev/null
+  stty -echo < "$CONSOLE" 2>/dev/null
   ok=1
   parse_job || ok=0
   clock_now
@@ -545,6 +550,21 @@ case "${ABVM_AGENT_MODE:-guest}" in
     exit 0 ;;
   modopts)
     cmdline_module_options "$ABVM_CMDLINE"
+    exit 0 ;;
+  steps)
+    # The job's steps on the host, the host's words read from $ABVM_CONSOLE, every workload's
+    # "@scratch" the file $ABVM_DISK: the paced windows and the filler without a guest.
+    parse_job || exit 1
+    clock_now
+    rec BEGIN "$(b64 "$TRIAL"),$NOW"
+    i=0
+    while [ $i -lt "$NWORK" ]; do
+      printf '%s' "${ABVM_DISK#/dev/}" > "$WORK/$i/dev"
+      write_argv "$WORK/$i"
+      i=$((i + 1))
+    done
+    run_steps
+    rec END "$SEQ"
     exit 0 ;;
   emit)
     NONCE=$ABVM_NONCE

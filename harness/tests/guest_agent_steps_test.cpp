@@ -1,0 +1,170 @@
+// The agent's steps on the host (guests/agent/init.sh, ABVM_AGENT_MODE=steps), run by busybox sh as
+// in the guest, with a FIFO for the console the host types into: a paced window (READY, the go, the
+// run, the filler that repeats it until the stop, the records only afterwards), an abort, the agent's
+// own deadline, and an unpaced job. A small driver script plays the host; the records it collects
+// are read with the real parser.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/files.hpp"
+#include "core/process.hpp"
+#include "guest/job.hpp"
+#include "guest/records.hpp"
+
+namespace abvm {
+namespace {
+namespace fs = std::filesystem;
+
+const fs::path kAgent = fs::path(ABVM_SOURCE_DIR) / "guests/agent/init.sh";
+constexpr const char* kNonce = "0123456789abcdef0123456789abcdef";
+
+// A job of `steps` runs of one workload, `sleep <seconds>` (the scratch disk is a file, unused).
+std::string sleep_job(Pacing pace, int steps, const std::string& seconds, int wait = 30) {
+  Workload w{.name = "nap", .spec = DdWorkload{}, .repetitions = steps};
+  w.pre_run = {.sync = false, .drop_caches = false, .scheduler_none = false};  // not on the host
+  GuestJob job{.trial_id = "t0000", .nonce = kNonce, .pace = pace, .fill = pace == Pacing::together,
+               .wait_seconds = wait, .hold_seconds = 1};
+  job.workloads.push_back({.workload = w});
+  std::string text = serialise_job(job);
+  // The job format carries argv lines: put sleep's in place of dd's.
+  std::string out;
+  std::size_t at = 0;
+  bool replaced = false;
+  while (at < text.size()) {
+    const std::size_t nl = text.find('\n', at);
+    const std::string line = text.substr(at, nl - at);
+    at = nl + 1;
+    if (line.starts_with("arg ")) {
+      if (!replaced) out += "arg sleep\narg " + seconds + "\n";
+      replaced = true;
+      continue;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+struct Steps {
+  ProcessResult driver;
+  GuestReport report;
+  std::string records;
+  fs::path work;
+};
+
+// Runs the agent on `job` while `host` (shell lines, with wait_for PATTERN and say WORD) plays the
+// host; returns what came out.
+Steps run_steps(const std::string& name, const std::string& job, const std::string& host) {
+  const fs::path dir = fs::temp_directory_path() / ("abvm-agent-steps-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_file_atomic(dir / "job", job);
+  write_file_atomic(dir / "disk", "");
+  const std::string script = R"(set -u
+cd "$1"
+mkfifo console
+exec 3<>console
+ABVM_AGENT_MODE=steps ABVM_JOB="$1/job" ABVM_WORK="$1/work" ABVM_CONSOLE="$1/console" ABVM_DISK="..$1/disk" \
+  busybox sh "$2" > out 2> err &
+agent=$!
+wait_for() {
+  i=0
+  while ! grep -q "$1" out; do
+    i=$((i + 1))
+    if [ $i -gt 1000 ]; then echo "no $1 in 10 s" >&2; kill $agent; exit 1; fi
+    sleep 0.01
+  done
+}
+say() { echo "$1" >&3; }
+)" + host + R"(
+wait $agent
+)";
+  Steps s{.work = dir / "work"};
+  s.driver = run_process({"busybox", "sh", "-c", script, "driver", dir.string(), kAgent.string()},
+                         {.timeout = std::chrono::seconds(60)});
+  s.records = fs::exists(dir / "out") ? read_file(dir / "out") : "";
+  s.report = parse_guest_console(s.records, kNonce);
+  return s;
+}
+
+// Two paced steps of a 0.2 s run: nothing is printed between the go and DONE, the filler repeats the
+// run until the stop (0.6 s later), is stopped at once, and the records follow the stop.
+TEST(GuestAgentSteps, APacedWindowHoldsItsLoadUntilTheStopAndPrintsAfterIt) {
+  const Steps s = run_steps("paced", sleep_job(Pacing::together, 2, "0.2"), R"(
+wait_for ':READY:0,'
+say "go 0"
+wait_for ':DONE:0,'
+sleep 0.6
+grep -c ':RUN:' out > runs-before-stop
+say "stop 0"
+wait_for ':READY:1,'
+say "go 1"
+wait_for ':DONE:1,'
+say "stop 1"
+)");
+  ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
+  EXPECT_EQ(read_file(s.work.parent_path() / "runs-before-stop"), "0\n") << "a run's records came before its stop";
+  EXPECT_TRUE(s.report.problems.empty()) << ::testing::PrintToString(s.report.problems);
+  EXPECT_TRUE(s.report.ended);
+  ASSERT_EQ(s.report.runs.size(), 2u);
+  const GuestRun& first = s.report.runs[0];
+  ASSERT_TRUE(first.window);
+  EXPECT_EQ(first.exit_status, 0);
+  EXPECT_GE(first.t_end - first.t_start, 0.19);
+  EXPECT_LE(first.window->t_go, first.t_start);
+  // The filler: from just after the run to the stop heard 0.6 s after DONE, then ended promptly.
+  EXPECT_GE(first.window->fills, 2) << "the filler did not repeat the run";
+  // ... the run itself, 0.2 s each time, not a command that fails at once.
+  EXPECT_LE(first.window->fills, 6) << "the filler's runs did not run";
+  EXPECT_LT(first.window->t_fill - first.t_end, 0.2);
+  EXPECT_GE(first.window->t_stop - first.t_end, 0.55);
+  EXPECT_GE(first.window->t_load_end, first.window->t_stop);
+  EXPECT_LT(first.window->t_load_end - first.window->t_stop, 0.4) << "stopping the filler took too long";
+  EXPECT_EQ(s.report.steps_done, (std::vector<long>{0, 1}));
+  // No run of the filler is left behind.
+  const std::string pid = read_file(s.work / "fill.pid");
+  EXPECT_FALSE(fs::exists("/proc/" + pid.substr(0, pid.find('\n')))) << "the filler's last run still runs";
+}
+
+// "abort" at the stop: the agent stops its filler, prints the run it has, runs no further step and
+// reports its end.
+TEST(GuestAgentSteps, AnAbortEndsTheStepsAfterTheRunAtHand) {
+  const Steps s = run_steps("abort", sleep_job(Pacing::together, 3, "0.1"), R"(
+wait_for ':READY:0,'
+say "go 0"
+wait_for ':DONE:0,'
+say "abort"
+wait_for ':END:'
+)");
+  ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
+  EXPECT_TRUE(s.report.ended);
+  ASSERT_EQ(s.report.runs.size(), 1u);
+  EXPECT_EQ(s.records.find(":READY:1,"), std::string::npos);
+}
+
+// A host that says nothing: the agent waits no longer than the job's `wait`, says so, and ends.
+TEST(GuestAgentSteps, NoWordFromTheHostEndsTheWaitAtTheAgentsDeadline) {
+  const Steps s = run_steps("deadline", sleep_job(Pacing::together, 1, "0.1", 1), R"(
+wait_for ':END:'
+)");
+  ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
+  ASSERT_EQ(s.report.agent_errors.size(), 1u) << s.records;
+  EXPECT_EQ(s.report.agent_errors[0], "no 'go 0' from the host within 1 s: the host is gone or lost track of this guest");
+  EXPECT_TRUE(s.report.runs.empty());
+}
+
+// An unpaced job needs no word: each run's records as it goes, the command really run.
+TEST(GuestAgentSteps, AnUnpacedJobRunsItsStepsAlone) {
+  const Steps s = run_steps("free", sleep_job(Pacing::free, 2, "0.1"), "wait_for ':END:'\n");
+  ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
+  ASSERT_EQ(s.report.runs.size(), 2u) << s.records;
+  for (const GuestRun& r : s.report.runs) {
+    EXPECT_EQ(r.exit_status, 0);
+    EXPECT_GE(r.t_end - r.t_start, 0.09);
+    EXPECT_FALSE(r.window);
+  }
+}
+
+}  // namespace
+}  // namespace abvm
