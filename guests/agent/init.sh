@@ -234,16 +234,19 @@ emit_output() {
   while IFS= read -r c; do rec OUT "$c"; done < "$1.b64"
 }
 
+# The file's first line, with builtins only ("" when it is missing): no fork between two runs.
+first_line() { LINE=; [ -r "$1" ] && read -r LINE < "$1"; }
+
 prepare_run() {  # dir
-  [ "$(cat "$1/sync" 2>/dev/null)" = 1 ] && sync
-  [ "$(cat "$1/drop_caches" 2>/dev/null)" = 1 ] && echo 3 > /proc/sys/vm/drop_caches
+  first_line "$1/sync"; [ "$LINE" = 1 ] && sync
+  first_line "$1/drop_caches"; [ "$LINE" = 1 ] && echo 3 > /proc/sys/vm/drop_caches
 }
 
 # One run of an unpaced job (one guest alone, or one guest measuring both sides): its records as
 # it goes.
 run_one() {  # dir index warmup
   dir=$1
-  name=$(cat "$dir/name")
+  first_line "$dir/name"; name=$LINE
   prepare_run "$dir"
   clock_now; t0=$NOW
   rec RUN "$name,$2,$3,$t0"
@@ -300,7 +303,7 @@ start_filler() {  # dir
 stop_filler() {
   : > "$WORK/fill.stop"
   while [ ! -e "$WORK/fill.done" ]; do
-    [ -s "$WORK/fill.pid" ] && kill "$(cat "$WORK/fill.pid")" 2>/dev/null
+    first_line "$WORK/fill.pid"; [ -n "$LINE" ] && kill "$LINE" 2>/dev/null
     sleep 0.01
   done
   wait "$FILLER"
@@ -315,7 +318,7 @@ stop_filler() {
 # wait_word's status (1: abort, 2: no word).
 run_paced_step() {  # step dir index warmup
   dir=$2
-  name=$(cat "$dir/name")
+  first_line "$dir/name"; name=$LINE
   step=$1 index=$3 warm=$4
   prepare_run "$dir"
   set --
