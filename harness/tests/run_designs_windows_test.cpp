@@ -67,6 +67,20 @@ TEST(RunDesignsWindows, AnUnpacedRunIsMappedByItsOwnMarks) {
   EXPECT_NEAR(runs[1].timing->clock_error, 0.0, 1e-9);
 }
 
+TEST(RunDesignsWindows, TimesAGuestCouldNotHaveHadGiveNoTiming) {
+  GuestReport r;
+  r.runs.push_back({.workload = "dd", .index = 0, .t_start = 3.0, .t_end = 2.0});  // ends before it starts
+  r.runs.push_back({.workload = "dd", .index = 1, .t_start = 1.0, .t_end = 1e308 * 10});
+  r.clock_marks = {{.seq = 1, .t = 3.0, .run = 0}, {.seq = 2, .t = 1.0, .run = 1}};
+  HostClockLog log;
+  log.received = {{1, 103.0}, {2, 101.0}};
+  std::vector<RunResult> runs{{.workload = "dd", .report_name = "dd", .index = 0},
+                              {.workload = "dd", .report_name = "dd", .index = 1}};
+  time_runs(r, log, runs);
+  EXPECT_FALSE(runs[0].timing);
+  EXPECT_FALSE(runs[1].timing);
+}
+
 TEST(RunDesignsWindows, ARunWithoutMarksHasNoTiming) {
   GuestReport r;
   r.runs.push_back({.workload = "dd", .index = 0, .t_start = 2.0, .t_end = 3.0});

@@ -1,5 +1,6 @@
 #include "run/designs/windows.hpp"
 
+#include "samples/journal.hpp"
 #include "samples/overlap.hpp"
 
 #include <fmt/format.h>
@@ -90,7 +91,9 @@ void time_runs(const GuestReport& report, const HostClockLog& log, std::vector<R
           t.load_end = std::max(*t.fill, g.window->t_load_end + o);
         }
       }
-      run.timing = t;
+      // Guest output is hostile: times the journal could not carry (not finite, a run that ends
+      // before it starts) give the run no timing rather than a line that cannot be written.
+      if (!timing_problem(t)) run.timing = t;
       break;
     }
   }
