@@ -298,12 +298,35 @@ start_filler() {  # dir
   FILLER=$!
 }
 
-# Stops the filler's current run (SIGTERM: a background job of a script ignores SIGINT) and waits
-# until its loop has ended; sets FILLS to the runs it began.
+# Kills process $1 and its children (fio's job processes) with SIGKILL, the children first: once
+# their parent is gone they belong to init and cannot be told apart.
+kill_tree() {
+  for s in /proc/[0-9]*/stat; do
+    read -r p _ _ pp _ < "$s" 2>/dev/null || continue
+    [ "$pp" = "$1" ] && kill -KILL "$p" 2>/dev/null
+  done
+  kill -KILL "$1" 2>/dev/null
+}
+
+# Stops the filler's current run and waits until its loop has ended; sets FILLS to the runs it
+# began. Each run gets one SIGTERM (a background job of a script ignores SIGINT; more signals do not
+# help a tool that is already ending), and SIGKILL with its children when it has not ended 1-2 s
+# later: a fio told to stop while it starts its job can wait for that job forever.
 stop_filler() {
   : > "$WORK/fill.stop"
+  clock_now; since=${NOW%.*}
+  termed=
   while [ ! -e "$WORK/fill.done" ]; do
-    first_line "$WORK/fill.pid"; [ -n "$LINE" ] && kill "$LINE" 2>/dev/null
+    first_line "$WORK/fill.pid"
+    if [ -n "$LINE" ]; then
+      if [ "$LINE" != "$termed" ]; then
+        kill "$LINE" 2>/dev/null
+        termed=$LINE
+      else
+        clock_now
+        [ $((${NOW%.*} - since)) -ge 2 ] && kill_tree "$LINE"
+      fi
+    fi
     sleep 0.01
   done
   wait "$FILLER"

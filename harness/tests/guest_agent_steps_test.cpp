@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/files.hpp"
 #include "core/process.hpp"
@@ -20,8 +21,8 @@ namespace fs = std::filesystem;
 const fs::path kAgent = fs::path(ABVM_SOURCE_DIR) / "guests/agent/init.sh";
 constexpr const char* kNonce = "0123456789abcdef0123456789abcdef";
 
-// A job of `steps` runs of one workload, `sleep <seconds>` (the scratch disk is a file, unused).
-std::string sleep_job(Pacing pace, int steps, const std::string& seconds, int wait = 30) {
+// A job of `steps` runs of one workload whose command is `argv` (the scratch disk is a file, unused).
+std::string command_job(Pacing pace, int steps, const std::vector<std::string>& argv, int wait = 30) {
   Workload w{.name = "nap", .spec = DdWorkload{}, .repetitions = steps};
   w.pre_run = {.sync = false, .drop_caches = false, .scheduler_none = false};  // not on the host
   GuestJob job{.trial_id = "t0000", .nonce = kNonce, .pace = pace, .fill = pace == Pacing::together,
@@ -37,13 +38,19 @@ std::string sleep_job(Pacing pace, int steps, const std::string& seconds, int wa
     const std::string line = text.substr(at, nl - at);
     at = nl + 1;
     if (line.starts_with("arg ")) {
-      if (!replaced) out += "arg sleep\narg " + seconds + "\n";
+      if (!replaced) {
+        for (const std::string& a : argv) out += "arg " + a + "\n";
+      }
       replaced = true;
       continue;
     }
     out += line + "\n";
   }
   return out;
+}
+
+std::string sleep_job(Pacing pace, int steps, const std::string& seconds, int wait = 30) {
+  return command_job(pace, steps, {"sleep", seconds}, wait);
 }
 
 struct Steps {
@@ -125,6 +132,36 @@ say "stop 1"
   // No run of the filler is left behind.
   const std::string pid = read_file(s.work / "fill.pid");
   EXPECT_FALSE(fs::exists("/proc/" + pid.substr(0, pid.find('\n')))) << "the filler's last run still runs";
+}
+
+// A filler run that ignores SIGTERM and waits for a child (as a fio can while it starts its job):
+// the agent kills it and its child within a few seconds of the stop instead of waiting forever.
+TEST(GuestAgentSteps, AFillerThatIgnoresTheStopIsKilledWithItsChildren) {
+  const fs::path dir = fs::temp_directory_path() / "abvm-agent-steps-stubborn";
+  // The measured run leaves a mark; every later run (the filler's) starts a long child and waits.
+  const std::string script = "trap '' TERM; sleep 0.2; if [ -e " + (dir / "mark").string() + " ]; then sleep 60 & echo $! > " +
+                             (dir / "child").string() + "; wait; fi; : > " + (dir / "mark").string();
+  const Steps s = run_steps("stubborn", command_job(Pacing::together, 1, {"sh", "-c", script}), R"(
+wait_for ':READY:0,'
+say "go 0"
+wait_for ':DONE:0,'
+sleep 0.5
+say "stop 0"
+wait_for ':END:'
+)");
+  ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
+  ASSERT_EQ(s.report.runs.size(), 1u) << s.records;
+  const GuestRun& run = s.report.runs[0];
+  ASSERT_TRUE(run.window);
+  EXPECT_EQ(run.exit_status, 0);
+  EXPECT_GE(run.window->t_load_end - run.window->t_stop, 0.9) << "the filler ignored SIGTERM: it cannot have ended sooner";
+  EXPECT_LE(run.window->t_load_end - run.window->t_stop, 3.0) << "the stubborn filler was not killed";
+  const std::string child = read_file(dir / "child");
+  const fs::path stat = "/proc/" + child.substr(0, child.find('\n')) + "/stat";
+  if (fs::exists(stat)) {
+    const std::string st = read_file(stat);
+    EXPECT_EQ(st[st.find(") ") + 2], 'Z') << "the filler's child still runs: " << st;
+  }
 }
 
 // "abort" at the stop: the agent stops its filler, prints the run it has, runs no further step and
