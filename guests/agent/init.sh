@@ -69,15 +69,37 @@ CHUNK=600
 TEST_FAULT=
 
 # A record line is at most 16384 bytes (harness/guest/records.hpp kMaxRecordLength; the parser
-# refuses longer ones): a longer body is replaced by an ERROR record saying so.
-rec() {
-  body="$NONCE:$SEQ:$1:$2"
-  if [ ${#body} -gt 16345 ]; then
-    body="$NONCE:$SEQ:ERROR:$(printf 'record %s of %s bytes is too long' "$1" ${#body} | base64 -w 0)"
+# refuses longer ones): a longer body is replaced by an ERROR record saying so. Sets BODY.
+record_body() {  # seq type payload
+  BODY="$NONCE:$1:$2:$3"
+  if [ ${#BODY} -gt 16345 ]; then
+    BODY="$NONCE:$1:ERROR:$(printf 'record %s of %s bytes is too long' "$2" ${#BODY} | base64 -w 0)"
   fi
-  sum=$(printf '%s' "$body" | md5sum)
-  printf 'ABVM1:%s:%s\n' "$body" "${sum%% *}"
+}
+rec() {
+  record_body "$SEQ" "$1" "$2"
+  sum=$(printf '%s' "$BODY" | md5sum)
+  printf 'ABVM1:%s:%s\n' "$BODY" "${sum%% *}"
   SEQ=$((SEQ + 1))
+}
+# One record of type $1 per line of file $2, their checksums from one md5sum: a fork costs tens of
+# ms under TCG, and a run's output or the dmesg lines are dozens of records.
+rec_lines() {  # its variables are rl_*: the callers' loops use n, i and p
+  rl_dir=$WORK/rec$SEQ.  # a name of its own per call: no fork to clear it
+  rl_n=0
+  while IFS= read -r rl_p; do
+    record_body $((SEQ + rl_n)) "$1" "$rl_p"
+    rl_i=00000$rl_n
+    printf '%s' "$BODY" > "$rl_dir${rl_i#"${rl_i%?????}"}"  # five digits: the glob sorts them in order
+    rl_n=$((rl_n + 1))
+  done < "$2"
+  [ $rl_n = 0 ] && return 0
+  md5sum "$rl_dir"* > "$WORK/rl.sums"
+  while read -r rl_sum rl_f; do
+    IFS= read -r BODY < "$rl_f"
+    printf 'ABVM1:%s:%s\n' "$BODY" "$rl_sum"
+  done < "$WORK/rl.sums"
+  SEQ=$((SEQ + rl_n))
 }
 b64() { printf '%s' "$1" | base64 -w 0; }
 # Sets NOW to the guest's CLOCK_MONOTONIC in seconds with 6 decimals, from /proc/timer_list's
@@ -231,7 +253,7 @@ run_argv() {
 
 emit_output() {
   base64 -w "$CHUNK" "$1" > "$1.b64"
-  while IFS= read -r c; do rec OUT "$c"; done < "$1.b64"
+  rec_lines OUT "$1.b64"
 }
 
 # The file's first line, with builtins only ("" when it is missing): no fork between two runs.
@@ -434,8 +456,10 @@ hold_for_host() {
 }
 
 report_dmesg() {
+  mkdir -p "$WORK"
   dmesg | grep -iE 'virtio|abvm|iommu|swiotlb|dma api|dma-api|warn|error|bug|oops|call trace' | head -n 200 > "$WORK/dmesg"
-  while IFS= read -r l; do rec DMESG "$(b64 "$l")"; done < "$WORK/dmesg"
+  while IFS= read -r l; do b64 "$l"; echo; done < "$WORK/dmesg" > "$WORK/dmesg.b64"
+  rec_lines DMESG "$WORK/dmesg.b64"
 }
 
 # Test-only (see the header): records that must not be trusted.
@@ -509,15 +533,17 @@ load_modules() {
 # in or not (/sys/module/<m>/parameters): what this guest really ran with, so a side's setting
 # can be proved. Write-only parameters cannot be read and are left out.
 report_module_params() {
+  mkdir -p "$WORK"
   mods="virtio virtio_ring virtio_pci virtio_blk"
   [ -r /abvm/modules.order ] && mods="$mods $(sed 's/\.ko.*//' /abvm/modules.order | tr - _)"
   for m in $(printf '%s\n' $mods | sort -u); do
     for p in "/sys/module/$m/parameters/"*; do
       [ -f "$p" ] || continue
       v=
-      if read -r v < "$p" 2>/dev/null || [ -n "$v" ]; then rec MODPARAM "$(b64 "$m.${p##*/}=$v")"; fi
+      if read -r v < "$p" 2>/dev/null || [ -n "$v" ]; then b64 "$m.${p##*/}=$v"; echo; fi
     done
-  done
+  done > "$WORK/modparams.b64"
+  rec_lines MODPARAM "$WORK/modparams.b64"
 }
 
 agent_main() {

@@ -64,9 +64,10 @@ std::string agent_emit(const std::string& nonce, const std::string& output) {
 }
 
 TEST(GuestRecords, ParsesWhatTheAgentPrints) {
-  // Long enough for several 600-character OUT chunks, with bytes a terminal would mangle.
+  // Long enough for more than ten 600-character OUT chunks (their checksums come from one md5sum
+  // over files that must sort in order), with bytes a terminal would mangle.
   std::string output = "1+0 records in\n\x01\x7f\xff tab\there \"quotes\" $(x)\n";
-  while (output.size() < 2000) output += "0123456789abcdef";
+  while (output.size() < 8000) output += "0123456789abcdef";
   const std::string console = agent_emit("nonce0123", output);
   const GuestReport r = parse_guest_console(console, "nonce0123");
   EXPECT_TRUE(r.problems.empty()) << ::testing::PrintToString(r.problems);
