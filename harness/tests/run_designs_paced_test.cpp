@@ -104,9 +104,9 @@ class PacedTest : public ::testing::Test {
 // guest's load lasts until the slower one's run has ended, the pairs overlap fully on the host's
 // clock, and neither guest reports its end before its partner's last run is over.
 TEST_F(PacedTest, BothGuestsGoOnOneGoAndTheFasterKeepsItsLoadUntilTheSlowerEnds) {
-  // Long enough that the fake's 1 ms polling, which delays a go by up to a millisecond or two,
-  // stays well inside the 5 % an overlap may miss.
-  driver.run_time = 100ms;
+  // Long enough that the fake's 1 ms polling, which delays a go by up to a millisecond or two (tens
+  // on a loaded machine), stays well inside the 5 % an overlap may miss.
+  driver.run_time = 200ms;
   b_slower(4);
   Orchestrator o(driver, spec, sink);
   o.run(trials(2), {}, {});
@@ -118,9 +118,9 @@ TEST_F(PacedTest, BothGuestsGoOnOneGoAndTheFasterKeepsItsLoadUntilTheSlowerEnds)
     ASSERT_EQ(fast.size(), 4u);  // 1 warm-up + 3
     ASSERT_EQ(slow.size(), 4u);
     for (std::size_t k = 0; k < 4; ++k) {
-      EXPECT_LT(std::abs(seconds(fast[k].go - slow[k].go)), 0.010) << fast_id << " step " << k;
+      EXPECT_LT(std::abs(seconds(fast[k].go - slow[k].go)), 0.025) << fast_id << " step " << k;
       EXPECT_GE(fast[k].load_end, slow[k].end) << fast_id << " step " << k << ": the fast guest stopped its load early";
-      EXPECT_GT(seconds(slow[k].end - slow[k].start), 3 * seconds(fast[k].end - fast[k].start));
+      EXPECT_GT(seconds(slow[k].end - slow[k].start), 2.5 * seconds(fast[k].end - fast[k].start));
     }
     // Both boots lasted until the last window closed.
     EXPECT_GE(driver.boot_end(fast_id), slow.back().end);
@@ -130,7 +130,7 @@ TEST_F(PacedTest, BothGuestsGoOnOneGoAndTheFasterKeepsItsLoadUntilTheSlowerEnds)
       EXPECT_EQ(run.overlap->partner, fast_id);
       EXPECT_GE(run.overlap->pair, 0.95) << slow_id << " run " << run.index;
       ASSERT_TRUE(run.timing && run.timing->go);
-      EXPECT_LT(run.timing->clock_error, 0.010);
+      EXPECT_LT(run.timing->clock_error, 0.025);
     }
     for (const auto& run : result(fast_id).runs) {
       ASSERT_TRUE(run.timing);
