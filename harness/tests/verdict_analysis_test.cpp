@@ -196,6 +196,24 @@ TEST(VerdictAnalysis, TinyShiftInsideTheMarginIsNoChangeAndNoted) {
   EXPECT_FALSE(r.metrics[0].runs_needed.has_value());
 }
 
+// B 3 % lower: significant, but the estimate lies inside the 5 % margin while the interval reaches
+// past it. Not a regression (more runs would most often show it within the margin: a rule that
+// called it one flipped between regression and no_change from run to run; decision_rule_tool), but
+// inconclusive with a note that says so. The same data 7 % lower is a regression.
+TEST(VerdictAnalysis, ASignificantShiftEstimatedInsideTheMarginWaitsForItsInterval) {
+  const auto a = spread(1000, 0.045, 12);
+  const Analysis small = analyze(one_metric(a, scaled(spread(1000, 0.045, 12, 5), 0.97)), {});
+  const MetricAnalysis& m = small.metrics[0];
+  ASSERT_LT(m.effect.high, 1.0) << "the test's data must be significant";
+  ASSERT_LT(m.effect.low, 0.95) << "the test's data must reach past the margin";
+  EXPECT_EQ(m.verdict, Verdict::inconclusive);
+  EXPECT_TRUE(any_contains(m.notes, "significantly worse than A, but by less than the ±5.0 % margin")) << m.notes.size();
+  const Analysis large = analyze(one_metric(a, scaled(spread(1000, 0.045, 12, 5), 0.93)), {});
+  EXPECT_EQ(large.metrics[0].verdict, Verdict::regression);
+  const Analysis faster = analyze(one_metric(a, scaled(spread(1000, 0.045, 12, 5), 1.07)), {});
+  EXPECT_EQ(faster.metrics[0].verdict, Verdict::improvement);
+}
+
 TEST(VerdictAnalysis, LowerIsBetterIsOrientedSoHigherLatencyIsARegression) {
   auto a = spread(100, 0.02, 20);
   Analysis r = analyze(one_metric(a, scaled(spread(100, 0.02, 20, 3), 1.25), Better::lower), {});
