@@ -3,6 +3,7 @@
 
 usage: /usr/bin/python3 harness/bench/validate_configs.py --abvm build/abvm [--results DIR]
        [--design DESIGN] CONFIG [CONFIG ...]
+       /usr/bin/python3 harness/bench/validate_configs.py --abvm build/abvm --describe RESULTS_DIR ...
 
 Each CONFIG (e.g. configs/demo.toml) runs once with `abvm run` (with --design, a copy of it whose
 schedule.design is DESIGN: sequential-blocks gives the isolation reference). For each it prints the
@@ -50,7 +51,7 @@ def describe(run_dir):
     for m in a["metrics"]:
         e = m.get("effect") or {}
         o = m.get("overlap")
-        boots = len(m["a"].get("units", []))
+        boots = m["a"].get("units")  # the count of units (boots) of side A
         overlap = (f"overlap min {o['min']:.3f} median {o['median']:.3f} over {o['pairs']} pairs, "
                    f"{o['voided']} voided" if o else "no overlap recorded")
         est = e.get("estimate")
@@ -65,10 +66,18 @@ def main():
     p.add_argument("--abvm", required=True)
     p.add_argument("--results", default="results/validate")
     p.add_argument("--design", default=None)
+    p.add_argument("--describe", action="store_true",
+                   help="print what README records of existing results directories (the arguments) and run nothing")
     p.add_argument("configs", nargs="+")
     args = p.parse_args()
-    os.makedirs(args.results, exist_ok=True)
     here = os.path.dirname(os.path.abspath(__file__))
+    if args.describe:
+        for run_dir in args.configs:
+            print(run_dir, flush=True)
+            print(describe(run_dir), flush=True)
+            subprocess.run(["/usr/bin/python3", os.path.join(here, "window_timings.py"), run_dir])
+        return
+    os.makedirs(args.results, exist_ok=True)
     for config in args.configs:
         run_config = with_design(config, args.design) if args.design else config
         before = set(os.listdir(args.results))
