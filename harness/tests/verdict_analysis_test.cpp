@@ -193,6 +193,9 @@ TEST(VerdictAnalysis, TinyShiftInsideTheMarginIsNoChangeAndNoted) {
   EXPECT_LT(r.metrics[0].effect.high, 1.05);
   // 2 % lower with 1 % spread is significant, yet inside the 5 % margin.
   EXPECT_TRUE(any_contains(r.metrics[0].notes, "significant but inside"));
+  // The headline (terminal, JSON, JUnit) says it with the verdict word.
+  EXPECT_NE(r.metrics[0].headline.find("no_change (a significant shift, inside the ±5.0 % margin)"), std::string::npos)
+      << r.metrics[0].headline;
   EXPECT_FALSE(r.metrics[0].runs_needed.has_value());
 }
 
@@ -208,6 +211,8 @@ TEST(VerdictAnalysis, ASignificantShiftEstimatedInsideTheMarginWaitsForItsInterv
   ASSERT_LT(m.effect.low, 0.95) << "the test's data must reach past the margin";
   EXPECT_EQ(m.verdict, Verdict::inconclusive);
   EXPECT_TRUE(any_contains(m.notes, "significantly worse than A, but by less than the ±5.0 % margin")) << m.notes.size();
+  EXPECT_NE(m.headline.find("inconclusive (a significant shift, estimated inside the ±5.0 % margin"), std::string::npos)
+      << m.headline;
   const Analysis large = analyze(one_metric(a, scaled(spread(1000, 0.045, 12, 5), 0.93)), {});
   EXPECT_EQ(large.metrics[0].verdict, Verdict::regression);
   const Analysis faster = analyze(one_metric(a, scaled(spread(1000, 0.045, 12, 5), 1.07)), {});

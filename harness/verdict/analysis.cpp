@@ -483,7 +483,7 @@ void add_warnings(MetricAnalysis& r, double alpha) {
   }
 }
 
-std::string headline(const MetricAnalysis& r) {
+std::string headline(const MetricAnalysis& r, double margin) {
   const OrientedEffect oe = oriented_effect(r);
   const double o = oe.estimate, olo = oe.low, ohi = oe.high;
   std::string dir = o < 1 ? "worse" : "better";
@@ -493,6 +493,15 @@ std::string headline(const MetricAnalysis& r) {
   std::string text = fmt::format("B is {} {} than A in {} (B/A {:.3f}; {}{}, >0 is better): {}", size, dir, r.name,
                                  r.effect.estimate, r.primary == Estimate::paired ? "paired, " : "", ci,
                                  to_string(r.verdict));
+  // Said in the headline, not only in a note: a reader of the verdict alone must see that a
+  // no_change (or an inconclusive) holds a significant shift.
+  const bool significant = ohi < 1 || olo > 1;
+  if (significant && r.verdict == Verdict::no_change) {
+    text += fmt::format(" (a significant shift, inside the ±{} margin)", percent(margin));
+  } else if (significant && r.verdict == Verdict::inconclusive && std::abs(o - 1) < margin) {
+    text += fmt::format(" (a significant shift, estimated inside the ±{} margin; its interval reaches past it)",
+                        percent(margin));
+  }
   if (r.verdict == Verdict::inconclusive && r.runs_needed) {
     text += r.primary == Estimate::paired
                 ? fmt::format("; about {} A/B blocks would likely settle it", *r.runs_needed)
@@ -804,7 +813,7 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
   warn_weak_pairing(r, options.paired_primary);
   describe_hosts(r);
   describe_modes(r, r.a.samples, r.b.samples, r.modes.alpha);
-  r.headline = headline(r);
+  r.headline = headline(r, options.margin);
   return r;
 }
 
