@@ -41,16 +41,17 @@ or unpaired as `options.primary_estimate` says, with its interval at `effect.con
                 that count is improbably low for the level: P(Binomial(runs, level) <= covered) < 0.05.
                 For swiotlb, instead, "in ref k/n": runs whose estimate lies inside the pooled
                 sequential-blocks interval (no coverage against a reference that is uncertain itself)
-  spurious      runs whose verdict contradicts the known truth / runs with a verdict. A verdict is
-                spurious when it is not one of these:
-                  noise, aa (A/A):              no_change, inconclusive
-                  ruler-10:                     regression
-                  ruler-3:                      regression, no_change
-                  neighbour dd-4k.bandwidth:    no_change, inconclusive
-                  neighbour fio metrics:        regression
-                  swiotlb (B cannot be faster): regression, no_change, inconclusive
-                (the rulers' effects are many times their noise at these caps, so an inconclusive
-                ruler counts as a failure too)
+  spurious      runs whose verdict contradicts the known truth / runs with a verdict, judged at each
+                run's own margin (analysis.json options.margin) and the metric's direction:
+                  a known ratio inside the margin (A/A: noise, aa, neighbour's dd-4k.bandwidth; ruler-3
+                  when the margin is above 3 %): regression or improvement is spurious
+                  a known ratio outside the margin (ruler-10; ruler-3 at its shipped margin 0.02):
+                  no_change or the other direction is spurious, inconclusive is "missed"
+                  neighbour's fio metrics (B far slower, the size unknown): anything but regression
+                  is spurious, inconclusive "missed"
+                  swiotlb (B cannot be faster, the size unknown): improvement is spurious
+  missed        runs whose verdict was inconclusive where the effect is outside the margin: too few
+                blocks for the design's noise, not a wrong answer
   overlap       over the design's runs, from analysis.json `metrics[].overlap`: the smallest pair
                 overlap, the median of the runs' medians, and pairs voided / pairs (left out under
                 schedule.min_overlap; co-scheduled only)
@@ -93,23 +94,34 @@ The file (--out, default $XDG_CACHE_HOME/abvm/calibration.json, else ~/.cache/ab
                        only designs whose sd_pair, sd_boot and blocks_per_minute are positive
   experiments[]        per (experiment, design, metric): experiment, config, design, metric, truth
                        ("ratio": a known ratio, "reference": the sequential-blocks pool, "direction":
-                       only the verdict is known), expected (null for "direction"), accepted (the
-                       verdicts that are not spurious), runs[] {results, estimate, ci_low, ci_high,
-                       level, primary, verdict, overlap}, estimate (geometric mean), bias
+                       only the verdict is known), expected (null for "direction"), runs[] {results,
+                       estimate, ci_low, ci_high, level, primary, verdict, overlap, margin, better,
+                       judged ("ok", "spurious", "missed", "error")}, estimate (geometric mean), bias
                        {mean_log, se, runs, beyond_2se} | null, coverage {covered, runs, share, level,
                        p_low, undercovers} | null (null for swiotlb), reference {estimate, ci_low,
-                       ci_high, level, inside, runs} | null (swiotlb), spurious {count, runs, errors}, overlap {pairs, min,
-                       median, voided} | null, noise {the noise row, as in designs[]}
+                       ci_high, level, inside, runs} | null (swiotlb), spurious {count, missed, runs,
+                       errors}, overlap {pairs, min, median, voided} | null, noise {the noise row, as in
+                       designs[]}
   skipped[]            {experiment, design, reason}
 
 usage: /usr/bin/python3 harness/bench/calibrate_designs.py --abvm build/abvm [--rounds 3] [--blocks 10]
        [--experiments noise,aa,ruler-10,ruler-3,swiotlb,neighbour]
        [--designs sequential-blocks,co-scheduled,lockstep,same-guest] [--cpu-sets 0] [--seed 1]
        [--margin M] [--confidence C] [--repetitions 10] [--reference] [--results DIR] [--out FILE]
-       [--reanalyze] [--false-alarms K]
+       [--reanalyze] [--false-alarms K] [--dry-run]
 Guests are pinned to --cpu-sets (default "0"), so the comparison is design against design, not pinned
 against unpinned; keep other work off those CPUs while it runs. --cpu-sets "0;1" runs every design on
 two lanes (one block per CPU set at once): blocks per minute then count both lanes.
+--dry-run writes the configs and prints the series without booting anything. A reduced series checks
+the script and the designs roughly, not figures to keep: give it its own --out, since the default is
+the file `abvm run` warns from, e.g. --rounds 1 --blocks 2 --experiments ruler-10 --designs
+co-scheduled --out /tmp/calibration-check.json.
+
+The report prints, per design, the truth table (one row per experiment and metric: expected, estimate,
+bias, coverage, spurious, missed, overlap) and the line `abvm run` would print about it; then the noise
+table; then one line per design with the columns of README's "Designs on real guests" table (checked
+on, checks off, the bias furthest from zero in s.e., coverage, spurious, missed, and the A/A noise:
+sd(pair), blocks and wall time for ±2.5 %); then every run's estimate, interval and verdict.
 """
 import argparse
 import collections
@@ -170,7 +182,6 @@ Z = 1.959963984540054
 HL_EFFICIENCY = 3 / math.pi
 SEQUENTIAL = "sequential-blocks"
 SAME_GUEST = "same-guest"
-AA_ACCEPTED = ("no_change", "inconclusive")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,14 +202,12 @@ EXPERIMENTS = {e.name: e for e in [
     Experiment("neighbour", "neighbour-control.toml", "B's kernel command line adds virtio_blk.queue_depth=1",
                "neighbour"),
 ]}
-RULER_ACCEPTED = {"ruler-10": ("regression",), "ruler-3": ("regression", "no_change")}
 
 
 @dataclasses.dataclass(frozen=True)
 class Truth:
     kind: str                     # "ratio", "reference" or "direction"
     expected: float | None        # the known ratio (for "reference": filled in from the pool)
-    accepted: tuple               # verdicts that are not spurious
 
 
 def expected_ratios(config_text):
@@ -208,19 +217,45 @@ def expected_ratios(config_text):
 
 
 def truth_of(experiment, metric, config_text):
-    """What is known of one metric of one experiment (the rules of the docstring's `spurious`)."""
+    """What is known of one metric of one experiment (the docstring's `expected`)."""
     if experiment.truth == "aa":
-        return Truth("ratio", 1.0, AA_ACCEPTED)
+        return Truth("ratio", 1.0)
     if experiment.truth == "ruler":
         expected = expected_ratios(config_text).get(metric)
         if expected is None:
             sys.exit(f"{experiment.name}: its config states no '# expected: {metric} <ratio>'")
-        return Truth("ratio", expected, RULER_ACCEPTED[experiment.name])
+        return Truth("ratio", expected)
     if experiment.truth == "reference":
-        return Truth("reference", None, ("regression", "no_change", "inconclusive"))
+        return Truth("reference", None)
     if metric.startswith("dd-"):
-        return Truth("ratio", 1.0, AA_ACCEPTED)
-    return Truth("direction", None, ("regression",))
+        return Truth("ratio", 1.0)
+    return Truth("direction", None)
+
+
+def effect_verdict(ratio, better):
+    """The verdict a real effect of `ratio` (B/A) earns when it is outside the margin."""
+    return "regression" if (ratio < 1) == (better != "lower") else "improvement"
+
+
+def accepted_verdicts(truth, margin, better):
+    """(the verdicts that tell the truth, the verdicts that only miss it) of one run, by the
+    docstring's `spurious`: a known ratio inside the run's margin (1.0 included) wants no_change or
+    inconclusive; outside it, the verdict of its direction, inconclusive being a miss."""
+    if truth.kind == "direction":        # neighbour's fio: B slower by far more than any margin
+        return ("regression",), ("inconclusive",)
+    if truth.kind == "reference":        # swiotlb: B is slower by an unknown amount, never faster
+        return ("regression", "no_change", "inconclusive"), ()
+    if margin is None or 1 - margin < truth.expected < 1 + margin:
+        return ("no_change", "inconclusive"), ()
+    return (effect_verdict(truth.expected, better),), ("inconclusive",)
+
+
+def judge(truth, run):
+    """One run's verdict against the truth: "ok", "spurious", "missed" or "error"."""
+    if run["verdict"] == "error":
+        return "error"
+    accepted, missed = accepted_verdicts(truth, run["margin"], run["better"])
+    return "ok" if run["verdict"] in accepted else "missed" if run["verdict"] in missed else "spurious"
 
 
 # ---- the series: configs and runs ------------------------------------------------------------
@@ -369,13 +404,14 @@ def config_text_of(results_dir):
 def run_estimate(analysis, metric, results_dir):
     """One run's primary estimate of `metric`: estimate, interval, level, verdict, overlap."""
     row = {"results": results_dir, "estimate": None, "ci_low": None, "ci_high": None, "level": None,
-           "primary": None, "verdict": "error", "overlap": None}
+           "primary": None, "verdict": "error", "overlap": None, "margin": None, "better": None}
     m = next((m for m in (analysis or {}).get("metrics", []) if m.get("name") == metric), None)
     if m is None:
         return row
     effect = m.get("effect") or {}
     row.update(estimate=effect.get("estimate"), ci_low=effect.get("ci_low"), ci_high=effect.get("ci_high"),
                level=effect.get("confidence"), verdict=m.get("verdict", "error"), overlap=m.get("overlap"),
+               margin=analysis.get("options", {}).get("margin"), better=m.get("better"),
                primary=m.get("primary_estimate") or analysis.get("options", {}).get("primary_estimate"))
     return row
 
@@ -554,10 +590,13 @@ def coverage_of(rows, expected):
             "p_low": p_low, "undercovers": p_low < 0.05}
 
 
-def spurious_of(rows, accepted):
-    judged = [r["verdict"] for r in rows if r["verdict"] != "error"]
-    return {"count": sum(v not in accepted for v in judged), "runs": len(judged),
-            "errors": len(rows) - len(judged)}
+def spurious_of(rows, truth):
+    """The runs' verdicts against the truth; each run keeps its own judgement ("judged")."""
+    for r in rows:
+        r["judged"] = judge(truth, r)
+    count = collections.Counter(r["judged"] for r in rows)
+    return {"count": count["spurious"], "missed": count["missed"], "runs": len(rows) - count["error"],
+            "errors": count["error"]}
 
 
 def overlap_of(rows):
@@ -582,9 +621,9 @@ def truth_row(experiment, design, metric, truth, rows, reference):
     """The truth figures of one (experiment, design, metric) from its runs' estimates."""
     estimates = [r["estimate"] for r in rows if r["estimate"] and r["estimate"] > 0]
     out = {"experiment": experiment, "config": EXPERIMENTS[experiment].config, "design": design, "metric": metric,
-           "truth": truth.kind, "expected": truth.expected, "accepted": list(truth.accepted), "runs": rows,
+           "truth": truth.kind, "expected": truth.expected, "runs": rows,
            "estimate": math.exp(statistics.fmean(map(math.log, estimates))) if estimates else None,
-           "bias": None, "coverage": None, "reference": None, "spurious": spurious_of(rows, truth.accepted),
+           "bias": None, "coverage": None, "reference": None, "spurious": spurious_of(rows, truth),
            "overlap": overlap_of(rows)}
     if truth.kind == "ratio":
         out["bias"] = bias_of(estimates, truth.expected)
@@ -641,42 +680,44 @@ def evaluate(args, abvm, planned, runs):
 
 # ---- output ----------------------------------------------------------------------------------
 
-def pct(x):
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:+.1f}"
-
-
 def fmt(x, spec):
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
 
 
+def bias_cell(b):
+    """"-2.1±0.4!": the bias in %, its s.e., "!" beyond 2 s.e."""
+    if b is None:
+        return "-"
+    se = "-" if b["se"] is None else f"{100 * b['se']:.2f}"
+    return f"{100 * b['mean_log']:+.2f}±{se}" + ("!" if b["beyond_2se"] else "")
+
+
 def truth_cells(row):
-    """The printed truth columns of one row."""
-    b, c, s, o, ref = row["bias"], row["coverage"], row["spurious"], row["overlap"], row["reference"]
+    """The printed truth columns of one row (its design is the section's)."""
+    c, s, o, ref = row["coverage"], row["spurious"], row["overlap"], row["reference"]
     expected = "-" if row["expected"] is None else (f"ref {row['expected']:.4f}" if row["truth"] == "reference"
                                                     else f"{row['expected']:.4f}")
-    se = "-" if b is None or b["se"] is None else f"{100 * b['se']:.1f}"
-    bias = "-" if b is None else f"{pct(b['mean_log'])}±{se}" + ("!" if b["beyond_2se"] else "")
     coverage = "-" if c is None else f"{c['covered']}/{c['runs']}@{100 * c['level']:.1f}%" + ("!" if c["undercovers"] else "")
     if ref is not None:
         coverage = f"in ref {ref['inside']}/{ref['runs']}"
     overlap = "-" if o is None else f"{o['min']:.2f}/{o['median']:.2f}/{o['voided']}of{o['pairs']}"
-    return [row["experiment"], row["design"], row["metric"], str(len(row["runs"])), expected,
-            fmt(row["estimate"], ".4f"), bias, coverage, f"{s['count']}/{s['runs']}" + (f" ({s['errors']} err)" if s["errors"] else ""),
-            overlap]
+    return [row["experiment"], row["metric"], str(len(row["runs"])), expected, fmt(row["estimate"], ".4f"),
+            bias_cell(row["bias"]), coverage, f"{s['count']}/{s['runs']}" + (f" ({s['errors']} err)" if s["errors"] else ""),
+            str(s["missed"]), overlap]
 
 
 def noise_cells(row):
     t = row["noise"]
-    return [row["experiment"], row["design"], row["metric"], str(t["runs"]), str(t["blocks"]), fmt(t["sd_pair"], ".3f"),
+    return [row["design"], row["experiment"], row["metric"], str(t["runs"]), str(t["blocks"]), fmt(t["sd_pair"], ".3f"),
             fmt(t["sd_boot"], ".3f"), fmt(t["sd_run"], ".3f"), fmt(t["ab_correlation"], ".2f"),
             fmt(t["blocks_per_minute"], ".2f"), t["primary"], fmt(t["blocks_for_2_5_percent"], "d"),
             fmt(t["minutes_for_2_5_percent"], ".0f") + " m"]
 
 
-def print_table(header, rows):
+def print_table(header, rows, left=3, indent=""):
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     for r in [header] + rows:
-        print("  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        print(indent + "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
 
 
 def failed(row):
@@ -684,37 +725,83 @@ def failed(row):
     return bool((row["bias"] or {}).get("beyond_2se") or (row["coverage"] or {}).get("undercovers"))
 
 
+def design_totals(rows, design):
+    """One design's truth over the series: its checked rows (a bias or a coverage), those off, the
+    largest bias in s.e., coverage and verdict counts (the figures of plan/calibration.cpp truth_summary)."""
+    mine = [r for r in rows if r["design"] == design]
+    checks = [r for r in mine if r["bias"] or r["coverage"]]
+    biased = [r for r in checks if r["bias"] and r["bias"]["se"]]
+    worst = max(biased, key=lambda r: abs(r["bias"]["mean_log"]) / r["bias"]["se"], default=None)
+    return {"experiments": list(dict.fromkeys(r["experiment"] for r in mine)), "checks": len(checks),
+            "off": [r for r in checks if failed(r)], "worst": worst, "bias_tested": bool(biased),
+            "covered": sum(r["coverage"]["covered"] for r in checks if r["coverage"]),
+            "coverage_runs": sum(r["coverage"]["runs"] for r in checks if r["coverage"]),
+            "levels": sorted({r["coverage"]["level"] for r in checks if r["coverage"]}),
+            "spurious": sum(r["spurious"]["count"] for r in mine), "missed": sum(r["spurious"]["missed"] for r in mine),
+            "judged": sum(r["spurious"]["runs"] for r in mine)}
+
+
 def checked_on(rows, design):
-    """What a design was checked on in this series (the words of plan/calibration.cpp truth_summary)."""
-    checks = [r for r in rows if r["design"] == design and (r["bias"] or r["coverage"])]
-    if not checks:
+    """What a design was checked on in this series, in the words of plan/calibration.cpp truth_summary."""
+    t = design_totals(rows, design)
+    if not t["checks"]:
         return "not checked on a known effect"
-    off = [f"{r['experiment']} {r['metric']} (bias {pct(r['bias'] and r['bias']['mean_log'])} %, coverage "
-           f"{r['coverage']['covered'] if r['coverage'] else '-'}/{r['coverage']['runs'] if r['coverage'] else '-'})"
-           for r in checks if failed(r)]
-    if off:
-        return "off on " + "; ".join(off)
-    names = ", ".join(dict.fromkeys(r["experiment"] for r in checks))
-    covered = sum(r["coverage"]["covered"] for r in checks if r["coverage"])
-    runs = sum(r["coverage"]["runs"] for r in checks if r["coverage"])
-    return f"checked on {names}: no bias beyond 2 s.e., intervals held the known ratio in {covered} of {runs} runs"
+    if t["off"]:
+        return "off on " + "; ".join(f"{r['experiment']} {r['metric']} (bias {bias_cell(r['bias'])} %, coverage "
+                                     f"{r['coverage']['covered'] if r['coverage'] else '-'}/"
+                                     f"{r['coverage']['runs'] if r['coverage'] else '-'})" for r in t["off"])
+    return (f"checked on {', '.join(t['experiments'])}: "
+            f"{'no bias beyond 2 s.e.' if t['bias_tested'] else 'bias untested (one run each)'}, intervals held the "
+            f"known ratio in {t['covered']} of {t['coverage_runs']} runs, {t['spurious']} of {t['judged']} verdicts "
+            f"contradicting the known effect")
 
 
-def print_report(args, rows, skipped, cpu_sets):
-    print(f"abvm design calibration on {socket.gethostname()}: {len(cpu_sets)} lane(s) on host CPUs "
-          f"{' | '.join(cpu_sets)}")
-    print("\ntruth (bias and its s.e. in %; coverage covered/runs@level, 'in ref' = inside the pooled sequential-blocks interval; "
-          "overlap min/median/voided of pairs; '!' = beyond 2 s.e. / improbably low coverage)")
-    print_table(["experiment", "design", "metric", "runs", "expected", "estimate", "bias %", "coverage", "spurious",
-                 "overlap"], [truth_cells(r) for r in rows])
-    print("\nnoise")
-    print_table(["experiment", "design", "metric", "runs", "blocks", "sd(pair)", "sd(boot)", "sd(run)", "r(A,B)",
-                 "blk/min", "primary", "blocks±2.5%", "wall±2.5%"], [noise_cells(r) for r in rows])
-    print("\nper run (estimate [interval] level verdict)")
+def summary_cells(rows, design, noise):
+    """The per-design line: the README's "Designs on real guests" columns."""
+    t = design_totals(rows, design)
+    w = t["worst"]
+    worst = "-" if w is None else f"{bias_cell(w['bias'])} ({w['experiment']} {w['metric']})"
+    levels = "/".join(f"{100 * v:.1f}%" for v in t["levels"])
+    coverage = f"{t['covered']}/{t['coverage_runs']}" + (f"@{levels}" if levels else "")
+    n = (noise or {}).get("noise") or {}
+    minutes = fmt(n.get("minutes_for_2_5_percent"), ".0f")
+    minutes += "" if minutes == "-" else " m"
+    return [design, ", ".join(t["experiments"]), f"{len(t['off'])}/{t['checks']}", worst, coverage,
+            f"{t['spurious']}/{t['judged']}", str(t["missed"]), fmt(n.get("sd_pair"), ".3f"),
+            fmt(n.get("blocks_for_2_5_percent"), "d"), minutes]
+
+
+LEGEND = """  bias %    mean of ln(estimate / expected) over the runs, in %, ± its standard error; "!" beyond 2 s.e.
+  coverage  runs whose interval held the expected ratio / runs @ the interval's stated level; "!" improbably
+            few for that level; "in ref k/n": estimates inside the pooled sequential-blocks interval (swiotlb)
+  spurious  verdicts that contradict the known effect / runs with a verdict (regression or improvement
+            where the effect is inside the margin, e.g. A/A, neighbour's dd; no_change or the wrong
+            direction where it is outside)
+  missed    inconclusive where the effect is outside the margin (too few blocks, not a wrong answer)
+  overlap   smallest pair overlap / median of the runs' medians / pairs voided of pairs"""
+
+
+def print_truth(rows, designs):
+    print("\ntruth: each design's estimates against the known effects")
+    print(LEGEND)
+    for design in designs:
+        mine = [r for r in rows if r["design"] == design]
+        if not mine:
+            continue
+        print(f"\n  {design}")
+        print_table(["experiment", "metric", "runs", "expected", "estimate", "bias %", "coverage", "spurious", "missed",
+                     "overlap"], [truth_cells(r) for r in mine], left=2, indent="    ")
+        print(f"    {checked_on(rows, design)}")
+
+
+def print_extras(args, rows, skipped):
+    """Per run lines, skipped pairs, and the noise series' options."""
+    print("\nper run (estimate [interval] level verdict: judged)")
     for r in rows:
         runs = "; ".join(f"{fmt(x['estimate'], '.4f')} [{fmt(x['ci_low'], '.4f')}, {fmt(x['ci_high'], '.4f')}] "
-                         f"{fmt(x['level'] and 100 * x['level'], '.1f')}% {x['verdict']}" for x in r["runs"])
-        print(f"{r['experiment']} {r['design']} {r['metric']}: {runs}")
+                         f"{fmt(x['level'] and 100 * x['level'], '.1f')}% {x['verdict']}: {x['judged']}"
+                         for x in r["runs"])
+        print(f"{r['design']} {r['experiment']} {r['metric']}: {runs}")
     for s in skipped:
         print(f"skipped: {s['experiment']} in {s['design']}: {s['reason']}")
     if any(r["truth"] == "reference" and r["reference"] is None for r in rows):
@@ -730,8 +817,30 @@ def print_report(args, rows, skipped, cpu_sets):
             total = sum(r["noise"]["resampled"].values())
             rates = ", ".join(f"{v} {c / total:.1%}" for v, c in sorted(r["noise"]["resampled"].items()))
             print(f"{r['design']}: {total} resampled A/A experiments of {args.subset_blocks} blocks: {rates}")
-    source = [r for r in rows if r["experiment"] == "noise" and r["metric"] == METRIC] or [
+
+
+def noise_source_rows(rows):
+    """The rows the designs' noise figures come from: the noise series, else A/A (dd-write.bandwidth)."""
+    return [r for r in rows if r["experiment"] == "noise" and r["metric"] == METRIC] or [
         r for r in rows if r["experiment"] == "aa" and r["metric"] == METRIC]
+
+
+def print_report(args, rows, skipped, cpu_sets):
+    print(f"abvm design calibration on {socket.gethostname()}: {len(cpu_sets)} lane(s) on host CPUs "
+          f"{' | '.join(cpu_sets)}")
+    designs = list(dict.fromkeys(r["design"] for r in rows))
+    print_truth(rows, designs)
+    print("\nnoise (every experiment's blocks; sd of log values)")
+    print_table(["design", "experiment", "metric", "runs", "blocks", "sd(pair)", "sd(boot)", "sd(run)", "r(A,B)",
+                 "blk/min", "primary", "blocks±2.5%", "wall±2.5%"],
+                [noise_cells(r) for d in designs for r in rows if r["design"] == d])
+    source = noise_source_rows(rows)
+    by_design = {r["design"]: r for r in source}
+    print(f"\nper design (noise: {source[0]['experiment'] + ' ' + METRIC if source else 'no A/A series in this run'})")
+    print_table(["design", "checked on", "off", "bias % furthest in s.e.", "coverage", "spurious", "missed",
+                 "sd(pair)", "blocks±2.5%", "wall±2.5%"],
+                [summary_cells(rows, d, by_design.get(d)) for d in designs], left=2)
+    print_extras(args, rows, skipped)
     for r in source[1:]:
         first, need = source[0]["noise"]["blocks_for_2_5_percent"], r["noise"]["blocks_for_2_5_percent"]
         if first and need:
@@ -764,6 +873,24 @@ def calibration_document(rows, skipped, cpu_sets):
                    "skipped": skipped})
 
 
+def dry_run(args, planned, skipped, suffix, cpu_sets):
+    """The series without running it: every run's config written (and its keys checked, as a real
+    run does), the `abvm run` commands in series order."""
+    for r in range(args.rounds):
+        for experiment, design in planned:
+            config = os.path.join(args.results, f"{run_name(experiment, design, suffix)}-round{r + 1}.toml")
+            with open(config, "w") as f:
+                f.write(experiment_config(args, experiment, design, r, suffix, cpu_sets))
+            print(f"round {r + 1}/{args.rounds} {experiment} {design}: {args.abvm} run {config} --results-dir "
+                  f"{args.results}")
+    for s in skipped:
+        print(f"skipped: {s['experiment']} in {s['design']}: {s['reason']}")
+    boots = args.rounds * args.blocks * sum(1 if d == SAME_GUEST else 2 for _, d in planned)
+    print(f"{args.rounds * len(planned)} runs of {args.blocks} blocks each ({boots} guest boots) on {len(cpu_sets)} "
+          f"lane(s); nothing run, nothing written to the calibration file")
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--abvm", required=True)
@@ -783,6 +910,8 @@ def main():
     p.add_argument("--reanalyze", action="store_true", help="only analyse the runs already in --results")
     p.add_argument("--false-alarms", type=int, default=0, metavar="K", help="noise series: resampled A/A sub-experiments per design")
     p.add_argument("--subset-blocks", type=int, default=10, help="blocks per resampled sub-experiment")
+    p.add_argument("--dry-run", action="store_true",
+                   help="write each run's config to --results and print the series; boot nothing")
     args = p.parse_args()
     abvm = os.path.abspath(args.abvm)
     os.makedirs(args.results, exist_ok=True)
@@ -793,6 +922,8 @@ def main():
     cpu_sets = [c for c in args.cpu_sets.split(";") if c]
     suffix = f"-{len(cpu_sets)}lanes" if len(cpu_sets) > 1 else ""
     planned, skipped = planned_runs(experiments, args.designs.split(","))
+    if args.dry_run:
+        return dry_run(args, planned, skipped, suffix, cpu_sets)
     runs = existing_runs(args, planned, suffix) if args.reanalyze else run_series(args, abvm, planned, suffix, cpu_sets)
     rows = evaluate(args, abvm, planned, runs)
     print_report(args, rows, skipped, cpu_sets)
