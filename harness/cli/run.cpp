@@ -145,10 +145,11 @@ int finish_run(const Experiment& e, const ResultsDir& dir, double confidence, co
 
 // ---- the run -------------------------------------------------------------------------------
 
-// The host's design calibration (plan/calibration.hpp) against the experiment's budget.
+// The host's design calibration (plan/calibration.hpp) against the experiment's budget and design.
 void warn_about_budget(const Experiment& e) {
   if (const auto calibration = read_calibration(abvm_cache_dir() / "calibration.json")) {
     if (const auto warning = budget_warning(e, *calibration, host_name())) say("warning: " + *warning);
+    if (const auto warning = truth_warning(e, *calibration, host_name())) say("warning: " + *warning);
   }
 }
 

@@ -1,7 +1,9 @@
 #include "plan/calibration.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <numbers>
@@ -14,6 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr int kNewestVersion = 2;
+
 // z of the two-sided level by bisection on erfc (no dependency on the stats stage).
 double two_sided_z(double alpha) {
   double lo = 0, hi = 40;
@@ -24,7 +28,66 @@ double two_sided_z(double alpha) {
   return (lo + hi) / 2;
 }
 
+std::optional<double> number_or_null(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<double>();
+}
+
+template <typename Bad>
+Design design_named(const nlohmann::json& j, const Bad& bad) {
+  const std::string name = j.at("design").get<std::string>();
+  const auto design = design_from_string(name);
+  if (!design) throw bad(fmt::format("unknown design \"{}\"", name));
+  return *design;
+}
+
+template <typename Bad>
+DesignCalibration design_noise(const nlohmann::json& d, const Bad& bad) {
+  DesignCalibration x{.design = design_named(d, bad),
+                      .pair_sd = d.at("sd_pair").get<double>(),
+                      .boot_sd = d.at("sd_boot").get<double>(),
+                      .blocks_per_minute = d.at("blocks_per_minute").get<double>()};
+  if (!(x.pair_sd > 0) || !(x.boot_sd > 0) || !(x.blocks_per_minute > 0)) {
+    throw bad(fmt::format("design \"{}\" has a figure that is not positive", to_string(x.design)));
+  }
+  return x;
+}
+
+template <typename Bad>
+TruthCheck truth_check(const nlohmann::json& t, const Bad& bad) {
+  TruthCheck c{.experiment = t.at("experiment").get<std::string>(),
+               .design = design_named(t, bad),
+               .metric = t.at("metric").get<std::string>(),
+               .truth = t.at("truth").get<std::string>(),
+               .expected = number_or_null(t, "expected"),
+               .runs = t.at("runs").size()};
+  if (const auto& b = t.at("bias"); !b.is_null()) {
+    c.bias = TruthCheck::Bias{.mean_log = b.at("mean_log").get<double>(),
+                              .se = number_or_null(b, "se"),
+                              .runs = b.at("runs").get<std::size_t>(),
+                              .beyond_2se = b.at("beyond_2se").is_boolean() && b.at("beyond_2se").get<bool>()};
+  }
+  if (const auto& v = t.at("coverage"); !v.is_null()) {
+    c.coverage = TruthCheck::Coverage{.covered = v.at("covered").get<std::size_t>(),
+                                      .runs = v.at("runs").get<std::size_t>(),
+                                      .level = v.at("level").get<double>(),
+                                      .undercovers = v.at("undercovers").get<bool>()};
+  }
+  if ((c.bias || c.coverage) && !c.expected) {
+    throw bad(fmt::format("experiment \"{}\" in design \"{}\" has a bias or coverage but no expected ratio",
+                          c.experiment, to_string(c.design)));
+  }
+  c.spurious = t.at("spurious").at("count").get<std::size_t>();
+  c.judged = t.at("spurious").at("runs").get<std::size_t>();
+  return c;
+}
+
 }  // namespace
+
+bool TruthCheck::failed() const {
+  return (bias && bias->beyond_2se) || (coverage && coverage->undercovers);
+}
 
 std::optional<HostCalibration> read_calibration(const fs::path& file) {
   std::error_code ec;
@@ -41,20 +104,18 @@ std::optional<HostCalibration> read_calibration(const fs::path& file) {
   }
   HostCalibration c;
   try {
+    c.version = j.value("calibration_version", 1);
+    if (c.version < 1) throw bad(fmt::format("calibration_version {} is not one abvm writes", c.version));
+    if (c.version > kNewestVersion) {
+      throw Error(fmt::format("{}: calibration_version {} is newer than this abvm reads ({}); update abvm, or measure "
+                              "again with this checkout's harness/bench/calibrate_designs.py",
+                              file.string(), c.version, kNewestVersion));
+    }
     c.host = j.at("host").get<std::string>();
     c.time = j.value("time", "");
-    for (const auto& d : j.at("designs")) {
-      const std::string name = d.at("design").get<std::string>();
-      const auto design = design_from_string(name);
-      if (!design) throw bad(fmt::format("unknown design \"{}\"", name));
-      DesignCalibration x{.design = *design,
-                          .pair_sd = d.at("sd_pair").get<double>(),
-                          .boot_sd = d.at("sd_boot").get<double>(),
-                          .blocks_per_minute = d.at("blocks_per_minute").get<double>()};
-      if (!(x.pair_sd > 0) || !(x.boot_sd > 0) || !(x.blocks_per_minute > 0)) {
-        throw bad(fmt::format("design \"{}\" has a figure that is not positive", name));
-      }
-      c.designs.push_back(x);
+    for (const auto& d : j.at("designs")) c.designs.push_back(design_noise(d, bad));
+    if (c.version >= 2) {
+      for (const auto& t : j.at("experiments")) c.checks.push_back(truth_check(t, bad));
     }
   } catch (const nlohmann::json::exception& e) {
     throw bad(fmt::format("a field is missing or mistyped ({})", e.what()));
@@ -71,8 +132,71 @@ std::uint64_t calibrated_blocks(const DesignCalibration& c, double half_width, d
 
 namespace {
 
-// The experiment's design in the calibration, and the cheapest design for a ±half interval (the
-// experiment's own when it is the cheapest, unless `other` asks for the cheapest of the others).
+// The checks of a design that compared its estimates with a known figure.
+std::vector<const TruthCheck*> checks_of(const HostCalibration& calibration, Design design) {
+  std::vector<const TruthCheck*> out;
+  for (const auto& c : calibration.checks) {
+    if (c.design == design && (c.bias || c.coverage)) out.push_back(&c);
+  }
+  return out;
+}
+
+bool failed_a_check(const HostCalibration& calibration, Design design) {
+  const auto checks = checks_of(calibration, design);
+  return std::any_of(checks.begin(), checks.end(), [](const TruthCheck* c) { return c->failed(); });
+}
+
+// "ruler-10 dd-write.bandwidth: estimates -1.2 % ± 0.3 % from the known ratio 0.8975 over 3 runs
+// (beyond 2 s.e.), intervals held it in 1 of 3 runs at 97.5 %"
+std::string describe(const TruthCheck& c) {
+  std::string text = fmt::format("{} {}", c.experiment, c.metric);
+  const std::string from = fmt::format("{} {:.4g}", c.truth == "reference" ? "the sequential-blocks reference"
+                                                                          : "the known ratio", *c.expected);
+  if (c.bias) {
+    text += fmt::format(": estimates {:+.1f} %", 100 * std::expm1(c.bias->mean_log));
+    if (c.bias->se) text += fmt::format(" ± {:.1f} %", 100 * *c.bias->se);
+    text += fmt::format(" from {} over {} runs{}", from, c.bias->runs, c.bias->beyond_2se ? " (beyond 2 s.e.)" : "");
+  }
+  if (c.coverage) {
+    text += fmt::format("{} intervals held it in {} of {} runs at {:.3g} %", c.bias ? "," : ":", c.coverage->covered,
+                        c.coverage->runs, 100 * c.coverage->level);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string truth_summary(const HostCalibration& calibration, Design design) {
+  if (checks_of(calibration, design).empty()) return "not checked on a known effect on this host";
+  std::vector<std::string> failed, names;
+  std::size_t covered = 0, runs = 0, spurious = 0, judged = 0;
+  bool bias_tested = false;  // a bias has a standard error from two runs or more
+  // Every check of the design counts in the names and the verdicts, a "direction" check too (the
+  // neighbour's fio: only the verdict is known); bias and coverage come from the others.
+  for (const auto& c : calibration.checks) {
+    if (c.design != design) continue;
+    if (c.failed()) failed.push_back(describe(c));
+    if (std::find(names.begin(), names.end(), c.experiment) == names.end()) names.push_back(c.experiment);
+    if (c.bias && c.bias->se) bias_tested = true;
+    if (c.coverage) {
+      covered += c.coverage->covered;
+      runs += c.coverage->runs;
+    }
+    spurious += c.spurious;
+    judged += c.judged;
+  }
+  if (!failed.empty()) return fmt::format("off on known effects on this host: {}", fmt::join(failed, "; "));
+  return fmt::format("checked on {}: {}, intervals held the known ratio in {} of {} runs, {} of {} verdicts "
+                     "contradicting the known effect",
+                     fmt::join(names, ", "), bias_tested ? "no bias beyond 2 s.e." : "bias untested (one run each)",
+                     covered, runs, spurious, judged);
+}
+
+namespace {
+
+// The experiment's design in the calibration, and the cheapest design for a ±half interval among
+// those that failed no truth check (the experiment's own when it is the cheapest, unless `other`
+// asks for the cheapest of the others).
 struct DesignChoice {
   const DesignCalibration* used = nullptr;
   const DesignCalibration* best = nullptr;
@@ -82,7 +206,7 @@ DesignChoice choose(const Experiment& e, const HostCalibration& calibration, dou
   DesignChoice c;
   for (const auto& d : calibration.designs) {
     if (d.design == e.schedule.design) c.used = &d;
-    if (other && d.design == e.schedule.design) continue;
+    if ((other && d.design == e.schedule.design) || failed_a_check(calibration, d.design)) continue;
     if (c.best == nullptr || calibrated_blocks(d, half, alpha) < calibrated_blocks(*c.best, half, alpha)) c.best = &d;
   }
   return c;
@@ -104,12 +228,57 @@ std::optional<std::string> budget_warning(const Experiment& e, const HostCalibra
       "{:.3g} %, and the budget is {} boots per side: expect an inconclusive verdict",
       calibration.time, to_string(used->design), need, static_cast<double>(need) / used->blocks_per_minute,
       half * 100, e.analysis.confidence * 100, budget);
-  if (best != used) {
+  if (best != nullptr && best != used) {
     const std::uint64_t b = calibrated_blocks(*best, half, alpha);
-    text += fmt::format("; design {} needs about {} (~{:.0f} min): set schedule.design = \"{}\"", to_string(best->design),
-                        b, static_cast<double>(b) / best->blocks_per_minute, to_string(best->design));
+    text += fmt::format("; design {} needs about {} (~{:.0f} min; {}): set schedule.design = \"{}\"",
+                        to_string(best->design), b, static_cast<double>(b) / best->blocks_per_minute,
+                        truth_summary(calibration, best->design), to_string(best->design));
   } else {
     text += "; raise the budget or widen analysis.margin";
+  }
+  return text;
+}
+
+namespace {
+
+const DesignCalibration* noise_of(const HostCalibration& calibration, Design design) {
+  for (const auto& d : calibration.designs) {
+    if (d.design == design) return &d;
+  }
+  return nullptr;
+}
+
+// Among the other designs that were checked on a known effect and failed none, the cheapest for
+// the experiment's ±margin/2 interval by the calibration's noise; one without noise figures (a
+// series without A/A noise) only when none has them, the first in the file.
+std::optional<Design> sound_alternative(const Experiment& e, const HostCalibration& calibration) {
+  const double half = e.analysis.margin / 2, alpha = 1 - e.analysis.confidence;
+  std::optional<Design> best;
+  std::optional<std::uint64_t> best_blocks;
+  for (const auto& c : calibration.checks) {
+    const Design d = c.design;
+    if (d == e.schedule.design || checks_of(calibration, d).empty() || failed_a_check(calibration, d)) continue;
+    const DesignCalibration* noise = noise_of(calibration, d);
+    const std::optional<std::uint64_t> blocks =
+        noise != nullptr ? std::optional(calibrated_blocks(*noise, half, alpha)) : std::nullopt;
+    if (!best || (blocks && (!best_blocks || *blocks < *best_blocks))) {
+      best = d;
+      best_blocks = blocks;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::optional<std::string> truth_warning(const Experiment& e, const HostCalibration& calibration,
+                                         const std::string& this_host) {
+  if (calibration.host != this_host || !failed_a_check(calibration, e.schedule.design)) return std::nullopt;
+  std::string text = fmt::format("this host's calibration ({}) found design {} {}: its verdicts may be off by as much",
+                                 calibration.time, to_string(e.schedule.design),
+                                 truth_summary(calibration, e.schedule.design));
+  if (const auto sound = sound_alternative(e, calibration)) {
+    text += fmt::format("; design {} was {}", to_string(*sound), truth_summary(calibration, *sound));
   }
   return text;
 }
@@ -122,8 +291,8 @@ std::optional<std::string> design_costs(const Experiment& e, const HostCalibrati
   if (used == nullptr) return std::nullopt;
   const auto cost = [&](const DesignCalibration& d) {
     const std::uint64_t n = calibrated_blocks(d, half, alpha);
-    return fmt::format("{} needs about {} blocks (~{:.0f} min)", to_string(d.design), n,
-                       static_cast<double>(n) / d.blocks_per_minute);
+    return fmt::format("{} needs about {} blocks (~{:.0f} min; {})", to_string(d.design), n,
+                       static_cast<double>(n) / d.blocks_per_minute, truth_summary(calibration, d.design));
   };
   std::string text = fmt::format("by this host's calibration ({}), a ±{:.3g} % interval at {:.3g} %: design {}",
                                  calibration.time, half * 100, e.analysis.confidence * 100, cost(*used));
