@@ -14,6 +14,7 @@
 #include "cli/results_analysis.hpp"
 #include "cli/run_session.hpp"
 #include "config/experiment.hpp"
+#include "config/rules.hpp"
 #include "core/cache.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -76,6 +77,28 @@ std::string describe_looks(const Experiment& e) {
   return out;
 }
 
+// Each workload's command as the guest job gives it (guest/job.hpp workload_argv), and the values a
+// rule chose for it (dd's flags follow what it reads and writes), with why: what `abvm config show`
+// says of them.
+std::string describe_workloads(const Experiment& e) {
+  std::string out = "\n== workloads (each boot runs them; @scratch is the scratch disk) ==\n";
+  for (std::size_t i = 0; i < e.workloads.size(); ++i) {
+    const Workload& w = e.workloads[i];
+    out += fmt::format("{}: {}\n", w.name, fmt::join(workload_argv(w), " "));
+    const std::string prefix = fmt::format("workload[{}].", i);
+    for (const EffectiveValue& v : e.effective) {
+      if (v.key.starts_with(prefix) && v.origin.starts_with("default for ")) {
+        out += fmt::format("  {} = {}: {}\n", v.key.substr(prefix.size()), v.value, v.origin);
+      }
+    }
+    const auto* dd = std::get_if<DdWorkload>(&w.spec);
+    if (dd != nullptr && !rules::names_scratch(dd->input) && !rules::names_scratch(dd->output)) {
+      out += "  (neither if nor of is @scratch: it measures the guest's CPU and memory, not the disk)\n";
+    }
+  }
+  return out;
+}
+
 // The hosts a dry run shows the lanes of: the pool's URIs, or this machine.
 std::vector<std::string> dry_run_hosts(const Experiment& e) {
   return e.hosts.uris.size() > 1 ? e.hosts.uris : std::vector<std::string>{""};
@@ -89,7 +112,7 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
   if (e.schedule.seed == 0) {
     out += "seed: schedule.seed = 0, so a real run picks a fresh seed (recorded in plan.json); shown with seed 1\n";
   }
-  out += "\n== plan ==\n" + describe_plan(plan) + describe_looks(e);
+  out += "\n== plan ==\n" + describe_plan(plan) + describe_looks(e) + describe_workloads(e);
   if (!e.hosts.uris.empty()) {
     out += fmt::format("\nhosts ({}; blocks go to whichever has a free lane; which ran what is recorded):\n",
                        e.hosts.uris.size() > 1 ? "a pool" : "one");
