@@ -187,8 +187,22 @@ std::vector<std::string> connection_uris(const RunArgs& args, const RunManifest&
   return {LibvirtDriver::embedded_uri()};
 }
 
+// A run that stopped without an answer (status failed, run/first_block.hpp): its analysis and reports
+// still say what it measured, naming the workload that has no data, and then it ends with why, as an
+// infrastructure error (exit 3: the experiment could not be carried out), however often it is resumed.
+[[noreturn]] void end_failed(const Experiment& e, const ResultsDir& dir, double confidence, const std::string& failure,
+                             const RunArgs& args) {
+  try {
+    finish_run(e, dir, confidence, args);
+  } catch (const Error& ex) {
+    say(fmt::format("no analysis: {}", ex.what()));
+  }
+  throw InfraError(failure);
+}
+
 int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, bool resuming) {
   const RunManifest manifest = read_manifest(dir);
+  if (manifest.status == RunStatus::failed) end_failed(e, dir, run_confidence(e, manifest), manifest.failure, args);
   if (manifest.status != RunStatus::running) {
     say(fmt::format("{}: every trial is done ({}); analysing again", dir.root().string(), to_string(manifest.status)));
     return finish_run(e, dir, run_confidence(e, manifest), args);
@@ -219,6 +233,7 @@ int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, boo
     say(fmt::format("continue with: abvm run --resume {}", dir.root().string()));
     return static_cast<int>(ExitCode::interrupted);
   }
+  if (end.status == RunStatus::failed) end_failed(e, dir, end.final_confidence, end.failure, args);
   if (!end.stop_reason.empty()) say("sequential stopping: " + end.stop_reason);
   return finish_run(e, dir, end.final_confidence, args);
 }
