@@ -267,10 +267,13 @@ Command add_run(CLI::App& app) {
       "environment, kernel and image identities, journal.jsonl (one line per run), trials/<id>/ (console, domain "
       "XML, raw output), analysis.json, summary.txt and report.html.\n"
       "Ctrl-C destroys the running guest and keeps everything; continue with 'abvm run --resume DIR'.\n" +
-      std::string(kVerdictExitCodes) + ", 130 interrupted.");
+      std::string(kVerdictExitCodes) +
+      " (also: a workload failed in every run of the first block on both sides; the run stops there and quotes the "
+      "tool), 130 interrupted.");
   sub->add_option("config", args->config, "Experiment file (TOML), see configs/");
   sub->add_option("--resume", args->resume, "Continue the interrupted run in this results directory");
-  sub->add_flag("--dry-run", args->dry_run, "Print the plan, each side's domain XML and the guest job; boot nothing");
+  sub->add_flag("--dry-run", args->dry_run,
+                "Print the plan, each workload's command, each side's domain XML and the guest job; boot nothing");
   sub->add_option("--results-dir", args->results_root, "Where results/<experiment>-<time>/ is created")
       ->default_str("./results");
   sub->add_option("--connect", args->connect,

@@ -71,3 +71,12 @@ TEST_F(CliRunDryRun, AWorkloadThatCannotWorkIsRefusedAtItsLineBeforeAnything) {
                        "from it\n");
   EXPECT_TRUE(r.out.empty());
 }
+
+// --help says what the code does: the workloads in a dry run, exit 3 for a broken workload.
+TEST(CliRunHelp, SaysWhatADryRunShowsAndWhenARunEndsWithExit3) {
+  const auto r = run_process({ABVM_BINARY, "run", "--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("each workload's command"));
+  EXPECT_THAT(r.out, HasSubstr("3 infrastructure error"));
+  EXPECT_THAT(r.out, HasSubstr("a workload failed in every run of the first block on both sides"));
+}
