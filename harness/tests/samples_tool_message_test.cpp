@@ -18,6 +18,17 @@ TEST(ToolMessage, DdsErrorLineIsQuotedAsItIs) {
             "dd: error writing '/dev/vda': No space left on device");
 }
 
+// The agent runs each tool by its path, and GNU tools name themselves by argv[0].
+TEST(ToolMessage, AToolNamedByItsPathIsQuotedWithIt) {
+  EXPECT_EQ(tool_message("/usr/bin/dd: invalid input flag: 'no-such-flag'\nTry '/usr/bin/dd --help' for more "
+                         "information.\n",
+                         "dd"),
+            "/usr/bin/dd: invalid input flag: 'no-such-flag'");
+  EXPECT_EQ(tool_message("/usr/bin/fio: unrecognized option '--no_such_fio_option=1'\n", "fio"),
+            "/usr/bin/fio: unrecognized option '--no_such_fio_option=1'");
+  EXPECT_EQ(tool_message("/usr/bin/add: no\nbin/dd: relative\n", "dd"), "");
+}
+
 TEST(ToolMessage, FiosErrorLinesBeforeItsJsonAreJoined) {
   const std::string out = "fio: pid=123, err=22/file:filesetup.c:805, func=open(/dev/null), error=Invalid argument\n"
                           "{\n  \"fio version\" : \"fio-3.33\",\n  \"jobs\" : []\n}\n"
