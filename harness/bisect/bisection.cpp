@@ -201,6 +201,8 @@ std::optional<StepRecord> Bisection::run_step(const Experiment& e, const BisectP
                                  step, describe(plan, q), ex.what(), dir_.root().string()));
   }
   if (run.status == RunStatus::running) return std::nullopt;
+  // A workload that cannot work fails every step alike: the bisection cannot go on.
+  if (run.status == RunStatus::failed) throw InfraError(fmt::format("step {} ({}): {}", step, describe(plan, q), run.failure));
   try {
     r.judgement = judge_step(c_.finish(se, rd, run.final_confidence));
   } catch (const Error& ex) {

@@ -14,6 +14,7 @@
 #include "cli/results_analysis.hpp"
 #include "cli/run_session.hpp"
 #include "config/experiment.hpp"
+#include "config/rules.hpp"
 #include "core/cache.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -76,6 +77,28 @@ std::string describe_looks(const Experiment& e) {
   return out;
 }
 
+// Each workload's command as the guest job gives it (guest/job.hpp workload_argv), and the values a
+// rule chose for it (dd's flags follow what it reads and writes), with why: what `abvm config show`
+// says of them.
+std::string describe_workloads(const Experiment& e) {
+  std::string out = "\n== workloads (each boot runs them; @scratch is the scratch disk) ==\n";
+  for (std::size_t i = 0; i < e.workloads.size(); ++i) {
+    const Workload& w = e.workloads[i];
+    out += fmt::format("{}: {}\n", w.name, fmt::join(workload_argv(w), " "));
+    const std::string prefix = fmt::format("workload[{}].", i);
+    for (const EffectiveValue& v : e.effective) {
+      if (v.key.starts_with(prefix) && v.origin.starts_with("default for ")) {
+        out += fmt::format("  {} = {}: {}\n", v.key.substr(prefix.size()), v.value, v.origin);
+      }
+    }
+    const auto* dd = std::get_if<DdWorkload>(&w.spec);
+    if (dd != nullptr && !rules::names_scratch(dd->input) && !rules::names_scratch(dd->output)) {
+      out += "  (neither if nor of is @scratch: it measures the guest's CPU and memory, not the disk)\n";
+    }
+  }
+  return out;
+}
+
 // The hosts a dry run shows the lanes of: the pool's URIs, or this machine.
 std::vector<std::string> dry_run_hosts(const Experiment& e) {
   return e.hosts.uris.size() > 1 ? e.hosts.uris : std::vector<std::string>{""};
@@ -89,7 +112,7 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
   if (e.schedule.seed == 0) {
     out += "seed: schedule.seed = 0, so a real run picks a fresh seed (recorded in plan.json); shown with seed 1\n";
   }
-  out += "\n== plan ==\n" + describe_plan(plan) + describe_looks(e);
+  out += "\n== plan ==\n" + describe_plan(plan) + describe_looks(e) + describe_workloads(e);
   if (!e.hosts.uris.empty()) {
     out += fmt::format("\nhosts ({}; blocks go to whichever has a free lane; which ran what is recorded):\n",
                        e.hosts.uris.size() > 1 ? "a pool" : "one");
@@ -165,8 +188,22 @@ std::vector<std::string> connection_uris(const RunArgs& args, const RunManifest&
   return {LibvirtDriver::embedded_uri()};
 }
 
+// A run that stopped without an answer (status failed, run/first_block.hpp): its analysis and reports
+// still say what it measured, naming the workload that has no data, and then it ends with why, as an
+// infrastructure error (exit 3: the experiment could not be carried out), however often it is resumed.
+[[noreturn]] void end_failed(const Experiment& e, const ResultsDir& dir, double confidence, const std::string& failure,
+                             const RunArgs& args) {
+  try {
+    finish_run(e, dir, confidence, args);
+  } catch (const Error& ex) {
+    say(fmt::format("no analysis: {}", ex.what()));
+  }
+  throw InfraError(failure);
+}
+
 int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, bool resuming) {
   const RunManifest manifest = read_manifest(dir);
+  if (manifest.status == RunStatus::failed) end_failed(e, dir, run_confidence(e, manifest), manifest.failure, args);
   if (manifest.status != RunStatus::running) {
     say(fmt::format("{}: every trial is done ({}); analysing again", dir.root().string(), to_string(manifest.status)));
     return finish_run(e, dir, run_confidence(e, manifest), args);
@@ -197,6 +234,7 @@ int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, boo
     say(fmt::format("continue with: abvm run --resume {}", dir.root().string()));
     return static_cast<int>(ExitCode::interrupted);
   }
+  if (end.status == RunStatus::failed) end_failed(e, dir, end.final_confidence, end.failure, args);
   if (!end.stop_reason.empty()) say("sequential stopping: " + end.stop_reason);
   return finish_run(e, dir, end.final_confidence, args);
 }
@@ -230,10 +268,13 @@ Command add_run(CLI::App& app) {
       "environment, kernel and image identities, journal.jsonl (one line per run), trials/<id>/ (console, domain "
       "XML, raw output), analysis.json, summary.txt and report.html.\n"
       "Ctrl-C destroys the running guest and keeps everything; continue with 'abvm run --resume DIR'.\n" +
-      std::string(kVerdictExitCodes) + ", 130 interrupted.");
+      std::string(kVerdictExitCodes) +
+      " (also: a workload failed in every run of the first block on both sides; the run stops there and quotes the "
+      "tool), 130 interrupted.");
   sub->add_option("config", args->config, "Experiment file (TOML), see configs/");
   sub->add_option("--resume", args->resume, "Continue the interrupted run in this results directory");
-  sub->add_flag("--dry-run", args->dry_run, "Print the plan, each side's domain XML and the guest job; boot nothing");
+  sub->add_flag("--dry-run", args->dry_run,
+                "Print the plan, each workload's command, each side's domain XML and the guest job; boot nothing");
   sub->add_option("--results-dir", args->results_root, "Where results/<experiment>-<time>/ is created")
       ->default_str("./results");
   sub->add_option("--connect", args->connect,

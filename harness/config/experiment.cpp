@@ -778,11 +778,30 @@ class Loader {
     note(p + ".if", quote(dd.input));
     dd.output = get_string(p + ".of").value_or(dd.output);
     note(p + ".of", quote(dd.output));
-    dd.iflag = get_strings(p + ".iflag").value_or(dd.iflag);
-    note(p + ".iflag", render_list(dd.iflag));
-    dd.oflag = get_strings(p + ".oflag").value_or(dd.oflag);
-    note(p + ".oflag", render_list(dd.oflag));
+    dd.iflag = read_dd_flags(p + ".iflag", "if", dd.input);
+    dd.oflag = read_dd_flags(p + ".oflag", "of", dd.output);
     return dd;
+  }
+
+  // A dd flag list as written, else dd's default for that end (rules::dd_default_flags: O_DIRECT
+  // on the scratch disk only), its origin saying which end decided it.
+  std::vector<std::string> read_dd_flags(const std::string& key, const std::string& end, const std::string& path) {
+    const auto written = get_strings(key);
+    if (!written) {
+      std::vector<std::string> flags = rules::dd_default_flags(path);
+      note(key, render_list(flags),
+           fmt::format("default for {} = {} ({})", end, quote(path),
+                       flags.empty() ? "not the scratch disk: no O_DIRECT" : "the scratch disk: O_DIRECT"));
+      return flags;
+    }
+    note(key, render_list(*written));
+    if (std::find(written->begin(), written->end(), "direct") != written->end() && rules::refuses_direct(path)) {
+      fail(line_of(key), fmt::format("key '{}' = {} asks for O_DIRECT on {} = {}, which cannot be opened with "
+                                     "O_DIRECT (dd fails in every run: Invalid argument): remove \"direct\" from "
+                                     "it",
+                                     key, render_list(*written), end, quote(path)));
+    }
+    return *written;
   }
 
   FioWorkload read_fio(const std::string& p) {
@@ -845,6 +864,7 @@ class Loader {
         set("time_based", "1");
       }
       note(p + ".runtime", runtime ? quote(format_duration(*runtime)) : "unset");
+      check_fio_options(p, fio);
       std::vector<std::string> extra;
       if (const toml::node* options = at(p + ".options")) {
         for (const auto& [key, value] : *options->as_table()) {
@@ -865,6 +885,29 @@ class Loader {
     fio.output_format = get_string(p + ".output_format").value_or(fio.output_format);
     note(p + ".output_format", quote(fio.output_format));
     return fio;
+  }
+
+  // What fio would refuse or silently not do, at the key to change: O_DIRECT on a device that has
+  // none, a queue depth a synchronous engine ignores.
+  void check_fio_options(const std::string& p, const FioWorkload& fio) const {
+    const std::string& filename = fio.options.at("filename");
+    if (fio.options.at("direct") == "1" && rules::refuses_direct(filename)) {
+      fail(line_of(p + ".filename"), fmt::format("key '{}.filename' = {} with direct = true asks for O_DIRECT on a "
+                                                 "device that cannot be opened with it (fio fails in every run): set "
+                                                 "direct = false, or filename = \"@scratch\" (the default)",
+                                                 p, quote(filename)));
+    }
+    const auto depth = fio.options.find("iodepth");
+    const std::string& engine = fio.options.at("ioengine");
+    const bool synchronous = std::find(rules::synchronous_ioengines.begin(), rules::synchronous_ioengines.end(),
+                                       engine) != rules::synchronous_ioengines.end();
+    if (depth != fio.options.end() && depth->second != "1" && synchronous) {
+      fail(line_of(p + ".iodepth"), fmt::format("key '{}.iodepth' = {} has no effect with ioengine = {}: a synchronous "
+                                                "engine keeps one request in flight whatever iodepth says; set "
+                                                "ioengine = \"libaio\" or \"io_uring\" for a queue depth, or "
+                                                "remove iodepth",
+                                                p, depth->second, quote(engine)));
+    }
   }
 
   // schedule.design, schedule.cpu_set and schedule.cpu_sets (after schedule.order, which the

@@ -196,14 +196,19 @@ std::vector<KeySpec> build_table() {
        .doc = "block size (dd bs=, fio bs=)", .range = closed(512, 1ULL << 30)});
   add({.path = "workload[].count", .type = KeyType::integer, .default_text = "64", .doc = "dd count=",
        .range = closed(1, kMaxInt63), .only_for = "dd"});
-  add({.path = "workload[].if", .type = KeyType::string, .default_text = "\"/dev/zero\"", .doc = "dd if=",
-       .only_for = "dd"});
+  add({.path = "workload[].if", .type = KeyType::string, .default_text = "\"/dev/zero\"",
+       .doc = "dd if= (@scratch: read the scratch disk)", .only_for = "dd"});
   add({.path = "workload[].of", .type = KeyType::string, .default_text = "\"@scratch\"",
-       .doc = "dd of= (@scratch: the scratch disk)", .only_for = "dd"});
-  add({.path = "workload[].iflag", .type = KeyType::string_list, .default_text = "[]", .doc = "dd iflag=",
+       .doc = "dd of= (@scratch: write the scratch disk, e.g. \"/dev/null\" when if = \"@scratch\")",
        .only_for = "dd"});
-  add({.path = "workload[].oflag", .type = KeyType::string_list, .default_text = "[\"direct\"]",
-       .doc = "dd oflag=", .only_for = "dd"});
+  add({.path = "workload[].iflag", .type = KeyType::string_list,
+       .default_text = "[\"direct\"] when if = \"@scratch\", else []",
+       .doc = "dd iflag=; \"direct\" on /dev/zero, /dev/null, /dev/full, /dev/random or /dev/urandom is refused (they "
+              "cannot be opened with O_DIRECT)",
+       .only_for = "dd"});
+  add({.path = "workload[].oflag", .type = KeyType::string_list,
+       .default_text = "[\"direct\"] when of = \"@scratch\", else []",
+       .doc = "dd oflag=; \"direct\" on /dev/null and the like is refused, as for iflag", .only_for = "dd"});
   add({.path = "workload[].job_file", .type = KeyType::string, .default_text = "\"\"",
        .doc = "fio job file (relative to this file) instead of the keys below", .only_for = "fio"});
   add({.path = "workload[].rw", .type = KeyType::string, .default_text = "\"write\"", .doc = "fio rw=",
@@ -216,8 +221,9 @@ std::vector<KeySpec> build_table() {
        .doc = "fio ioengine=", .choices = {"psync", "sync", "libaio", "io_uring", "posixaio", "pvsync2"},
        .only_for = "fio"});
   add({.path = "workload[].filename", .type = KeyType::string, .default_text = "\"@scratch\"",
-       .doc = "fio filename= (@scratch: the scratch disk)", .only_for = "fio"});
-  add({.path = "workload[].iodepth", .type = KeyType::integer, .default_text = "unset", .doc = "fio iodepth=",
+       .doc = "fio filename= (@scratch: the scratch disk); with direct, not /dev/null and the like", .only_for = "fio"});
+  add({.path = "workload[].iodepth", .type = KeyType::integer, .default_text = "unset",
+       .doc = "fio iodepth=; above 1 it needs an asynchronous ioengine (libaio, io_uring, posixaio)",
        .range = closed(1, 4096), .only_for = "fio"});
   add({.path = "workload[].numjobs", .type = KeyType::integer, .default_text = "unset", .doc = "fio numjobs=",
        .range = closed(1, 256), .only_for = "fio"});

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -189,5 +190,34 @@ inline std::vector<std::int64_t> cpu_set_members(std::string_view text) {
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
+
+// ---- Workloads: what dd and fio can open, and the flags abvm gives dd by itself. ----
+
+// The guest agent puts /dev/<the scratch disk> in place of this anywhere in a tool's argument.
+inline constexpr std::string_view scratch_word = "@scratch";
+
+inline bool names_scratch(std::string_view path) { return path.find(scratch_word) != std::string_view::npos; }
+
+// Character devices that refuse O_DIRECT: open() fails with EINVAL (they have no direct I/O), so
+// a dd or fio with direct I/O on them fails in every run ("dd: failed to open '/dev/null':
+// Invalid argument").
+inline constexpr std::array<std::string_view, 5> no_direct_devices = {"/dev/null", "/dev/zero", "/dev/full",
+                                                                       "/dev/random", "/dev/urandom"};
+
+inline bool refuses_direct(std::string_view path) {
+  return std::find(no_direct_devices.begin(), no_direct_devices.end(), path) != no_direct_devices.end();
+}
+
+// dd's iflag (for if=) or oflag (for of=) when the experiment does not set it: O_DIRECT where dd
+// reads or writes the scratch disk, so that the page cache is not measured, and nothing elsewhere
+// (/dev/zero, /dev/null and pipes cannot be opened with O_DIRECT).
+inline std::vector<std::string> dd_default_flags(std::string_view path) {
+  if (names_scratch(path)) return {"direct"};
+  return {};
+}
+
+// fio ioengines that keep one request in flight whatever iodepth says (fio's HOWTO: "increasing
+// iodepth beyond 1 will not affect synchronous ioengines").
+inline constexpr std::array<std::string_view, 3> synchronous_ioengines = {"psync", "sync", "pvsync2"};
 
 }  // namespace abvm::rules

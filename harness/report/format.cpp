@@ -1,6 +1,7 @@
 #include "report/format.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 #include <cmath>
@@ -39,6 +40,21 @@ std::string overlap_words(std::uint64_t pairs, double min, double median, std::u
   const std::string required = fmt::format("{:.3g} %", *threshold * 100);
   if (voided == 0) return out + fmt::format("; none below the {} required", required);
   return out + fmt::format("; {} below the {} required, left out", voided, required);
+}
+
+std::string missing_title(const MissingData& d) {
+  return d.metrics.empty() ? d.workload : fmt::format("{}", fmt::join(d.metrics, ", "));
+}
+
+std::string missing_words(const MissingData& d) {
+  const std::string title = missing_title(d);
+  if (!d.reported.empty()) {
+    return fmt::format("{}: no run of {} reported {} (its runs report {}): inconclusive", title, d.workload,
+                       d.metrics.size() == 1 ? "it" : "them", fmt::join(d.reported, ", "));
+  }
+  if (d.first_failure.empty()) return fmt::format("{}: no run in the results: inconclusive", title);
+  return fmt::format("{}: no valid run on either side (every run failed: {} on A, {} on B): inconclusive", title,
+                     d.runs_a, d.runs_b);
 }
 
 }  // namespace abvm

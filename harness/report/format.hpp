@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "samples/sample.hpp"
+
 namespace abvm {
 
 // "4.41 GB/s", "812 µs", "1.23e+04 IOPS": SI prefixes for B/s and B, time prefixes for ns/us/ms/s,
@@ -16,5 +18,14 @@ std::string format_value(double value, const std::string& unit);
 // design), and nothing is left out.
 std::string overlap_words(std::uint64_t pairs, double min, double median, std::uint64_t voided,
                           std::optional<double> threshold);
+
+// What a report calls a workload with no valid run on either side (samples/sample.hpp MissingData):
+// its name, or the metrics asked of it.
+std::string missing_title(const MissingData& missing);
+
+// That workload in one line, for every reporter (terminal, HTML, JUnit):
+//   "dd-read: no valid run on either side (every run failed: 2 on A, 2 on B): inconclusive"
+//   "dd-read.iops: no run of dd-read reported it (its runs report dd-read.bandwidth): inconclusive"
+std::string missing_words(const MissingData& missing);
 
 }  // namespace abvm

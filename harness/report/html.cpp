@@ -493,6 +493,12 @@ std::string html_report(const HtmlInputs& in) {
   body += fmt::format("<section class=\"verdict verdict-{0}\" id=\"verdict\">\n<p class=\"overall\">Verdict: "
                       "<strong>{1}</strong></p>\n<ul class=\"headlines\">\n",
                       e(verdict), e(verdict_words(report.verdict, report.margin)));
+  // A workload with no data decides first: it alone makes the verdict inconclusive.
+  for (const MissingData& d : report.missing) {
+    body += "<li class=\"decides missing\">" + e(missing_words(d));
+    if (!d.first_failure.empty()) body += "<br><span class=\"first-failure\">First failure: " + e(d.first_failure) + "</span>";
+    body += "</li>\n";
+  }
   for (int pass = 0; pass < 2; ++pass) {
     for (std::size_t i = 0; i < report.metrics.size(); ++i) {
       const bool decides = report.metrics[i].verdict == report.verdict;

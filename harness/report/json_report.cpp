@@ -185,6 +185,14 @@ nlohmann::json json_report(const Analysis& analysis, const ReportSource& source)
   for (const auto& f : analysis.failures) {
     failures.push_back({{"side", to_string(f.side)}, {"outcome", f.outcome}, {"what", f.what}, {"source", f.source}});
   }
+  json missing = json::array();
+  for (const MissingData& d : analysis.missing) {
+    missing.push_back({{"workload", d.workload},
+                       {"metrics", d.metrics},
+                       {"runs", {{"a", d.runs_a}, {"b", d.runs_b}}},
+                       {"first_failure", d.first_failure},
+                       {"reported", d.reported}});
+  }
   json src = {{"kind", source.kind}, {"a_label", source.a_label}, {"b_label", source.b_label}};
   if (source.kind == "files") {
     src["a"] = source.a;
@@ -210,6 +218,7 @@ nlohmann::json json_report(const Analysis& analysis, const ReportSource& source)
           {"failures", std::move(failures)},
           {"warnings", analysis.warnings},
           {"notes", analysis.notes},
+          {"missing", std::move(missing)},
           {"metrics", std::move(metrics)}};
 }
 

@@ -9,6 +9,7 @@
 #include "core/utf8.hpp"
 #include "report/format.hpp"
 #include "report/html.hpp"
+#include "report/report_data.hpp"
 
 namespace abvm {
 namespace {
@@ -85,11 +86,15 @@ std::string junit_report(const nlohmann::json& report, const JunitOptions& optio
   const json source = report.value("source", json::object());
   const std::string a_label = str(source, "a_label").empty() ? "A" : str(source, "a_label");
   const std::string b_label = str(source, "b_label").empty() ? "B" : str(source, "b_label");
-  std::size_t failures = 0, skipped = 0;
+  // A workload with no valid run on either side is a failing test case of its own: a CI job must not
+  // pass on a question it never measured (absent in reports of older abvm).
+  const json missing = report.value("missing", json::array());
+  std::size_t failures = missing.size(), skipped = 0;
   for (const auto& m : metrics) {
     failures += str(m, "verdict") == "regression";
     skipped += str(m, "verdict") == "inconclusive";
   }
+  const std::size_t tests = metrics.size() + missing.size();
 
   pugi::xml_document doc;
   pugi::xml_node decl = doc.append_child(pugi::node_declaration);
@@ -99,10 +104,10 @@ std::string junit_report(const nlohmann::json& report, const JunitOptions& optio
   // <testsuites>: the per-suite count carries it.
   pugi::xml_node suites = doc.append_child("testsuites");
   set_attr(suites, "name", "abvm");
-  add_counts(suites, metrics.size(), failures, skipped, false);
+  add_counts(suites, tests, failures, skipped, false);
   pugi::xml_node suite = suites.append_child("testsuite");
   set_attr(suite, "name", options.suite);
-  add_counts(suite, metrics.size(), failures, skipped, true);
+  add_counts(suite, tests, failures, skipped, true);
 
   const json opts = report.value("options", json::object());
   pugi::xml_node props = suite.append_child("properties");
@@ -117,6 +122,18 @@ std::string junit_report(const nlohmann::json& report, const JunitOptions& optio
   prop("side_a", a_label);
   prop("side_b", b_label);
 
+  const JsonOrigin origin{.file = "the JSON report", .advice = "regenerate it with abvm analyze"};
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    const MissingData d = read_report_missing(missing[i], origin, fmt::format("missing[{}]", i));
+    pugi::xml_node tc = suite.append_child("testcase");
+    set_attr(tc, "classname", options.suite);
+    set_attr(tc, "name", missing_title(d));
+    set_attr(tc, "time", "0");
+    pugi::xml_node f = tc.append_child("failure");
+    set_attr(f, "type", "no-data");
+    set_attr(f, "message", missing_words(d));
+    set_text(f, d.first_failure.empty() ? "" : "first failure: " + d.first_failure + "\n");
+  }
   for (const auto& m : metrics) {
     const std::string verdict = str(m, "verdict");
     const std::string sentence = metric_sentence(m, b_label);

@@ -270,6 +270,15 @@ FailedRun failure_of(const Node& n) {
           .source = n["source"].str()};
 }
 
+MissingData missing_of(const Node& n) {
+  return {.workload = n["workload"].str(),
+          .metrics = n["metrics"].strings(),
+          .runs_a = n["runs"]["a"].count(),
+          .runs_b = n["runs"]["b"].count(),
+          .first_failure = n["first_failure"].str(),
+          .reported = n["reported"].strings()};
+}
+
 }  // namespace
 
 ReportData read_report_data(const nlohmann::json& report, const JsonOrigin& origin) {
@@ -293,12 +302,18 @@ ReportData read_report_data(const nlohmann::json& report, const JsonOrigin& orig
   r.failed_b = root["failed_runs"]["b"].count();
   root["failures"].each([&](const Node& f) { r.failures.push_back(failure_of(f)); });
   r.warnings = root["warnings"].strings();
+  // Absent in reports of older abvm, which dropped such workloads.
+  if (root.has("missing")) root["missing"].each([&](const Node& d) { r.missing.push_back(missing_of(d)); });
   root["metrics"].each([&](const Node& m) { r.metrics.push_back(metric_of(m)); });
   return r;
 }
 
 ReportMetric read_report_metric(const nlohmann::json& metric, const JsonOrigin& origin, std::string path) {
   return metric_of(Node(origin, metric, std::move(path)));
+}
+
+MissingData read_report_missing(const nlohmann::json& missing, const JsonOrigin& origin, std::string path) {
+  return missing_of(Node(origin, missing, std::move(path)));
 }
 
 HostEnvironment read_host_environment(const nlohmann::json& environment, const JsonOrigin& origin) {

@@ -111,6 +111,7 @@ struct ReportData {
   std::uint64_t failed_a = 0, failed_b = 0;
   std::vector<FailedRun> failures;
   std::vector<std::string> warnings;
+  std::vector<MissingData> missing;      // workloads with no valid run on either side ("missing")
   std::vector<ReportMetric> metrics;
 };
 
@@ -141,6 +142,8 @@ struct JsonOrigin {
 ReportData read_report_data(const nlohmann::json& report, const JsonOrigin& origin);
 // One element of the report's "metrics"; `path` is its place in the file, e.g. "metrics[2]".
 ReportMetric read_report_metric(const nlohmann::json& metric, const JsonOrigin& origin, std::string path);
+// One element of the report's "missing"; `path` is its place in the file, e.g. "missing[0]".
+MissingData read_report_missing(const nlohmann::json& missing, const JsonOrigin& origin, std::string path);
 HostEnvironment read_host_environment(const nlohmann::json& environment, const JsonOrigin& origin);
 
 }  // namespace abvm

@@ -63,6 +63,11 @@ std::string terminal_report(const Analysis& analysis, const TerminalOptions& opt
   out += fmt::format("{} metric(s); intervals at {:.4g} % (family-wise {:.4g} %), margin ±{:.4g} %\n",
                      analysis.metrics.size(), analysis.interval_confidence * 100, analysis.options.confidence * 100,
                      analysis.options.margin * 100);
+  // First: what was asked and has no data at all, which alone makes the verdict inconclusive.
+  for (const MissingData& d : analysis.missing) {
+    out += "\n" + colored(missing_words(d), Verdict::inconclusive, options.color) + "\n";
+    if (!d.first_failure.empty()) out += "  first failure: " + d.first_failure + "\n";
+  }
   for (const auto& m : analysis.metrics) {
     out += fmt::format("\n{} ({}, {} is better)\n", m.name, m.unit.empty() ? "no unit" : m.unit, to_string(m.better));
     out += fmt::format("  {:<10} {:>5} {:>12} {:>12} {:>12} {:>12} {:>12} {:>7}\n", "side", "n", "median", "mean",

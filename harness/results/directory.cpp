@@ -56,6 +56,7 @@ const char* to_string(RunStatus status) {
     case RunStatus::running: return "running";
     case RunStatus::complete: return "complete";
     case RunStatus::stopped: return "stopped";
+    case RunStatus::failed: return "failed";
   }
   return "?";
 }
@@ -85,7 +86,8 @@ RunManifest read_manifest(const ResultsDir& dir) {
   if (status == "running") m.status = RunStatus::running;
   else if (status == "complete") m.status = RunStatus::complete;
   else if (status == "stopped") m.status = RunStatus::stopped;
-  else throw damaged(fmt::format("field \"status\" is \"{}\", not running, complete or stopped", status));
+  else if (status == "failed") m.status = RunStatus::failed;
+  else throw damaged(fmt::format("field \"status\" is \"{}\", not running, complete, stopped or failed", status));
   if (j.contains("uris")) {
     if (!j["uris"].is_array()) throw damaged("field \"uris\" is not a list");
     for (const auto& u : j["uris"]) {
@@ -94,6 +96,7 @@ RunManifest read_manifest(const ResultsDir& dir) {
     }
   }
   if (j.contains("stop_reason")) m.stop_reason = text("stop_reason");
+  if (j.contains("failure")) m.failure = text("failure");
   if (j.contains("final_confidence")) {
     if (!j["final_confidence"].is_number()) throw damaged("field \"final_confidence\" is not a number");
     m.final_confidence = j["final_confidence"].get<double>();
@@ -107,6 +110,7 @@ void write_manifest(const ResultsDir& dir, const RunManifest& m) {
                       {"started", m.started}, {"status", to_string(m.status)}};
   if (!m.uris.empty()) j["uris"] = m.uris;
   if (!m.stop_reason.empty()) j["stop_reason"] = m.stop_reason;
+  if (!m.failure.empty()) j["failure"] = m.failure;
   if (m.final_confidence) j["final_confidence"] = *m.final_confidence;
   write_file_atomic(dir.manifest(), j.dump(2) + "\n");
 }

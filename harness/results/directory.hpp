@@ -88,7 +88,10 @@ class ResultsDir {
 };
 
 // run.json: what a later `abvm run --resume` and `abvm analyze DIR` need to know about the run.
-enum class RunStatus { running, complete, stopped };
+// running: not finished (resume goes on); complete: every planned trial ran; stopped: a sequential
+// look decided; failed: the run stopped without an answer it could ever give (a workload that failed
+// in every run of the first block on both sides, run/first_block.hpp): resuming says so again.
+enum class RunStatus { running, complete, stopped, failed };
 const char* to_string(RunStatus status);
 
 struct RunManifest {
@@ -100,6 +103,7 @@ struct RunManifest {
   std::string started;                     // UTC, ISO 8601
   RunStatus status = RunStatus::running;
   std::string stop_reason;                 // sequential stopping: why it stopped ("" when none)
+  std::string failure;                     // status failed: why, as the run ended with it ("" otherwise)
   std::optional<double> final_confidence;  // the confidence of the last look (sequential runs)
 };
 

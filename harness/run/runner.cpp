@@ -18,6 +18,7 @@
 #include "guest/records.hpp"
 #include "plan/looks.hpp"
 #include "run/environment.hpp"
+#include "run/first_block.hpp"
 #include "run/journal_sink.hpp"
 #include "run/scratch.hpp"
 
@@ -310,7 +311,8 @@ RunEnd Runner::run(const RunSession& session) {
   if (manifest.status != RunStatus::running) {
     return {.status = manifest.status,
             .final_confidence = manifest.final_confidence.value_or(experiment_.analysis.confidence),
-            .stop_reason = manifest.stop_reason};
+            .stop_reason = manifest.stop_reason,
+            .failure = manifest.failure};
   }
   const Recovered recovered = recover();
   if (session.resuming) {
@@ -360,18 +362,23 @@ RunEnd Runner::execute(const std::vector<HostDriver>& hosts, const RunSession& s
                    traits(experiment_.schedule.design).disks_per_guest);
   sink.remember(recovered.journal);
   SequentialLooks looks(experiment_, dir_, plan, c_, recovered.earlier_seconds);
+  FirstBlockCheck first_block(experiment_, dir_, plan);
   ProgressFeed feed(experiment_, c_.observer, sink, recovered.done.size());
   Controls controls{
       .stop_requested = c_.stop_requested,
       .on_trial_start = [&](const Trial& t, std::size_t done, std::size_t total) { feed.started(t, done, total); },
       .on_trial_end = [&](const TrialProgress& p) { feed.ended(p); },
-      .at_block_end = [&](int block) { return looks.at_block_end(block); },
+      .at_block_end =
+          [&](int block) { return first_block.at_block_end(block) ? BlockDecision::stop : looks.at_block_end(block); },
       .extend = [&] { return looks.extend(); },
       .note = [&](const std::string& n) { c_.observer.note(n); }};
   Orchestrator orchestrator(hosts, execution_spec(experiment_, guests, dir_, std::move(lanes)), sink);
   RunSummary summary;
   try {
-    summary = orchestrator.run(plan.trials, recovered.done, controls);
+    // A run killed right after its first block is checked before anything boots again.
+    if (!first_block.done_before(recovered.done, recovered.journal)) {
+      summary = orchestrator.run(plan.trials, recovered.done, controls);
+    }
   } catch (const InfraError& ex) {
     // The machine failed mid-run (results filesystem read-only or full, libvirt gone): the
     // guest is destroyed by then and every finished trial is on disk; say how to go on.
@@ -386,8 +393,12 @@ RunEnd Runner::execute(const std::vector<HostDriver>& hosts, const RunSession& s
              .stop_reason = looks.stop_reason()};
   if (summary.interrupted) return end;
   end.status = summary.stopped_early ? RunStatus::stopped : RunStatus::complete;
+  if (!first_block.failure().empty()) end = {.status = RunStatus::failed, .trials_done = end.trials_done,
+                                             .final_confidence = end.final_confidence,
+                                             .failure = first_block.failure()};
   manifest.status = end.status;
   manifest.stop_reason = end.stop_reason;
+  manifest.failure = end.failure;
   manifest.final_confidence = end.final_confidence;
   write_manifest(dir_, manifest);
   return end;

@@ -6,7 +6,9 @@
 //                 the ledger, journal lines of an unfinished trial); prepares what each side
 //                 boots; chooses the accelerator; executes the plan through the GuestDriver,
 //                 appending journal and ledger lines as trials end; makes the sequential looks
-//                 and extends the plan while they are inconclusive; removes abvm's own scratch
+//                 and extends the plan while they are inconclusive; stops after the first block
+//                 when a workload failed in every run of it on both sides (run/first_block.hpp,
+//                 status failed); removes abvm's own scratch
 //                 disk; records the run's status in run.json.
 //
 // Its collaborators are parameters: the driver's connection (libvirt, or a fake), the preparer (kernel
@@ -71,6 +73,7 @@ struct RunEnd {
   std::size_t trials_done = 0;            // over every session
   double final_confidence = 0;            // the confidence the final analysis must use
   std::string stop_reason;                // sequential stopping, "" otherwise
+  std::string failure;                    // status failed: why (run/first_block.hpp), "" otherwise
 };
 
 // The seed a new run uses: the experiment's, or a fresh random one when it says 0.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "samples/tool_message.hpp"
+
 namespace abvm {
 namespace {
 
@@ -45,6 +47,14 @@ void fail_all(TrialResult& result, const std::vector<TrialWorkload>& workloads, 
                              .report_name = w.report_name, .index = i, .outcome = outcome, .detail = result.detail});
     }
   }
+}
+
+// What the tool wrote about its failure, in its own words (dd's or fio's error lines).
+std::string tool_said(std::string_view output) {
+  for (const std::string_view tool : {"dd", "fio"}) {
+    if (std::string said = tool_message(output, tool); !said.empty()) return said;
+  }
+  return "";
 }
 
 }  // namespace
@@ -121,6 +131,7 @@ void classify_trial(const GuestOutcome& guest, const GuestReport& report, const 
       if (found->exit_status != 0) {
         run.outcome = Outcome::workload_failed;
         run.detail = fmt::format("{} run {} exited with status {}", w.report_name, i, found->exit_status);
+        if (const std::string said = tool_said(found->output); !said.empty()) run.detail += ": " + said;
         if (result.outcome == Outcome::ok) {
           result.outcome = Outcome::workload_failed;
           result.detail = run.detail;

@@ -248,7 +248,15 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
   Builder builder;
   std::map<std::string, std::string> workload_of;  // metric name -> workload
   std::set<std::pair<Side, std::string>> boots_seen;
+  std::vector<MissingData> workloads;               // every workload's runs, first-seen order
+  std::set<std::string> with_data;                  // workloads with an ok run
+  const auto workload_runs = [&](const std::string& name) -> MissingData& {
+    const auto it = std::find_if(workloads.begin(), workloads.end(), [&](const MissingData& w) { return w.workload == name; });
+    return it != workloads.end() ? *it : workloads.emplace_back(MissingData{.workload = name});
+  };
   for (const auto& e : entries) {
+    MissingData& runs = workload_runs(e.workload);
+    ++(e.side == Side::a ? runs.runs_a : runs.runs_b);
     SideContext& context = e.side == Side::a ? builder.set().context_a : builder.set().context_b;
     if (!e.host.empty()) add_unique(context.hosts, e.host);
     add_unique(context.accelerators, e.accelerator);
@@ -262,9 +270,11 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
       std::string what = fmt::format("{} run {} of boot {}: {}", e.workload, e.run, e.boot,
                                      to_string(e.outcome));
       if (!e.detail.empty()) what += ": " + e.detail;
+      if (runs.first_failure.empty()) runs.first_failure = what;
       builder.fail({e.side, std::move(what), to_string(e.outcome), source});
       continue;
     }
+    with_data.insert(e.workload);
     for (const auto& m : e.metrics) {
       workload_of.try_emplace(m.name, e.workload);
       Sample s;
@@ -280,6 +290,10 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
       if (e.overlap) s.overlap = e.overlap->pair;
       builder.add(e.side, m, std::move(s));
     }
+  }
+  // A workload none of whose runs was ok on either side has no metric at all: recorded, never dropped.
+  for (MissingData& w : workloads) {
+    if (!with_data.contains(w.workload)) builder.set().missing.push_back(std::move(w));
   }
   // A side with failed runs of the workload is kept (below), so a missing side here never ran
   // the workload at all: there is no failure to add to the message.

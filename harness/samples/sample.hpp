@@ -75,6 +75,18 @@ struct FailedRun {
   std::string source;                  // "file:line" or trial id
 };
 
+// A workload whose runs gave no metric on either side: every run of it failed (or, from an experiment's
+// [analysis] metrics, a metric asked for that no run reported). It has no MetricSamples at all, so
+// without this record it would be silently absent from the verdict (issue 20); the verdict stage
+// makes it inconclusive and says why.
+struct MissingData {
+  std::string workload;
+  std::vector<std::string> metrics;    // the metrics asked of it ([analysis] metrics); empty: all of them
+  std::size_t runs_a = 0, runs_b = 0;  // its runs per side in the input (all failed)
+  std::string first_failure;           // the first failed run's FailedRun::what ("" when it never ran)
+  std::vector<std::string> reported;   // a metric asked for that no run reported: the metrics its runs do report
+};
+
 // Where a side was measured: two sides measured on different hosts or accelerators
 // are compared with a warning.
 struct SideContext {
@@ -92,6 +104,7 @@ struct SideContext {
 struct SampleSet {
   std::vector<MetricSamples> metrics;     // in first-seen order
   std::vector<FailedRun> failures;
+  std::vector<MissingData> missing;       // workloads (or metrics asked for) with no valid run on either side
   SideContext context_a;
   SideContext context_b;
   // Things about the input the user should hear of that are not failures, in plain words with

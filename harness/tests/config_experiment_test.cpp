@@ -102,12 +102,12 @@ TEST(ConfigExperiment, MinimalFileGetsEveryDefault) {
 TEST(ConfigExperiment, FioDefaultsAndOptions) {
   const Experiment e = load(kBase +
                             "[[workload]]\nname = \"fio-w\"\ntype = \"fio\"\nbs = \"4K\"\nrw = \"randwrite\"\n"
-                            "iodepth = 8\nruntime = \"30s\"\noptions = { rate_iops = 100, verify = \"crc32\" }\n");
+                            "ioengine = \"libaio\"\niodepth = 8\nruntime = \"30s\"\noptions = { rate_iops = 100, verify = \"crc32\" }\n");
   const auto& fio = std::get<FioWorkload>(e.workloads[1].spec);
   EXPECT_FALSE(fio.job_file.has_value());
   EXPECT_EQ(fio.output_format, "json");
   const std::map<std::string, std::string> expected = {
-      {"rw", "randwrite"}, {"bs", "4K"}, {"size", "64M"}, {"direct", "1"}, {"ioengine", "psync"},
+      {"rw", "randwrite"}, {"bs", "4K"}, {"size", "64M"}, {"direct", "1"}, {"ioengine", "libaio"},
       {"filename", "@scratch"}, {"iodepth", "8"}, {"runtime", "30s"}, {"time_based", "1"},
       {"rate_iops", "100"}, {"verify", "crc32"}};
   EXPECT_EQ(fio.options, expected);
@@ -202,6 +202,69 @@ TEST(ConfigExperiment, ErrorsNameFileLineAndKey) {
   for (const auto& [tail, expected] : cases) {
     EXPECT_EQ(error_of(kBase + tail), expected) << tail;
   }
+}
+
+// dd's flags default by what it reads and writes (issue 20): O_DIRECT on the scratch disk's end only,
+// so a read to /dev/null is not given oflag=direct (which fails in every run); flags as written are
+// kept, and an end that never touches the scratch disk keeps none.
+TEST(ConfigExperiment, DdFlagsDefaultToDirectOnTheScratchDisksEndOnly) {
+  const auto dd_of = [](const std::string& keys) {
+    const Experiment e = load(kBase + "[[workload]]\nname = \"w\"\ntype = \"dd\"\n" + keys);
+    return std::get<DdWorkload>(e.workloads.at(1).spec);
+  };
+  const DdWorkload write = dd_of("");
+  EXPECT_EQ(write.iflag, std::vector<std::string>{});
+  EXPECT_EQ(write.oflag, std::vector<std::string>{"direct"});
+  const DdWorkload read = dd_of("if = \"@scratch\"\nof = \"/dev/null\"\n");
+  EXPECT_EQ(read.iflag, std::vector<std::string>{"direct"});
+  EXPECT_EQ(read.oflag, std::vector<std::string>{});
+  const DdWorkload as_written = dd_of("if = \"@scratch\"\nof = \"/dev/null\"\niflag = [\"direct\"]\n");
+  EXPECT_EQ(as_written.iflag, std::vector<std::string>{"direct"});
+  EXPECT_EQ(as_written.oflag, std::vector<std::string>{});
+  const DdWorkload buffered = dd_of("if = \"@scratch\"\nof = \"/dev/null\"\niflag = []\n");
+  EXPECT_EQ(buffered.iflag, std::vector<std::string>{});
+  const DdWorkload copy = dd_of("if = \"@scratch\"\noflag = [\"dsync\"]\n");
+  EXPECT_EQ(copy.iflag, std::vector<std::string>{"direct"});
+  EXPECT_EQ(copy.oflag, std::vector<std::string>{"dsync"});
+}
+
+// Workloads that cannot work, or cannot do what they say, are refused at the line to change.
+TEST(ConfigExperiment, WorkloadsThatCannotWorkAreRefusedSayingWhatToChange) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[[workload]]\nname = \"rd\"\ntype = \"dd\"\nif = \"@scratch\"\nof = \"/dev/null\"\n"
+       "oflag = [\"direct\"]\n",
+       "demo.toml:12: key 'workload[1].oflag' = [\"direct\"] asks for O_DIRECT on of = \"/dev/null\", which cannot be "
+       "opened with O_DIRECT (dd fails in every run: Invalid argument): remove \"direct\" from it"},
+      {"[[workload]]\nname = \"w\"\ntype = \"dd\"\niflag = [\"fullblock\", \"direct\"]\n",
+       "demo.toml:10: key 'workload[1].iflag' = [\"fullblock\", \"direct\"] asks for O_DIRECT on if = \"/dev/zero\", "
+       "which cannot be opened with O_DIRECT (dd fails in every run: Invalid argument): remove \"direct\" from it"},
+      {"[[workload]]\nname = \"w\"\ntype = \"dd\"\nif = \"@scratch\"\nof = \"/dev/urandom\"\n"
+       "oflag = [\"direct\"]\n",
+       "demo.toml:12: key 'workload[1].oflag' = [\"direct\"] asks for O_DIRECT on of = \"/dev/urandom\", which cannot "
+       "be opened with O_DIRECT (dd fails in every run: Invalid argument): remove \"direct\" from it"},
+      {"[[workload]]\nname = \"f\"\ntype = \"fio\"\nfilename = \"/dev/null\"\n",
+       "demo.toml:10: key 'workload[1].filename' = \"/dev/null\" with direct = true asks for O_DIRECT on a device that "
+       "cannot be opened with it (fio fails in every run): set direct = false, or filename = \"@scratch\" (the "
+       "default)"},
+      {"[[workload]]\nname = \"f\"\ntype = \"fio\"\nrw = \"randread\"\niodepth = 32\n",
+       "demo.toml:11: key 'workload[1].iodepth' = 32 has no effect with ioengine = \"psync\": a synchronous engine "
+       "keeps one request in flight whatever iodepth says; set ioengine = \"libaio\" or \"io_uring\" for a queue "
+       "depth, or remove iodepth"},
+  };
+  for (const auto& [tail, expected] : cases) EXPECT_EQ(error_of(kBase + tail), expected) << tail;
+  // What works: a read to /dev/null, O_DIRECT on a file of the guest's own, a dd that touches no disk
+  // (a CPU and memory reference, harness/bench/calibrate_designs.py --reference), fio on /dev/null
+  // without O_DIRECT, a queue depth of 1 with a synchronous engine, an asynchronous engine at any depth.
+  EXPECT_NO_THROW(load(kBase + "[[workload]]\nname = \"rd\"\ntype = \"dd\"\nif = \"@scratch\"\nof = "
+                               "\"/dev/null\"\niflag = [\"direct\"]\n"));
+  EXPECT_NO_THROW(load(kBase + "[[workload]]\nname = \"cp\"\ntype = \"dd\"\nif = \"@scratch\"\nof = "
+                               "\"/tmp/copy\"\noflag = [\"direct\"]\n"));
+  EXPECT_NO_THROW(load(kBase + "[[workload]]\nname = \"ref\"\ntype = \"dd\"\nof = \"/dev/null\"\n"));
+  EXPECT_NO_THROW(load(kBase + "[[workload]]\nname = \"f\"\ntype = \"fio\"\nfilename = \"/dev/null\"\n"
+                               "direct = false\n"));
+  EXPECT_NO_THROW(load(kBase + "[[workload]]\nname = \"f\"\ntype = \"fio\"\niodepth = 1\n"));
+  EXPECT_NO_THROW(load(kBase + "[[workload]]\nname = \"f\"\ntype = \"fio\"\nioengine = \"io_uring\"\n"
+                               "iodepth = 32\n"));
 }
 
 // [device.iotune] and a side's device.iotune: byte rates take abvm's sizes, the rest integers;

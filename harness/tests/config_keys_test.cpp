@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "config/device.hpp"
@@ -42,6 +43,12 @@ TEST(ConfigKeys, TableDefaultsAreTheLoadersDefaults) {
     } else if (v.origin == "default") {
       EXPECT_EQ(v.value, spec->default_text) << v.key;
       defaulted.insert(spec->path);
+    } else if (v.origin.rfind("default for ", 0) == 0) {
+      // A default that follows another key (dd's flags follow if and of): the table states each case.
+      const std::string when = v.origin.substr(12, v.origin.find(" (") - 12);  // "of = \"@scratch\""
+      const std::string stated = v.value == "[]" ? ", else []" : v.value + " when " + when;
+      EXPECT_NE(spec->default_text.find(stated), std::string::npos) << v.key << ": " << spec->default_text;
+      defaulted.insert(spec->path);
     } else if (v.origin.rfind("side ", 0) == 0) {
       // "side A inherits guest.kernel (...)": the default names the shared key, whose value it is.
       EXPECT_NE(v.origin.find("inherits " + spec->default_text + " ("), std::string::npos) << v.key;
@@ -75,6 +82,24 @@ TEST(ConfigKeys, ShowNamesOrigins) {
   EXPECT_NE(line_of("sides.A.kernel").find("side A inherits guest.kernel (default)"), std::string::npos);
   EXPECT_NE(line_of("guest.vcpus").find("default"), std::string::npos);
   EXPECT_NE(line_of("workload[1].rw").find("\"write\""), std::string::npos);
+}
+
+// `abvm config show` says where dd's flags came from: the end of dd that decided them (issue 20).
+TEST(ConfigKeys, ShowSaysWhichEndOfDdDecidedItsFlags) {
+  const Experiment e = load_experiment_text(
+      "name = \"r\"\n[sides.B]\nkernel = \"other\"\n[[workload]]\nname = \"rd\"\ntype = \"dd\"\nif = \"@scratch\"\n"
+      "of = \"/dev/null\"\n[[workload]]\nname = \"wr\"\ntype = \"dd\"\noflag = [\"direct\", \"dsync\"]\n",
+      "r.toml", ".");
+  std::map<std::string, std::pair<std::string, std::string>> shown;
+  for (const EffectiveValue& v : e.effective) shown[v.key] = {v.value, v.origin};
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(shown["workload[0].iflag"],
+            P("[\"direct\"]", "default for if = \"@scratch\" (the scratch disk: O_DIRECT)"));
+  EXPECT_EQ(shown["workload[0].oflag"], P("[]", "default for of = \"/dev/null\" (not the scratch disk: no O_DIRECT)"));
+  EXPECT_EQ(shown["workload[1].iflag"], P("[]", "default for if = \"/dev/zero\" (not the scratch disk: no O_DIRECT)"));
+  EXPECT_EQ(shown["workload[1].oflag"], P("[\"direct\", \"dsync\"]", "r.toml:12"));
+  EXPECT_NE(describe_effective_config(e).find("default for of = \"/dev/null\" (not the scratch disk: no O_DIRECT)"),
+            std::string::npos);
 }
 
 TEST(ConfigKeys, EveryKeyIsDocumented) {

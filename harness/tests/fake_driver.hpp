@@ -56,10 +56,14 @@ inline std::string job_field(const std::string& initrd, const std::string& key) 
   return initrd.substr(begin, initrd.find('\n', begin) - begin);
 }
 
-// The console of a guest that runs every warm-up and measured run of `workloads` with exit
-// status 0 and prints `output` for each (e.g. real GNU dd output), then its END record.
+// The exit status and output of one run of a fake guest, by the run's record name, its index and
+// whether it is a warm-up: e.g. {1, "dd: failed to open '/dev/null': Invalid argument\n"}.
+using FakeRunResult = std::function<std::pair<int, std::string>(const std::string& name, int index, bool warmup)>;
+
+// The console of a guest that runs every warm-up and measured run of `workloads` with the exit
+// status and output `result` gives each, then its END record.
 inline std::string fake_guest_console(const std::string& trial, const std::string& nonce,
-                                      const std::vector<Workload>& workloads, const std::string& output) {
+                                      const std::vector<Workload>& workloads, const FakeRunResult& result) {
   std::uint64_t seq = 0;
   std::string out = "[    0.000000] Linux version 6.1.0-28-cloud-amd64\nRun /init as init process\n";
   const auto rec = [&](std::string_view type, const std::string& payload) {
@@ -73,13 +77,21 @@ inline std::string fake_guest_console(const std::string& trial, const std::strin
     for (int i = 0; i < w.warmup + w.repetitions; ++i) {
       const bool warm = i < w.warmup;
       const std::string index = std::to_string(warm ? i : i - w.warmup);
+      const auto [status, output] = result(w.name, warm ? i : i - w.warmup, warm);
       rec("RUN", w.name + "," + index + (warm ? ",1" : ",0") + ",2.2");
       rec("OUT", base64_encode(output));
-      rec("RUNEND", w.name + "," + index + ",0,2.3");
+      rec("RUNEND", w.name + "," + index + "," + std::to_string(status) + ",2.3");
     }
   }
   rec("END", std::to_string(seq));
   return out;
+}
+
+// The same with exit status 0 and `output` for every run (e.g. real GNU dd output).
+inline std::string fake_guest_console(const std::string& trial, const std::string& nonce,
+                                      const std::vector<Workload>& workloads, const std::string& output) {
+  return fake_guest_console(trial, nonce, workloads,
+                            [&](const std::string&, int, bool) { return std::pair<int, std::string>(0, output); });
 }
 
 // The job file inside an initrd's appended job archive (guest/job.hpp format), as the agent reads it.
@@ -154,6 +166,9 @@ class FakeDriver : public GuestDriver {
   // guests/agent/init.sh does. Its guest clock is the steady clock plus guest_clock_offset.
   bool emulate_agent = false;
   std::string agent_output;
+  // The exit status and output of each run (trial, then as FakeRunResult); unset: 0 and agent_output.
+  std::function<std::pair<int, std::string>(const std::string& trial, const std::string& name, int index, bool warmup)>
+      run_result;
   std::chrono::milliseconds run_time{0};
   std::function<std::chrono::milliseconds(const std::string& trial)> run_time_of;
   std::function<FakeFault(const std::string& trial)> fault;
@@ -290,6 +305,10 @@ class FakeDriver : public GuestDriver {
       }
       run.end = std::chrono::steady_clock::now();
     }
+    std::pair<int, std::string> result(const std::string& name, int index, bool warmup) const {
+      if (d_.run_result) return d_.run_result(trial_, name, index, warmup);
+      return {0, d_.agent_output};
+    }
     void keep(FakeRun run) {
       std::lock_guard lock(d_.mutex_);
       d_.runs.push_back(std::move(run));
@@ -301,10 +320,11 @@ class FakeDriver : public GuestDriver {
       rec("RUN", fmt::format("{},{},{},{}", name, index, warm, now()));
       measure(run);
       if (over()) return false;
-      rec("OUT", base64_encode(d_.agent_output));
+      const auto [status, output] = result(name, index, warm == 1);
+      rec("OUT", base64_encode(output));
       run.load_end = run.end;
       keep(run);
-      rec("RUNEND", fmt::format("{},{},0,{}", name, index, now()));
+      rec("RUNEND", fmt::format("{},{},{},{}", name, index, status, now()));
       return true;
     }
     bool paced_step(std::size_t n) {
@@ -334,8 +354,9 @@ class FakeDriver : public GuestDriver {
       const std::string t_stop = now();
       run.load_end = std::chrono::steady_clock::now();
       rec("RUN", fmt::format("{},{},{},{},{},{},{}", name, index, warm, t0, n, t_ready, t_go));
-      rec("OUT", base64_encode(d_.agent_output));
-      rec("RUNEND", fmt::format("{},{},0,{},{},{},{},{}", name, index, t1, job_.fill ? t_fill : t1, t_stop,
+      const auto [status, output] = result(name, index, warm == 1);
+      rec("OUT", base64_encode(output));
+      rec("RUNEND", fmt::format("{},{},{},{},{},{},{},{}", name, index, status, t1, job_.fill ? t_fill : t1, t_stop,
                                 job_.fill ? t_stop : t1, job_.fill ? 1 : 0));
       keep(run);
       return stop == 0;

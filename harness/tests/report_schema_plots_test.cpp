@@ -205,6 +205,26 @@ json co_scheduled_report() {
 
 }  // namespace
 
+// A workload with no valid run on either side (issue 20): valid, and strict.
+TEST(ReportSchema, AWorkloadWithoutDataIsValidAndChecked) {
+  if (!have_jsonschema()) ABVM_SKIP_WITHOUT("python3-jsonschema is not installed (harness/setup.sh installs it)");
+  ReportTempDir tmp;
+  SampleSet s = load_results_dir(report_data("report/results-demo"));
+  s.missing = {{.workload = "dd-read", .runs_a = 2, .runs_b = 2, .first_failure = "dd: failed"}};
+  const json good = json_report(analyze(s, {}), {.kind = "results", .results_dir = "results-demo"});
+  ASSERT_EQ(good["missing"].size(), 1u);
+  EXPECT_EQ(validate(good, tmp), "");
+  json j = good;
+  j["missing"][0].erase("first_failure");
+  EXPECT_THAT(validate(j, tmp), HasSubstr("'first_failure' is a required property"));
+  j = good;
+  j["missing"][0]["runs"]["a"] = -1;
+  EXPECT_THAT(validate(j, tmp), HasSubstr("less than the minimum of 0"));
+  j = good;
+  j.erase("missing");
+  EXPECT_EQ(validate(j, tmp), "") << "reports of older abvm have none";
+}
+
 // The overlap per metric, the timing and overlap per run, the voided runs: valid, and strict.
 TEST(ReportSchema, OverlapAndTimingAreValidAndChecked) {
   if (!have_jsonschema()) ABVM_SKIP_WITHOUT("python3-jsonschema is not installed (harness/setup.sh installs it)");

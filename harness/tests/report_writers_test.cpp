@@ -178,6 +178,83 @@ TEST(ReportJunit, ValidAgainstTheJunitSchema) {
   }
 }
 
+// ---- A workload with no valid run on either side (issue 20) ----------------------------------
+
+// The demo's analysis with a read workload every run of which failed, as load_journal_samples
+// records it: the verdict is inconclusive, and every reporter names the workload.
+Analysis demo_with_a_broken_read() {
+  SampleSet s = load_results_dir(report_data("report/results-demo"));
+  s.missing = {{.workload = "dd-read", .runs_a = 6, .runs_b = 6,
+                .first_failure = "dd-read run 0 of boot t0000: workload-failed: dd-read run 0 exited with status 1: "
+                                 "dd: failed to open '/dev/null': Invalid argument"}};
+  return analyze(s, {});
+}
+
+TEST(ReportMissing, JsonNamesTheWorkloadItsRunsAndItsFirstFailure) {
+  const json j = json_report(demo_with_a_broken_read(), {.kind = "results", .results_dir = "r"});
+  EXPECT_EQ(j["verdict"], "inconclusive");
+  ASSERT_EQ(j["missing"].size(), 1u);
+  EXPECT_EQ(j["missing"][0], json::parse(R"({"workload": "dd-read", "metrics": [], "runs": {"a": 6, "b": 6},
+      "first_failure": "dd-read run 0 of boot t0000: workload-failed: dd-read run 0 exited with status 1: dd: failed to open '/dev/null': Invalid argument",
+      "reported": []})"));
+  EXPECT_THAT(j["warnings"].back().get<std::string>(), HasSubstr("Workload dd-read has no valid run on either side"));
+  // Read back as the HTML report reads it; absent in reports of older abvm.
+  const ReportData r = read_report_data(j, {.file = "analysis.json", .advice = "regenerate it"});
+  ASSERT_EQ(r.missing.size(), 1u);
+  EXPECT_EQ(r.missing[0].runs_b, 6u);
+  EXPECT_TRUE(read_report_data(demo_report(), {.file = "analysis.json", .advice = "x"}).missing.empty());
+  json damaged = j;
+  damaged["missing"][0].erase("runs");
+  try {
+    read_report_data(damaged, {.file = "analysis.json", .advice = "regenerate it"});
+    ADD_FAILURE() << "a damaged entry was read";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "analysis.json: missing[0].runs is missing; regenerate it");
+  }
+}
+
+TEST(ReportMissing, TerminalShowsTheWorkloadFirstAndTheVerdictInconclusive) {
+  const std::string t = terminal_report(demo_with_a_broken_read(), {.a_label = "A", .b_label = "B"});
+  EXPECT_THAT(t, HasSubstr("\ndd-read: no valid run on either side (every run failed: 6 on A, 6 on B): inconclusive\n"
+                           "  first failure: dd-read run 0 of boot t0000: workload-failed: dd-read run 0 exited with "
+                           "status 1: dd: failed to open '/dev/null': Invalid argument\n"));
+  EXPECT_LT(t.find("dd-read: no valid run"), t.find("dd-write.bandwidth")) << "before the metrics";
+  EXPECT_THAT(t, HasSubstr("warning: Workload dd-read has no valid run on either side"));
+  EXPECT_TRUE(t.ends_with("\nverdict: inconclusive\n")) << t;
+}
+
+// A CI job must not pass on a question it never measured: the workload is a failing test case.
+TEST(ReportMissing, JunitHasAFailingCaseForTheWorkload) {
+  const std::string x = junit_report(json_report(demo_with_a_broken_read(), {.kind = "results", .results_dir = "r"}),
+                                     {.suite = "nightly"});
+  // The demo's two metrics are regressions; the overall verdict is still inconclusive.
+  EXPECT_THAT(x, HasSubstr("<testsuite name=\"nightly\" tests=\"3\" failures=\"3\""));
+  EXPECT_THAT(x, HasSubstr("<property name=\"verdict\" value=\"inconclusive\" />"));
+  EXPECT_TRUE(std::regex_search(
+      x, std::regex("<testcase classname=\"nightly\" name=\"dd-read\" time=\"0\">\\s*<failure type=\"no-data\" "
+                    "message=\"dd-read: no valid run on either side \\(every run failed: 6 on A, 6 on B\\): "
+                    "inconclusive\">first failure: dd-read run 0 of boot t0000: workload-failed: dd-read run 0 exited "
+                    "with status 1: dd: failed to open '/dev/null': Invalid argument")))
+      << x;
+  const auto r = abvm::run_process({"xmllint", "--noout", "--schema", report_data("report/junit.xsd").string(), "-"},
+                                   {.stdin_data = x});
+  EXPECT_EQ(r.exit_code, 0) << r.err << x;
+}
+
+TEST(ReportMissing, HtmlNamesTheWorkloadFirstInTheVerdict) {
+  HtmlInputs in;
+  in.report = read_report_data(json_report(demo_with_a_broken_read(), {.kind = "results", .results_dir = "r"}),
+                               {.file = "analysis.json", .advice = "regenerate it"});
+  in.template_html = load_html_template();
+  in.title = "broken";
+  const std::string h = html_report(in);
+  EXPECT_THAT(h, HasSubstr("Verdict: <strong>inconclusive"));
+  EXPECT_THAT(h, HasSubstr("<ul class=\"headlines\">\n<li class=\"decides missing\">dd-read: no valid run on either "
+                           "side (every run failed: 6 on A, 6 on B): inconclusive<br><span class=\"first-failure\">First "
+                           "failure: dd-read run 0 of boot t0000: workload-failed: dd-read run 0 exited with status 1: "
+                           "dd: failed to open &#39;/dev/null&#39;: Invalid argument</span></li>\n"));
+}
+
 // ---- HTML ----------------------------------------------------------------------------------
 
 TEST(ReportHtml, EscapesEveryEntity) {

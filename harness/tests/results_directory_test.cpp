@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -127,6 +128,21 @@ TEST_F(ResultsDirTest, ManifestOfEarlierAbvmVersionsReadsAndRoundTrips) {
   write_file_atomic(d.manifest(), R"({"abvm_version":"0.1.0","config":"/c.toml","config_dir":"/","uri":"",)"
                                   R"("started":"2026-11-29T20:01:02Z","status":"running"})");
   EXPECT_FALSE(read_manifest(d).final_confidence.has_value());
+}
+
+// A run that stopped without an answer (run/first_block.hpp) keeps why: its resume says it again.
+TEST_F(ResultsDirTest, AFailedRunKeepsItsFailure) {
+  const ResultsDir d(dir);
+  write_manifest(d, {.abvm_version = "0.1.0", .config = "/c.toml", .config_dir = "/", .started = "x",
+                     .status = RunStatus::failed, .failure = "workload \"dd-read\" failed in every run"});
+  const auto j = nlohmann::json::parse(read_file(d.manifest()));
+  EXPECT_EQ(j.at("status"), "failed");
+  EXPECT_EQ(j.at("failure"), "workload \"dd-read\" failed in every run");
+  EXPECT_FALSE(j.contains("stop_reason"));
+  const RunManifest m = read_manifest(d);
+  EXPECT_EQ(m.status, RunStatus::failed);
+  EXPECT_EQ(m.failure, "workload \"dd-read\" failed in every run");
+  EXPECT_STREQ(to_string(RunStatus::failed), "failed");
 }
 
 TEST_F(ResultsDirTest, DamagedManifestIsAnErrorNamingTheField) {

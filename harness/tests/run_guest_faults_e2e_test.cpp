@@ -313,10 +313,14 @@ options = { exec_prerun = "sh -c 'if grep -q abvm_fault_hang /proc/cmdline; then
   EXPECT_EQ(analysis.at("failed_runs").at("b"), 2);
 }
 
-// 3. Tools that exit non-zero (dd with an unknown flag, fio with an unknown option): those runs are
-// workload-failed, the other workload of the same boot still runs and is measured, and the agent
-// reaches its end record at once (no timeout).
-TEST_F(GuestFaultsE2ETest, NonZeroExitFailsThatRunAndTheOtherWorkloadsStillRun) {
+// 3. Tools that exit non-zero (dd with an unknown flag, fio with an unknown option) in every run of
+// the first block on both sides (issue 20): those runs are workload-failed, the other workloads of
+// the same boots still run and are measured (a read of the scratch disk into /dev/null among them,
+// written the natural way: if = "@scratch", of = "/dev/null", iflag = ["direct"]), the agent reaches
+// its end record at once (no timeout), and the run stops after the first block instead of spending
+// its budget: exit 3, with dd's own message, the analysis inconclusive naming the two workloads that
+// have no data, run.json "failed"; a resume says the same again and boots nothing.
+TEST_F(GuestFaultsE2ETest, AWorkloadFailingInEveryRunOfTheFirstBlockStopsTheRunWithExit3AndTheToolsMessage) {
   const std::string config = experiment("nonzero",
                                         "[sides.A]\nlabel = \"a\"\n\n[sides.B]\nlabel = \"b\"\n"
                                         "cmdline_append = \"abvm_side_b\"\n",
@@ -326,6 +330,16 @@ type = "dd"
 bs = "1M"
 count = 4
 iflag = ["no-such-flag"]
+repetitions = 1
+
+[[workload]]
+name = "dd-read"
+type = "dd"
+if = "@scratch"
+of = "/dev/null"
+iflag = ["direct"]
+bs = "1M"
+count = 4
 repetitions = 1
 )" + std::string("\n") + kDdWrite + R"(
 [[workload]]
@@ -338,51 +352,105 @@ ioengine = "psync"
 repetitions = 1
 options = { no_such_fio_option = "1" }
 )",
-                                        "boots_per_side = 2\nboot_timeout = \"60s\"\nrun_timeout = \"60s\"\n");
+                                        // Off host CPU 0, where this machine's other guests run.
+                                        "boots_per_side = 3\nboot_timeout = \"60s\"\nrun_timeout = \"60s\"\n"
+                                        "cpu_sets = [\"1\"]\n");
   fs::path d;
   double wall = 0;
   const auto r = run(config, d, wall);
   ASSERT_FALSE(d.empty());
-  expect_finished(r, d, 4);
-  for (const auto& t : trial_files(d)) {
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  // The error names the workload, quotes dd and says what to do; it is the last thing said.
+  // dd names itself by the path the agent ran it by (/usr/bin/dd in this image).
+  const std::string error = "abvm: error: workload \"dd-badflag\" failed in every run of the first block on both sides "
+                            "(1 run on A, 1 on B), so no block can measure it: dd-badflag run 0 exited with status 1: ";
+  const std::string dd_said = "dd: invalid input flag: 'no-such-flag' (trials/";
+  ASSERT_NE(r.err.find(error), std::string::npos) << r.err;
+  const std::size_t said = r.err.find(dd_said, r.err.find(error));
+  ASSERT_NE(said, std::string::npos) << r.err;
+  EXPECT_LT(said - r.err.find(error) - error.size(), 20u) << "dd's words follow the status: " << r.err;
+  EXPECT_NE(r.err.find("start a new run; the first block is kept in " + d.string() + "\n"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.err.ends_with("\n")) << r.err;
+  EXPECT_EQ(r.err.find("abvm: error:"), r.err.rfind("abvm: error:")) << r.err;
+  const std::string ledger = read_file(d / "trials.jsonl");
+  EXPECT_EQ(std::count(ledger.begin(), ledger.end(), '\n'), 2) << "the first block only, of 3: " << ledger;
+  const auto manifest = json::parse(read_file(d / "run.json"));
+  EXPECT_EQ(manifest.at("status"), "failed");
+  EXPECT_NE(manifest.at("failure").get<std::string>().find("workload \"dd-badflag\""), std::string::npos);
+  EXPECT_EQ(qemu_processes_using(d), 0) << "a guest of this run is still running";
+
+  // The trials that ran (the ledger's): the blocks after the first never did.
+  std::vector<TrialFiles> trials;
+  std::istringstream lines(ledger);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string id = json::parse(line).at("trial");
+    trials.push_back({.id = id, .result = json::parse(read_file(d / "trials" / id / "result.json")),
+                      .console = read_file(d / "trials" / id / "console.log")});
+  }
+  std::size_t ran = 0;
+  for (const auto& t : trials) {
+    ++ran;
     EXPECT_EQ(t.result.at("outcome"), "workload-failed") << t.id << ": " << t.result.dump();
-    EXPECT_NE(t.result.at("detail").get<std::string>().find("dd-badflag run 0 exited with status"),
-              std::string::npos)
-        << t.result.dump();
-    // Far below the trial timeout of 60 + 3 x 60 s: the end record ended the trial.
+    const std::string detail = t.result.at("detail");
+    EXPECT_TRUE(detail.starts_with("dd-badflag run 0 exited with status 1: ")) << detail;
+    EXPECT_TRUE(detail.ends_with("dd: invalid input flag: 'no-such-flag'")) << detail;
+    // Far below the trial timeout of 60 + 4 x 60 s: the end record ended the trial.
     EXPECT_LT(t.result.at("seconds").get<double>(), 120.0) << t.id;
     EXPECT_EQ(count(t.console, ":END:"), 1u) << t.console;
     std::map<std::string, json> runs;
     for (const auto& run : t.result.at("runs")) runs[run.at("workload")] = run;
-    ASSERT_EQ(runs.size(), 3u) << t.result.dump();
+    ASSERT_EQ(runs.size(), 4u) << t.result.dump();
     EXPECT_EQ(runs["dd-badflag"].at("outcome"), "workload-failed");
     EXPECT_NE(runs["dd-badflag"].at("exit_status"), 0);
+    EXPECT_EQ(runs["dd-read"].at("outcome"), "ok") << runs["dd-read"].dump();
     EXPECT_EQ(runs["dd-write"].at("outcome"), "ok");
-    EXPECT_EQ(runs["dd-write"].at("exit_status"), 0);
     EXPECT_EQ(runs["fio-badoption"].at("outcome"), "workload-failed");
     EXPECT_NE(runs["fio-badoption"].at("exit_status"), 0);
     // The tools' own complaints are kept next to the console.
     const fs::path td = d / "trials" / t.id;
     EXPECT_NE(read_file(td / "dd-badflag-run0.out").find("no-such-flag"), std::string::npos);
     EXPECT_NE(read_file(td / "fio-badoption-run0.out").find("no_such_fio_option"), std::string::npos);
+    // The read ran (O_DIRECT on the disk, nothing on /dev/null) and dd reported its 4 MiB.
+    EXPECT_NE(read_file(td / "dd-read-run0.out").find("4194304 bytes"), std::string::npos)
+        << read_file(td / "dd-read-run0.out");
   }
+  EXPECT_EQ(ran, 2u);
   std::map<std::string, std::string> outcome_of;
+  std::map<std::string, std::size_t> metrics_of;
   for (const auto& e : read_journal_lines(d / "journal.jsonl")) {
     outcome_of[e.side + "/" + e.workload] = e.outcome;
+    metrics_of[e.side + "/" + e.workload] = e.metrics;
     EXPECT_EQ((e.metrics == 0), e.outcome != "ok") << e.workload;
   }
   EXPECT_EQ(outcome_of["A/dd-write"], "ok");
-  EXPECT_EQ(outcome_of["B/dd-write"], "ok");
+  EXPECT_EQ(outcome_of["B/dd-read"], "ok");
+  EXPECT_EQ(outcome_of["A/dd-read"], "ok");
+  EXPECT_GT(metrics_of["A/dd-read"], 0u) << "the read gives samples";
   EXPECT_EQ(outcome_of["A/dd-badflag"], "workload-failed");
   EXPECT_EQ(outcome_of["B/fio-badoption"], "workload-failed");
+  // The analysis of what the first block measured: inconclusive, naming the workloads without data.
   const auto analysis = json::parse(read_file(d / "analysis.json"));
-  EXPECT_EQ(analysis.at("failed_runs").at("a"), 4);
-  EXPECT_EQ(analysis.at("failed_runs").at("b"), 4);
-  bool dd_metric = false;
-  for (const auto& m : analysis.at("metrics")) {
-    if (m.dump().find("dd-write") != std::string::npos) dd_metric = true;
-  }
-  EXPECT_TRUE(dd_metric) << "the runs that worked are analysed: " << analysis.at("metrics").dump();
+  EXPECT_EQ(analysis.at("verdict"), "inconclusive");
+  EXPECT_EQ(analysis.at("failed_runs").at("a"), 2);
+  EXPECT_EQ(analysis.at("failed_runs").at("b"), 2);
+  std::vector<std::string> missing;
+  for (const auto& m : analysis.at("missing")) missing.push_back(m.at("workload"));
+  EXPECT_EQ(missing, (std::vector<std::string>{"dd-badflag", "fio-badoption"}));
+  EXPECT_TRUE(has_warning(analysis, "Workload dd-badflag has no valid run on either side"));
+  std::vector<std::string> metrics;
+  for (const auto& m : analysis.at("metrics")) metrics.push_back(m.at("name"));
+  EXPECT_EQ(metrics, (std::vector<std::string>{"dd-read.bandwidth", "dd-write.bandwidth"}));
+
+  // A resume says the same again, boots nothing, and a CI job's JUnit fails the broken workloads.
+  const fs::path junit = dir / "junit.xml";
+  const auto again = run_process({ABVM_BINARY, "run", "--resume", d.string(), "--junit", junit.string()},
+                                 {.timeout = std::chrono::minutes(2)});
+  EXPECT_EQ(again.exit_code, 3) << again.err;
+  EXPECT_NE(again.err.find(error), std::string::npos) << again.err;
+  EXPECT_EQ(read_file(d / "trials.jsonl"), ledger);
+  const std::string x = read_file(junit);
+  EXPECT_NE(x.find("name=\"dd-badflag\" time=\"0\">\n      <failure type=\"no-data\""), std::string::npos) << x;
+  EXPECT_NE(x.find("name=\"fio-badoption\" time=\"0\">\n      <failure type=\"no-data\""), std::string::npos) << x;
 }
 
 // 4. A guest that prints garbage and a record with a wrong checksum (A), or forged records of

@@ -230,7 +230,8 @@ TEST_F(OrchestratorTest, TrialTimeoutCoversBootAndEveryRun) {
 TEST_F(OrchestratorTest, FailingRunIsWorkloadFailedOthersStayOk) {
   const TrialResult r = run_one(Script::run_fails);
   EXPECT_EQ(r.outcome, Outcome::workload_failed);
-  EXPECT_EQ(r.detail, "dd-write run 1 exited with status 1");
+  // The tool's own words follow the status: what a reader of the journal needs first.
+  EXPECT_EQ(r.detail, "dd-write run 1 exited with status 1: dd: error writing '/dev/vda': No space left on device");
   ASSERT_EQ(r.runs.size(), 5u);
   EXPECT_EQ(r.runs[0].outcome, Outcome::ok);
   EXPECT_EQ(r.runs[1].outcome, Outcome::workload_failed);

@@ -268,6 +268,140 @@ TEST_F(RunnerTest, InconclusiveLooksExtendThePlanUpToTheBudget) {
   EXPECT_TRUE(notes.has("inconclusive: 4 more blocks (8 boots per side)"));
 }
 
+// ---- A workload that cannot work (issue 20) ----
+
+// Two workloads: the write of config(), and a read of the scratch disk into /dev/null.
+std::string config_with_read(int boots, const std::string& sides, const std::string& schedule = "") {
+  return "name = \"runner\"\n[guest]\nkernel = \"k\"\naccelerator = \"tcg\"\n[disk]\nsize = \"16M\"\n" + sides +
+         "[[workload]]\nname = \"dd-write\"\ntype = \"dd\"\nbs = \"8M\"\ncount = 16\nrepetitions = 2\n"
+         "[[workload]]\nname = \"dd-read\"\ntype = \"dd\"\nif = \"@scratch\"\nof = \"/dev/null\"\nrepetitions = 2\n"
+         "[schedule]\nboots_per_side = " +
+         std::to_string(boots) + "\nseed = 7\n" + schedule;
+}
+const std::string kKernelSides = "[sides.A]\nlabel = \"base\"\n[sides.B]\nlabel = \"patched\"\ncmdline_append = \"b=1\"\n";
+const std::string kDeviceSides =
+    "[sides.A]\nlabel = \"base\"\n[sides.B]\nlabel = \"patched\"\ndevice.iommu_platform = true\n";
+// What GNU dd says when it is asked for O_DIRECT on /dev/null (the read written the natural way
+// before issue 20 got oflag=direct by default).
+const std::string kOpenFailed = "dd: failed to open '/dev/null': Invalid argument\n";
+
+class FirstBlockTest : public RunnerTest {
+ protected:
+  // dd-read exits 1 with dd's message in every run of the sides in `failing`; everything else is ok.
+  void fail_reads(std::set<Side> failing) {
+    driver.answer = [this, failing](const test::FakeBoot& b) {
+      const Side side = b.spec.kernel == "/k/vmlinuz-b" ? Side::b : Side::a;
+      return test::FakeAnswer{.console = test::fake_guest_console(
+                                  b.trial, b.nonce, experiment.workloads, [&](const std::string& name, int, bool) {
+                                    if (name == "dd-read" && failing.contains(side)) return std::pair(1, kOpenFailed);
+                                    return std::pair(0, kDdOutput);
+                                  })};
+    };
+  }
+  // The same for the emulated agent of designs that pace their runs or measure both sides in one
+  // guest (its runs are named "dd-read.A", "dd-read.B"): every read fails.
+  void fail_reads_in_the_agent() {
+    driver.emulate_agent = true;
+    driver.agent_output = kDdOutput;
+    driver.run_time = std::chrono::milliseconds(20);
+    driver.run_result = [](const std::string&, const std::string& name, int, bool) {
+      return name.starts_with("dd-read") ? std::pair(1, kOpenFailed) : std::pair(0, kDdOutput);
+    };
+  }
+  std::string expected_failure(const ResultsDir& dir, const std::string& first_trial, const std::string& output) const {
+    return "workload \"dd-read\" failed in every run of the first block on both sides (2 runs on A, 2 on B), so no "
+           "block can measure it: " + output + " run 0 exited with status 1: dd: failed to open '/dev/null': Invalid "
+           "argument (trials/" + first_trial + "/" + output + "-run0.out). The run stopped after the first block "
+           "instead of spending its budget: fix the workload in runner.toml (abvm config show runner.toml prints what "
+           "it runs) and start a new run; the first block is kept in " + dir.root().string();
+  }
+};
+
+// The first block shows it: the run stops there (status failed, the tool's message), keeps that
+// block, and a resume says the same again without connecting or booting.
+TEST_F(FirstBlockTest, AWorkloadFailingInEveryRunOfTheFirstBlockOnBothSidesEndsTheRunThere) {
+  const ResultsDir dir = start(config_with_read(3, kKernelSides));
+  fail_reads({Side::a, Side::b});
+  const RunEnd end = run(dir);
+  EXPECT_EQ(end.status, RunStatus::failed);
+  const std::string first = read_plan(dir).trials.at(0).id;
+  EXPECT_EQ(end.failure, expected_failure(dir, first, "dd-read"));
+  EXPECT_EQ(end.trials_done, 2u);
+  ASSERT_EQ(driver.boots.size(), 2u) << "the first block only, not the budget of 6 boots";
+  EXPECT_EQ(ledger_trials(dir).size(), 2u);
+  const auto journal = read_journal(dir.journal());
+  ASSERT_EQ(journal.size(), 8u) << "both workloads' runs of the first block, each with its outcome";
+  for (const auto& e : journal) {
+    EXPECT_EQ(e.block, 0);
+    EXPECT_EQ(e.outcome, e.workload == "dd-read" ? Outcome::workload_failed : Outcome::ok) << e.workload;
+  }
+  EXPECT_EQ(read_file(dir.trial(first).run_output("dd-read", false, 0)), kOpenFailed) << "the tool's output is kept";
+  const RunManifest m = read_manifest(dir);
+  EXPECT_EQ(m.status, RunStatus::failed);
+  EXPECT_EQ(m.failure, end.failure);
+  EXPECT_TRUE(m.stop_reason.empty());
+
+  connects = 0;
+  driver.boots.clear();
+  const RunEnd again = run(dir, true);
+  EXPECT_EQ(again.status, RunStatus::failed);
+  EXPECT_EQ(again.failure, end.failure);
+  EXPECT_EQ(connects, 0);
+  EXPECT_TRUE(driver.boots.empty());
+}
+
+// A run killed after its first block's ledger lines, before it recorded the failure: its resume finds
+// it in the journal before anything boots.
+TEST_F(FirstBlockTest, AResumeAfterTheFirstBlockChecksItBeforeAnyBoot) {
+  const ResultsDir dir = start(config_with_read(3, kKernelSides));
+  fail_reads({Side::a, Side::b});
+  const std::string failure = run(dir).failure;
+  RunManifest m = read_manifest(dir);
+  m.status = RunStatus::running;
+  m.failure.clear();
+  write_manifest(dir, m);
+  driver.boots.clear();
+  const RunEnd end = run(dir, true);
+  EXPECT_EQ(end.status, RunStatus::failed);
+  EXPECT_EQ(end.failure, failure);
+  EXPECT_TRUE(driver.boots.empty());
+  EXPECT_EQ(read_manifest(dir).status, RunStatus::failed);
+}
+
+// A workload failing on one side only is a finding: the whole plan runs.
+TEST_F(FirstBlockTest, AWorkloadFailingOnOneSideOnlyRunsTheWholePlan) {
+  const ResultsDir dir = start(config_with_read(3, kKernelSides));
+  fail_reads({Side::b});
+  const RunEnd end = run(dir);
+  EXPECT_EQ(end.status, RunStatus::complete);
+  EXPECT_TRUE(end.failure.empty());
+  EXPECT_EQ(driver.boots.size(), 6u);
+}
+
+// The rule reads the journal, whatever design ran the block: two guests at once, paced, and one guest
+// measuring both sides (one trial per block).
+TEST_F(FirstBlockTest, TheFirstBlockStopsTheRunInEveryDesign) {
+  for (const std::string design : {"co-scheduled", "same-guest"}) {
+    SCOPED_TRACE(design);
+    driver.boots.clear();
+    const ResultsDir dir = start(config_with_read(3, kDeviceSides, "design = \"" + design + "\"\n"));
+    fail_reads_in_the_agent();
+    const RunEnd end = run(dir);
+    EXPECT_EQ(end.status, RunStatus::failed);
+    const bool one_guest = design == "same-guest";
+    EXPECT_EQ(driver.boots.size(), one_guest ? 1u : 2u);
+    const auto journal = read_journal(dir.journal());
+    const JournalEntry* first = nullptr;
+    for (const auto& e : journal) {
+      if (e.workload == "dd-read" && (first == nullptr || e.order < first->order)) first = &e;
+    }
+    ASSERT_NE(first, nullptr);
+    const std::string name = one_guest ? "dd-read." + std::string(to_string(first->side)) : "dd-read";
+    EXPECT_EQ(end.failure, expected_failure(dir, first->trial, name));
+    fs::remove_all(dir.root());
+  }
+}
+
 TEST_F(RunnerTest, ASecondRunnerOnTheSameDirectoryIsRefusedBeforeItConnects) {
   const ResultsDir dir = start(config(2));
   std::string refused;

@@ -317,6 +317,35 @@ TEST(Load, JournalSideWithOnlyFailures) {
             std::string("metric \"dd-write.bandwidth\" has samples on side A only (first").substr(0, 60));
 }
 
+// A workload every run of which failed on both sides gives no metric at all: it is recorded as
+// missing with its runs and its first failure, never silently absent (issue 20).
+TEST(Load, JournalWorkloadWithEveryRunFailedIsMissingNotAbsent) {
+  auto entries = read_journal(data("journal/results-ok/journal.jsonl"));
+  const auto ok = entries;
+  for (const auto& e : ok) {
+    JournalEntry failed = e;
+    failed.workload = "dd-read";
+    failed.outcome = Outcome::workload_failed;
+    failed.metrics.clear();
+    failed.detail = "dd-read run 0 exited with status 1: dd: failed to open '/dev/null': Invalid argument";
+    entries.push_back(failed);
+  }
+  const SampleSet s = load_journal_samples(entries);
+  ASSERT_EQ(s.metrics.size(), 1u);
+  EXPECT_EQ(s.metrics[0].name, "dd-write.bandwidth");
+  ASSERT_EQ(s.missing.size(), 1u);
+  const MissingData& d = s.missing[0];
+  EXPECT_EQ(d.workload, "dd-read");
+  EXPECT_TRUE(d.metrics.empty());
+  EXPECT_EQ(d.runs_a, 3u);
+  EXPECT_EQ(d.runs_b, 3u);
+  EXPECT_EQ(d.first_failure, "dd-read run 0 of boot t0000: workload-failed: dd-read run 0 exited with status 1: dd: "
+                             "failed to open '/dev/null': Invalid argument");
+  EXPECT_TRUE(d.reported.empty());
+  // A workload with one valid run is not missing (a one-sided metric is the analysis's to judge).
+  EXPECT_TRUE(load_journal_samples(ok).missing.empty());
+}
+
 // Each side's context counts what its guests reported once per boot, whatever the number of
 // runs in the boot; entries without a guest report (older journals) add nothing.
 TEST(Load, JournalModuleParamsPerSideCountBoots) {

@@ -338,6 +338,47 @@ TEST(VerdictAnalysis, RejectsOptionsOutOfRange) {
   EXPECT_THROW(analyze(SampleSet{}, {}), Error);
 }
 
+// A workload with no valid run on either side (issue 20): whatever the other metrics say, the overall
+// verdict is inconclusive, with a warning that names the workload, quotes its first failure and says
+// what to do; the other metrics keep their own verdicts.
+TEST(VerdictAnalysis, AWorkloadWithNoValidRunMakesTheVerdictInconclusiveWhateverTheOthersSay) {
+  const auto a = spread(1000, 0.02, 20);
+  const MissingData read{.workload = "dd-read", .runs_a = 2, .runs_b = 2,
+                         .first_failure = "dd-read run 0 of boot t0000: workload-failed: dd-read run 0 exited with "
+                                          "status 1: dd: failed to open '/dev/null': Invalid argument"};
+  for (const double b : {0.8, 1.0, 1.2}) {
+    SampleSet s = one_metric(a, scaled(spread(1000, 0.02, 20, 3), b));
+    EXPECT_NE(analyze(s, {}).verdict, Verdict::inconclusive) << b << ": decided without the missing workload";
+    s.missing = {read};
+    const Analysis r = analyze(s, {});
+    EXPECT_EQ(r.verdict, Verdict::inconclusive) << b;
+    EXPECT_EQ(exit_code_for(r.verdict), 4);
+    EXPECT_NE(r.metrics[0].verdict, Verdict::inconclusive) << b << ": the metric keeps its own verdict";
+    ASSERT_EQ(r.missing.size(), 1u);
+    EXPECT_EQ(r.warnings.back(),
+              "Workload dd-read has no valid run on either side: every one of its runs failed (2 on A, 2 on B), so "
+              "none of its metrics is compared and the overall verdict is inconclusive whatever the other metrics "
+              "say. First failure: dd-read run 0 of boot t0000: workload-failed: dd-read run 0 exited with status 1: "
+              "dd: failed to open '/dev/null': Invalid argument. Fix the workload (each run's output is kept in "
+              "trials/<trial>/) and run again.");
+  }
+  // Every workload failed: nothing to compare, and said so, never an error.
+  SampleSet none;
+  none.failures = {{.side = Side::a, .what = "x", .outcome = "workload-failed", .source = "trial t0000 run 0"}};
+  none.missing = {read};
+  const Analysis r = analyze(none, {});
+  EXPECT_EQ(r.verdict, Verdict::inconclusive);
+  EXPECT_TRUE(r.metrics.empty());
+  // A metric asked for that no run reported: named, with the metrics its workload does report.
+  SampleSet asked = one_metric(a, a, Better::higher, "fio-w.fio-w.write.iops");
+  asked.missing = {{.workload = "fio-w", .metrics = {"fio-w.iops"}, .runs_a = 20, .runs_b = 20,
+                    .reported = {"fio-w.fio-w.write.iops"}}};
+  EXPECT_EQ(analyze(asked, {}).warnings.back(),
+            "No run of workload fio-w reported fio-w.iops, which [analysis] metrics asks for (its runs report "
+            "fio-w.fio-w.write.iops), so the overall verdict is inconclusive whatever the other metrics say. Ask for "
+            "those in [analysis] metrics.");
+}
+
 TEST(VerdictAnalysis, EmptySideIsInconclusiveNotACrash) {
   SampleSet s = one_metric({1, 2, 3}, {});
   Analysis r = analyze(s, {});

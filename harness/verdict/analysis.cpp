@@ -557,7 +557,7 @@ void check_analysis_inputs(const SampleSet& samples, const AnalysisOptions& opti
                             *options.min_overlap));
   }
   // Without failed runs an empty input is a mistake; with them, every run failed: that is the result.
-  if (samples.metrics.empty() && samples.failures.empty()) {
+  if (samples.metrics.empty() && samples.failures.empty() && samples.missing.empty()) {
     throw Error("no metrics to compare: the inputs hold no measurements");
   }
 }
@@ -817,6 +817,23 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
   return r;
 }
 
+// A workload (or a metric asked for) with no valid run on either side, in words: what is missing, why,
+// that it makes the verdict inconclusive, and what to do.
+std::string missing_warning(const MissingData& d) {
+  const std::string asked = d.metrics.empty() ? "" : fmt::format(" (asked for: {})", fmt::join(d.metrics, ", "));
+  const std::string verdict = "the overall verdict is inconclusive whatever the other metrics say";
+  if (!d.reported.empty()) {
+    return fmt::format("No run of workload {} reported {}, which [analysis] metrics asks for (its runs report {}), so "
+                       "{}. Ask for those in [analysis] metrics.",
+                       d.workload, fmt::join(d.metrics, ", "), fmt::join(d.reported, ", "), verdict);
+  }
+  if (d.first_failure.empty()) return fmt::format("Workload {} has no run in the results{}, so {}.", d.workload, asked, verdict);
+  return fmt::format("Workload {} has no valid run on either side: every one of its runs failed ({} on A, {} on B), "
+                     "so none of its metrics is compared{} and {}. First failure: {}. Fix the workload (each run's "
+                     "output is kept in trials/<trial>/) and run again.",
+                     d.workload, d.runs_a, d.runs_b, asked, verdict, d.first_failure);
+}
+
 // Experiment-wide warnings: hosts, accelerators, failed runs.
 void add_experiment_warnings(Analysis& out, const SampleSet& samples) {
   auto as_set = [](const auto& v) { return std::set<typename std::decay_t<decltype(v)>::value_type>(v.begin(), v.end()); };
@@ -862,6 +879,7 @@ void add_experiment_warnings(Analysis& out, const SampleSet& samples) {
   if (out.metrics.empty()) {
     out.warnings.push_back("No valid run on either side: nothing to compare. Look at the failed trials' console logs.");
   }
+  for (const MissingData& d : samples.missing) out.warnings.push_back(missing_warning(d));
 }
 
 }  // namespace
@@ -900,6 +918,9 @@ Analysis analyze(SampleSet&& samples, const AnalysisOptions& options) {
   add_experiment_warnings(out, samples);
   out.verdict = out.metrics.empty() ? Verdict::inconclusive : Verdict::no_change;
   for (const auto& r : out.metrics) out.verdict = worst(out.verdict, r.verdict);
+  // A workload asked about and never measured leaves the question unanswered (see the header).
+  out.missing = samples.missing;
+  if (!out.missing.empty()) out.verdict = Verdict::inconclusive;
   return out;
 }
 

@@ -19,7 +19,10 @@
 //      alpha/2 of the family level, so that the false-regression rate stays within alpha) asks whether
 //      B spends more units than A in modes worse than the dominant one: if so, regression even if
 //      the dominant mode did not move. The shift inside the dominant mode is estimated separately.
-// The overall verdict is the worst over metrics: regression > inconclusive > improvement > no_change.
+// The overall verdict is the worst over metrics: regression > inconclusive > improvement > no_change;
+// but while a workload the experiment asks about has no valid run on either side (every run failed:
+// SampleSet::missing), it is inconclusive whatever the other metrics say: that workload's question
+// was never measured, and an answer would claim it was (issue 20). Each such workload gets a warning.
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -164,6 +167,9 @@ struct Analysis {
   AnalysisOptions options;
   double interval_confidence = 0.95;    // per-metric level after the family-wise correction
   std::vector<MetricAnalysis> metrics;
+  // Workloads (or metrics asked for) with no valid run on either side (samples/sample.hpp MissingData):
+  // each one makes the overall verdict inconclusive, with a warning naming it.
+  std::vector<MissingData> missing;
   std::vector<FailedRun> failures;
   std::size_t failed_a = 0, failed_b = 0;
   std::vector<std::string> warnings;    // experiment-wide (hosts, accelerators, failures)
