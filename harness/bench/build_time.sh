@@ -4,8 +4,9 @@
 # tree is exported (git archive) once, then every round configures a fresh build directory with an
 # empty ccache (a fresh machine's: setup.sh installs ccache, and its first build misses everything)
 # and times the build of `abvm`. Rounds go ABBA (before-after, then after-before) so that a host
-# whose load drifts hits both alike. Prints each build's time with the load average at its start,
-# each revision's median, and after/before.
+# whose load drifts hits both alike. Prints each build's wall time with the load average at its
+# start and its CPU time (user + system of the compilers and linkers: on a shared, loaded host the
+# steadier figure), each revision's medians, and after/before.
 #
 # usage: harness/bench/build_time.sh BEFORE [AFTER=HEAD] [ROUNDS=2]
 #   JOBS=2 (ninja -j), NICE=10 (nice -n). Needs what harness/setup.sh installs; about 4 cold builds.
@@ -34,26 +35,34 @@ cold_build() {
   local load t
   load=$(cut -d' ' -f1 /proc/loadavg)
   t=$(stamp)
-  CCACHE_DIR=$work/ccache nice -n "$niceness" cmake --build "$src/build" --target abvm -j "$jobs" >"$work/$rev.log" 2>&1 ||
+  # `times` in the subshell: its children's user and system time, i.e. the build's.
+  local cpu
+  cpu=$( (CCACHE_DIR=$work/ccache nice -n "$niceness" cmake --build "$src/build" --target abvm -j "$jobs" \
+            >"$work/$rev.log" 2>&1 || exit 1; times) | tail -n 1 |
+         awk '{ split($1, u, /[ms]/); split($2, y, /[ms]/); printf "%.1f", u[1] * 60 + u[2] + y[1] * 60 + y[2] }') ||
     { tail -n 30 "$work/$rev.log" >&2; echo "build_time.sh: the build of $rev failed" >&2; exit 1; }
   local s
   s=$(awk -v a="$t" -v b="$(stamp)" 'BEGIN { printf "%.1f", b - a }')
-  echo "$rev: $s s ($(ninja -C "$src/build" -t commands abvm | wc -l) steps, -j$jobs, load $load at start)" >&2
-  echo "$s"
+  echo "$rev: $s s wall, $cpu s CPU ($(ninja -C "$src/build" -t commands abvm | wc -l) steps, -j$jobs, load $load at start)" >&2
+  echo "$s $cpu"
 }
 
-declare -A times
+declare -A wall cpu
 for ((r = 1; r <= rounds; r++)); do
   order=("$before" "$after")
   [ $((r % 2)) -eq 0 ] && order=("$after" "$before")
   for rev in "${order[@]}"; do
-    times[$rev]+="$(cold_build "$rev") "
+    read -r w c < <(cold_build "$rev")
+    wall[$rev]+="$w "
+    cpu[$rev]+="$c "
   done
 done
 
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-mb=$(echo "${times[$before]}" | median)
-ma=$(echo "${times[$after]}" | median)
-echo "before $before: ${times[$before]}s; median $mb s"
-echo "after  $after: ${times[$after]}s; median $ma s"
-awk -v a="$ma" -v b="$mb" 'BEGIN { printf "after/before: %.2f (%.0f %% less build time)\n", a / b, 100 * (1 - a / b) }'
+for what in wall cpu; do
+  declare -n t=$what
+  mb=$(echo "${t[$before]}" | median)
+  ma=$(echo "${t[$after]}" | median)
+  echo "$what: before $before ${t[$before]}(median $mb s), after $after ${t[$after]}(median $ma s);" \
+    "$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "after/before %.2f", a / b }')"
+done
