@@ -24,6 +24,7 @@
 #include "run/designs/design.hpp"
 #include "run/designs/watch.hpp"
 #include "run/designs/windows.hpp"
+#include "run/progress.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -155,8 +156,39 @@ GuestJob trial_job(const ExecutionSpec& spec, const Trial& trial, std::string no
   return block_design(spec.design).job(spec, trial, std::move(nonce));
 }
 
+void LiveTrials::begin(const Trial& trial) {
+  std::lock_guard lock(mutex_);
+  live_.push_back(trial);
+  ++version_;
+}
+
+void LiveTrials::end(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(live_, [&](const Trial& t) { return t.id == id; });
+  ++version_;
+}
+
+std::vector<Trial> LiveTrials::now() const {
+  std::lock_guard lock(mutex_);
+  return live_;
+}
+
+std::optional<std::vector<Trial>> LiveTrials::changed(std::uint64_t& seen) const {
+  std::lock_guard lock(mutex_);
+  if (seen == version_) return std::nullopt;
+  seen = version_;
+  return live_;
+}
+
 std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial, const Lane& lane, const StopRequest& stop,
                                                    const TrialBoot& boot) {
+  // Running from here to its return (or exception): the progress line's "running".
+  live_.begin(trial);
+  struct Ended {
+    LiveTrials& live;
+    const std::string& id;
+    ~Ended() { live.end(id); }
+  } ended{live_, trial.id};
   const TrialFiles files = ResultsDir(spec_.results_dir).trial(trial.id);
   std::error_code ec;
   fs::create_directories(files.dir, ec);
@@ -324,6 +356,7 @@ class BlockScheduler {
       }
       if (!abort_) dispatch();
       collect();
+      report_running();
       if (!summary_.stopped_early) commit();
       if (abort_ && !running()) return;
       if (!abort_ && !running() && next_commit_ == blocks_.size()) {
@@ -344,9 +377,6 @@ class BlockScheduler {
                                      [](const Block& b) { return !b.dispatched && !b.todo.empty(); });
       if (next == blocks_.end()) return;
       next->dispatched = true;
-      for (const Trial& t : next->todo) {
-        if (controls_.on_trial_start) controls_.on_trial_start(t, finished_.size(), summary_.trials.size());
-      }
       const Lane& lane = spec_.lanes[l];
       lanes_[l] = LaneWork{.block = static_cast<std::size_t>(next - blocks_.begin()),
                            .future = std::async(std::launch::async,
@@ -368,8 +398,10 @@ class BlockScheduler {
       BlockRun run = lane->future.get();
       const std::size_t host = spec_.lanes[static_cast<std::size_t>(&lane - lanes_.data())].host;
       Block& block = blocks_[lane->block];
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - lane->started).count();
       lane.reset();
       if (moved_to_another_host(host, run, block)) continue;
+      block_seconds_.push_back(seconds);
       if (run.error) {
         // The run's only host failed: stop the other lanes, hand over what is done, then say why.
         if (!error_) error_ = run.error;
@@ -480,14 +512,32 @@ class BlockScheduler {
                                                                                  .detail = result.detail}));
     finished_.insert(result.trial.id);
     ++summary_.ran;
-    if (!controls_.on_trial_end) return;
-    const double session = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    // The pace, not a trial's own length: lanes run trials side by side.
-    controls_.on_trial_end({.result = &result,
-                            .done = finished_.size(),
-                            .total = summary_.trials.size(),
-                            .session_seconds = session,
-                            .mean_trial_seconds = session / static_cast<double>(summary_.ran)});
+    if (controls_.on_trial_end) controls_.on_trial_end(progress(&result, o_.live().now()));
+  }
+
+  // Tells the caller the trials running now, when they changed.
+  void report_running() {
+    if (!controls_.on_running) return;
+    if (auto now = o_.live().changed(live_seen_)) controls_.on_running(progress(nullptr, std::move(*now)));
+  }
+
+  TrialProgress progress(const TrialResult* result, std::vector<Trial> running) const {
+    const auto now = std::chrono::steady_clock::now();
+    const auto waiting = std::count_if(blocks_.begin(), blocks_.end(),
+                                       [](const Block& b) { return !b.dispatched && !b.todo.empty(); });
+    std::vector<double> running_elapsed;
+    for (const auto& lane : lanes_) {
+      if (lane) running_elapsed.push_back(std::chrono::duration<double>(now - lane->started).count());
+    }
+    std::size_t lanes = 0;
+    for (const Lane& lane : spec_.lanes) lanes += hosts_[lane.host].in_pool ? 1 : 0;
+    return {.result = result,
+            .running = std::move(running),
+            .done = finished_.size(),
+            .total = summary_.trials.size(),
+            .session_seconds = std::chrono::duration<double>(now - start_).count(),
+            .remaining_seconds = estimate_remaining(block_seconds_, static_cast<std::size_t>(waiting),
+                                                    running_elapsed, lanes)};
   }
 
   void wait_all() {
@@ -511,6 +561,8 @@ class BlockScheduler {
   std::vector<HostState> hosts_;
   std::vector<Block> blocks_;
   std::size_t next_commit_ = 0;
+  std::vector<double> block_seconds_;  // wall time of each block run whole in this session
+  std::uint64_t live_seen_ = 0;         // o_.live()'s version last reported
   std::atomic<bool> abort_{false};
   std::exception_ptr error_;
   RunSummary summary_;

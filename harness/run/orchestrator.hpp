@@ -34,13 +34,33 @@
 
 namespace abvm {
 
-// What the caller is told after each trial (for progress lines).
+// What the caller is told when a trial is handed over and when the trials running change (for
+// progress lines).
 struct TrialProgress {
-  const TrialResult* result = nullptr;
+  const TrialResult* result = nullptr;  // the trial handed over; null when only `running` changed
+  std::vector<Trial> running;           // the trials whose guests run now, in the order they started
   std::size_t done = 0;                 // trials done, including earlier sessions (resume)
   std::size_t total = 0;                // trials known now (grows when the plan is extended)
   double session_seconds = 0;           // wall time of this session so far
-  double mean_trial_seconds = 0;        // over this session's trials (host wall clock)
+  // From this session's measured block times (run/progress.hpp estimate_remaining); unknown
+  // until a block has ended.
+  std::optional<double> remaining_seconds;
+};
+
+// The trials whose guests run now: told by the threads that run them (Orchestrator::run_trial),
+// read by the thread that shows them.
+class LiveTrials {
+ public:
+  void begin(const Trial& trial);
+  void end(const std::string& id);
+  std::vector<Trial> now() const;
+  // The trials running now when they changed since `seen` (which it updates); nullopt if not.
+  std::optional<std::vector<Trial>> changed(std::uint64_t& seen) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<Trial> live_;
+  std::uint64_t version_ = 0;
 };
 
 enum class BlockDecision { go_on, stop };
@@ -49,8 +69,11 @@ struct Controls {
   // Polled before each trial and while a guest runs: true destroys the running guest, drops
   // that unfinished trial (it is run again on --resume) and returns.
   std::function<bool()> stop_requested;
-  // Called when the trial is about to start (side, id).
-  std::function<void(const Trial&, std::size_t done, std::size_t total)> on_trial_start;
+  // Called when the trials running change: a guest's trial starts or ends (seen within a poll of
+  // the lanes, about 20 ms), from the calling thread. Never for a trial that has not started: a
+  // sequential block's second trial is running only once its first has ended.
+  std::function<void(const TrialProgress&)> on_running;
+  // Called when a trial is handed over (to the sink and the ledger: done), in plan order.
   std::function<void(const TrialProgress&)> on_trial_end;
   // Called after the last trial of block `block` is done (the block is complete). `stop` ends
   // the run early (a sequential-stopping decision).
@@ -96,6 +119,7 @@ class Orchestrator final : public TrialBooter {
 
   std::size_t hosts() const { return hosts_.size(); }
   const std::string& host_name(std::size_t host) const { return hosts_[host].name; }
+  const LiveTrials& live() const { return live_; }
 
   // The trials of one block on `lane`, as the design says (run/designs/), then each run paired
   // with its partner run and each trial's result.json and run outputs saved.
@@ -110,6 +134,7 @@ class Orchestrator final : public TrialBooter {
   TrialSink& sink_;
   std::mutex set_aside_mutex_;
   std::map<std::string, std::vector<std::string>> set_aside_;  // trial -> why its earlier boots are void
+  LiveTrials live_;
 };
 
 }  // namespace abvm

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace abvm {
 
@@ -14,12 +18,26 @@ std::string format_clock(double seconds) {
 
 std::string format_progress(const ProgressState& st) {
   std::string line = fmt::format("[{}/{}]", st.done, st.total);
-  if (!st.current.empty()) line += " running " + st.current;
+  if (!st.running.empty()) line += fmt::format(" running {}", fmt::join(st.running, ", "));
   if (!st.last.empty()) line += " | last " + st.last;
   line += fmt::format(" | {} elapsed", format_clock(st.elapsed_seconds));
   if (st.remaining_seconds) line += fmt::format(", ~{} left", format_clock(*st.remaining_seconds));
   if (!st.effect.empty()) line += " | " + st.effect;
   return line;
+}
+
+std::optional<double> estimate_remaining(const std::vector<double>& block_seconds, std::size_t waiting,
+                                         const std::vector<double>& running_elapsed, std::size_t lanes) {
+  if (block_seconds.empty() || lanes == 0) return std::nullopt;
+  const double mean = std::accumulate(block_seconds.begin(), block_seconds.end(), 0.0) /
+                      static_cast<double>(block_seconds.size());
+  double work = mean * static_cast<double>(waiting);
+  double longest = waiting > 0 ? mean : 0.0;  // a block is not shared between lanes
+  for (const double ran : running_elapsed) {
+    work += std::max(0.0, mean - ran);
+    longest = std::max(longest, mean - ran);
+  }
+  return std::max(work / static_cast<double>(lanes), longest);
 }
 
 void ProgressPrinter::update(const ProgressState& state) {

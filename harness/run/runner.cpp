@@ -96,34 +96,32 @@ class SequentialLooks {
   std::string stop_reason_;
 };
 
-// The progress line: counts, the trial running, times, and the effect so far.
+// The progress line: counts, the trials running, times, and the effect so far.
 class ProgressFeed {
  public:
-  ProgressFeed(const Experiment& e, RunObserver& observer, const JournalSink& sink, std::size_t done)
-      : e_(e), observer_(observer), sink_(sink), done_(done) {}
+  ProgressFeed(const Experiment& e, RunObserver& observer, const JournalSink& sink)
+      : e_(e), observer_(observer), sink_(sink) {}
 
-  void started(const Trial& t, std::size_t done, std::size_t total) {
-    done_ = done;
-    total_ = total;
-    observer_.progress({.done = done, .total = total, .current = describe(t), .elapsed_seconds = seconds_since(start_),
-                        .remaining_seconds = remaining(), .effect = sink_.effect_estimate()});
-  }
+  void running(const TrialProgress& p) { show(p); }
 
   void ended(const TrialProgress& p) {
-    done_ = p.done;
-    total_ = p.total;
-    mean_trial_ = p.mean_trial_seconds;
     const TrialResult& r = *p.result;
-    const std::string last = fmt::format("{} {}", describe(r.trial), to_string(r.outcome));
+    last_ = fmt::format("{} {}", describe(r.trial), to_string(r.outcome));
     if (r.outcome != Outcome::ok || !r.retried.empty()) {
-      observer_.note(fmt::format("{}{}{}", last, r.detail.empty() ? "" : ": " + r.detail,
+      observer_.note(fmt::format("{}{}{}", last_, r.detail.empty() ? "" : ": " + r.detail,
                                  r.retried.empty() ? "" : fmt::format(" (after {} boots)", r.attempts)));
     }
-    observer_.progress({.done = p.done, .total = p.total, .elapsed_seconds = seconds_since(start_),
-                        .remaining_seconds = remaining(), .effect = sink_.effect_estimate(), .last = last});
+    show(p);
   }
 
  private:
+  void show(const TrialProgress& p) {
+    std::vector<std::string> running;
+    for (const Trial& t : p.running) running.push_back(describe(t));
+    observer_.progress({.done = p.done, .total = p.total, .running = std::move(running),
+                        .elapsed_seconds = seconds_since(start_), .remaining_seconds = p.remaining_seconds,
+                        .effect = sink_.effect_estimate(), .last = last_});
+  }
   std::string describe(const Trial& t) const {
     if (traits(e_.schedule.design).disks_per_guest == 2) {
       const Side other = t.side == Side::a ? Side::b : Side::a;
@@ -132,17 +130,12 @@ class ProgressFeed {
     }
     return fmt::format("{} {} ({})", t.id, to_string(t.side), e_.side(t.side).label);
   }
-  std::optional<double> remaining() const {
-    if (mean_trial_ <= 0) return std::nullopt;
-    return mean_trial_ * static_cast<double>(total_ - std::min(total_, done_));
-  }
 
   const Experiment& e_;
   RunObserver& observer_;
   const JournalSink& sink_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::size_t done_ = 0, total_ = 0;
-  double mean_trial_ = 0;
+  std::string last_;  // the trial handed over last, with its outcome
 };
 
 // abvm's own scratch image goes whenever a session ends (a resume makes a new one), so a
@@ -363,10 +356,10 @@ RunEnd Runner::execute(const std::vector<HostDriver>& hosts, const RunSession& s
   sink.remember(recovered.journal);
   SequentialLooks looks(experiment_, dir_, plan, c_, recovered.earlier_seconds);
   FirstBlockCheck first_block(experiment_, dir_, plan);
-  ProgressFeed feed(experiment_, c_.observer, sink, recovered.done.size());
+  ProgressFeed feed(experiment_, c_.observer, sink);
   Controls controls{
       .stop_requested = c_.stop_requested,
-      .on_trial_start = [&](const Trial& t, std::size_t done, std::size_t total) { feed.started(t, done, total); },
+      .on_running = [&](const TrialProgress& p) { feed.running(p); },
       .on_trial_end = [&](const TrialProgress& p) { feed.ended(p); },
       .at_block_end =
           [&](int block) { return first_block.at_block_end(block) ? BlockDecision::stop : looks.at_block_end(block); },

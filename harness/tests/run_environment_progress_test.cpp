@@ -46,15 +46,36 @@ TEST(RunEnvironment, RecordsTheHostTheGuestsRanOnAsLibvirtTellsIt) {
 TEST(Progress, LineShowsCountsSideTimesAndEffect) {
   EXPECT_EQ(format_clock(59.6), "1:00");
   EXPECT_EQ(format_clock(3725), "1:02:05");
-  ProgressState st{.done = 7, .total = 20, .current = "t0007 B (dma-api)", .elapsed_seconds = 52,
+  ProgressState st{.done = 7, .total = 20, .running = {"t0007 B (dma-api)"}, .elapsed_seconds = 52,
                    .remaining_seconds = 96, .effect = "dd-write.bandwidth B/A 0.953"};
   EXPECT_EQ(format_progress(st),
             "[7/20] running t0007 B (dma-api) | 0:52 elapsed, ~1:36 left | dd-write.bandwidth B/A 0.953");
   st.remaining_seconds.reset();
   st.effect.clear();
-  st.current.clear();
+  st.running.clear();
   st.last = "t0006 A panic";
   EXPECT_EQ(format_progress(st), "[7/20] | last t0006 A panic | 0:52 elapsed");
+}
+
+TEST(Progress, LineNamesEveryTrialRunningAndOnlyThose) {
+  ProgressState st{.done = 6, .total = 20, .running = {"t0006 A (direct)", "t0007 B (dma-api)"}, .elapsed_seconds = 52};
+  EXPECT_EQ(format_progress(st), "[6/20] running t0006 A (direct), t0007 B (dma-api) | 0:52 elapsed");
+  st.running = {"t0007 B (dma-api)"};
+  EXPECT_EQ(format_progress(st), "[6/20] running t0007 B (dma-api) | 0:52 elapsed");
+}
+
+TEST(Progress, TimeLeftComesFromMeasuredBlockTimes) {
+  EXPECT_FALSE(estimate_remaining({}, 5, {}, 1).has_value()) << "no block measured yet";
+  // One lane: 3 blocks waiting at the mean of 100 and 140 s, and the running one 50 s into it.
+  EXPECT_DOUBLE_EQ(*estimate_remaining({100, 140}, 3, {50}, 1), 3 * 120.0 + 70);
+  // A running block past the mean adds nothing; nothing waiting or running: nothing left.
+  EXPECT_DOUBLE_EQ(*estimate_remaining({100}, 2, {130}, 1), 200.0);
+  EXPECT_DOUBLE_EQ(*estimate_remaining({100}, 0, {}, 1), 0.0);
+  // Two lanes share the blocks, but one block is not shared between them.
+  EXPECT_DOUBLE_EQ(*estimate_remaining({100}, 4, {}, 2), 200.0);
+  EXPECT_DOUBLE_EQ(*estimate_remaining({100}, 1, {}, 2), 100.0);
+  EXPECT_DOUBLE_EQ(*estimate_remaining({100}, 0, {20, 90}, 2), 80.0);
+  EXPECT_FALSE(estimate_remaining({100}, 1, {}, 0).has_value()) << "no lane left";
 }
 
 TEST(Progress, PlainLinesWhenNotATerminalAndInPlaceOnOne) {

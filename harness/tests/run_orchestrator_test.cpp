@@ -7,9 +7,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <map>
+#include <optional>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -415,20 +417,101 @@ TEST_F(OrchestratorTest, ExtendAddsTrialsUntilItReturnsNone) {
   EXPECT_EQ(ledger_trials().back(), "t0005");
 }
 
+// Every change of the trials running, as the progress line is told it: the ids running at once.
+struct RunningLog {
+  std::vector<std::vector<std::string>> changes;
+  std::function<void(const TrialProgress&)> record() {
+    return [this](const TrialProgress& p) {
+      EXPECT_EQ(p.result, nullptr);
+      std::vector<std::string> ids;
+      for (const Trial& t : p.running) ids.push_back(t.id);
+      changes.push_back(ids);
+    };
+  }
+  // Each trial that was ever said to run, in the order it was first said so.
+  std::vector<std::string> announced() const {
+    std::vector<std::string> out;
+    for (const auto& c : changes) {
+      for (const auto& id : c) {
+        if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+      }
+    }
+    return out;
+  }
+  std::size_t most_at_once() const {
+    std::size_t most = 0;
+    for (const auto& c : changes) most = std::max(most, c.size());
+    return most;
+  }
+};
+
 TEST_F(OrchestratorTest, ProgressIsReportedAfterEachTrial) {
   std::vector<std::size_t> done;
-  std::vector<std::string> started;
+  RunningLog running;
+  driver.hold = std::chrono::milliseconds(100);
   Orchestrator o(driver, spec, sink);
   o.run(trials(2), {"t0000"},
-        {.on_trial_start = [&](const Trial& t, std::size_t, std::size_t) { started.push_back(t.id); },
+        {.on_running = running.record(),
          .on_trial_end =
              [&](const TrialProgress& p) {
                done.push_back(p.done);
                EXPECT_EQ(p.total, 4u);
-               EXPECT_GT(p.mean_trial_seconds, 0.0);
+               EXPECT_GT(p.session_seconds, 0.0);
              }});
-  EXPECT_EQ(started, (std::vector<std::string>{"t0001", "t0002", "t0003"}));
+  EXPECT_EQ(running.announced(), (std::vector<std::string>{"t0001", "t0002", "t0003"}));
   EXPECT_EQ(done, (std::vector<std::size_t>{2, 3, 4}));
+  ASSERT_FALSE(running.changes.empty());
+  EXPECT_TRUE(running.changes.back().empty()) << "the last guest ended, yet the line still says running";
+}
+
+// A sequential block's second trial starts when its first has ended: the line never says both run.
+TEST_F(OrchestratorTest, SequentialBlocksAreSaidToRunOneTrialAtATime) {
+  RunningLog running;
+  driver.hold = std::chrono::milliseconds(150);
+  Orchestrator o(driver, spec, sink);
+  o.run(trials(2), {}, {.on_running = running.record()});
+  EXPECT_EQ(running.most_at_once(), 1u);
+  EXPECT_EQ(running.announced(), (std::vector<std::string>{"t0000", "t0001", "t0002", "t0003"}));
+  for (const auto& c : running.changes) EXPECT_LE(c.size(), 1u) << (c.empty() ? "" : c[0] + " with another");
+}
+
+TEST_F(OrchestratorTest, CoScheduledBlocksAreSaidToRunBothTrialsAtOnce) {
+  spec.design = Design::co_scheduled;
+  RunningLog running;
+  driver.hold = std::chrono::milliseconds(300);
+  Orchestrator o(driver, spec, sink);
+  o.run(trials(1), {}, {.on_running = running.record()});
+  EXPECT_EQ(running.most_at_once(), 2u);
+  EXPECT_NE(std::find(running.changes.begin(), running.changes.end(), std::vector<std::string>{"t0000", "t0001"}),
+            running.changes.end());
+}
+
+// The time left is the measured block time times the blocks left; unknown before a block ended.
+TEST_F(OrchestratorTest, TimeLeftComesFromMeasuredBlockTimes) {
+  driver.hold = std::chrono::milliseconds(100);
+  std::vector<std::optional<double>> left;
+  std::vector<double> session;
+  std::vector<std::optional<double>> left_while_first_runs;
+  Orchestrator o(driver, spec, sink);
+  o.run(trials(3), {},
+        {.on_running =
+             [&](const TrialProgress& p) {
+               if (p.done == 0) left_while_first_runs.push_back(p.remaining_seconds);
+             },
+         .on_trial_end =
+             [&](const TrialProgress& p) {
+               left.push_back(p.remaining_seconds);
+               session.push_back(p.session_seconds);
+             }});
+  ASSERT_FALSE(left_while_first_runs.empty());
+  for (const auto& l : left_while_first_runs) EXPECT_FALSE(l.has_value()) << "guessed before any block ended";
+  ASSERT_EQ(left.size(), 6u);
+  // After block 0 (two guests of 100 ms each, one after the other), two blocks are left.
+  ASSERT_TRUE(left[1].has_value());
+  EXPECT_GE(*left[1], 2 * 0.2);
+  EXPECT_LE(*left[1], 2 * session[1]);
+  ASSERT_TRUE(left[5].has_value());
+  EXPECT_DOUBLE_EQ(*left[5], 0.0);
 }
 
 TEST(ConsoleEndRecord, NeedsTheWholeLineWithThisNonce) {
