@@ -49,7 +49,7 @@ struct Scenario {
   std::string name;
 };
 
-double uniform(std::mt19937_64& rng) { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53; }
+using abvm::bench::uniform;
 
 // One co-scheduled block: a host mode for both guests, kRunsPerBoot runs each.
 void add_block(std::mt19937_64& rng, const abvm::bench::Bimodal& d, int block, double ratio, abvm::MetricSamples& m) {
@@ -77,14 +77,6 @@ abvm::SampleSet experiment(std::mt19937_64& rng, int blocks, double ratio) {
   return s;
 }
 
-abvm::SampleSet first_blocks(const abvm::SampleSet& all, int blocks) {
-  abvm::SampleSet s = all;
-  for (auto& m : s.metrics) {
-    m.a.resize(static_cast<std::size_t>(blocks * kRunsPerBoot));
-    m.b.resize(static_cast<std::size_t>(blocks * kRunsPerBoot));
-  }
-  return s;
-}
 
 struct StepResult {
   StepFinding finding = StepFinding::unknown;
@@ -98,7 +90,7 @@ StepResult abvm_step(std::mt19937_64& rng, double ratio, const abvm::LookSchedul
   for (const auto& l : looks.looks) {
     o.confidence = l.confidence;
     r.blocks = l.boots_per_side;
-    r.finding = abvm::judge_step(abvm::analyze(first_blocks(all, l.boots_per_side), o)).finding;
+    r.finding = abvm::judge_step(abvm::analyze(abvm::bench::first_runs(all, static_cast<std::size_t>(l.boots_per_side * kRunsPerBoot)), o)).finding;
     if (r.finding != StepFinding::unknown) break;
   }
   return r;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/seed_like_data.hpp"
 #include "plan/looks.hpp"
 #include "verdict/analysis.hpp"
 
@@ -24,34 +25,19 @@ namespace {
 
 using abvm::Verdict;
 
-double normal(std::mt19937_64& rng) {
-  // Own transform rather than std distributions so the figures are the same on every platform.
-  auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53; };
-  return std::sqrt(-2 * std::log(uniform())) * std::cos(2 * M_PI * uniform());
-}
-
 // `blocks` co-scheduled blocks, one run per boot: host speed shared by the block (sd 0.12 of ln, as
 // measured between boots), each boot's own noise sd/sqrt(2) so that ln(B/A) per block has sd `sd`.
 abvm::SampleSet simulate(std::mt19937_64& rng, int blocks, double ratio, double sd) {
   abvm::MetricSamples m{.name = "dd.bandwidth", .unit = "B/s", .better = abvm::Better::higher};
   for (int j = 0; j < blocks; ++j) {
-    const double host = 0.12 * normal(rng);
-    const double a = 4e9 * std::exp(host + sd / std::sqrt(2.0) * normal(rng));
-    const double b = 4e9 * ratio * std::exp(host + sd / std::sqrt(2.0) * normal(rng));
+    const double host = 0.12 * abvm::bench::standard_normal(rng);
+    const double a = 4e9 * std::exp(host + sd / std::sqrt(2.0) * abvm::bench::standard_normal(rng));
+    const double b = 4e9 * ratio * std::exp(host + sd / std::sqrt(2.0) * abvm::bench::standard_normal(rng));
     m.a.push_back({.value = a, .order = 2 * j, .order_known = true, .boot = "a" + std::to_string(j), .block = j});
     m.b.push_back({.value = b, .order = 2 * j + 1, .order_known = true, .boot = "b" + std::to_string(j), .block = j});
   }
   abvm::SampleSet s;
   s.metrics.push_back(std::move(m));
-  return s;
-}
-
-abvm::SampleSet prefix(const abvm::SampleSet& all, int n) {
-  abvm::SampleSet s = all;
-  for (auto& m : s.metrics) {
-    m.a.resize(static_cast<std::size_t>(n));
-    m.b.resize(static_cast<std::size_t>(n));
-  }
   return s;
 }
 
@@ -88,7 +74,7 @@ void look(const abvm::SampleSet& all, const abvm::LookSchedule& looks, abvm::Ana
     const abvm::Look& l = looks.looks[i];
     const bool last = i + 1 == looks.looks.size();
     options.confidence = l.confidence;
-    const abvm::Analysis a = abvm::analyze(prefix(all, l.boots_per_side), options);
+    const abvm::Analysis a = abvm::analyze(abvm::bench::first_runs(all, static_cast<std::size_t>(l.boots_per_side)), options);
     const Verdict before = significance_rule(a.metrics.front(), options.margin);
     if (!before_done && (before != Verdict::inconclusive || last)) {
       r.before.add(before, l.boots_per_side);

@@ -15,6 +15,22 @@ struct Bimodal {
   double slow_median = 1.4e9, slow_sigma = 0.15;
 };
 
+// Own transforms rather than std distributions so the figures are the same on every platform.
+inline double uniform(std::mt19937_64& rng) { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53; }
+inline double standard_normal(std::mt19937_64& rng) {
+  return std::sqrt(-2 * std::log(uniform(rng))) * std::cos(2 * M_PI * uniform(rng));
+}
+
+// The first n runs per side of a simulated experiment: what a look at that point sees.
+inline SampleSet first_runs(const SampleSet& all, std::size_t n) {
+  SampleSet s = all;
+  for (auto& m : s.metrics) {
+    m.a.resize(n);
+    m.b.resize(n);
+  }
+  return s;
+}
+
 inline double draw(std::mt19937_64& rng, const Bimodal& d) {
   // Own transforms rather than std distributions so the figures are the same on every platform.
   auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53; };

@@ -26,16 +26,6 @@ namespace {
 
 using abvm::Verdict;
 
-// The first n runs per side of a simulated experiment.
-abvm::SampleSet prefix(const abvm::SampleSet& all, std::size_t n) {
-  abvm::SampleSet s = all;
-  for (auto& m : s.metrics) {
-    m.a.resize(n);
-    m.b.resize(n);
-  }
-  return s;
-}
-
 struct Outcome {
   Verdict verdict = Verdict::inconclusive;
   int boots = 0;  // per side, at the look that decided (or the budget)
@@ -47,7 +37,7 @@ Outcome sequential(const abvm::SampleSet& all, const abvm::LookSchedule& looks, 
   for (const auto& l : looks.looks) {
     options.confidence = l.confidence;
     o.boots = l.boots_per_side;
-    o.verdict = abvm::analyze(prefix(all, static_cast<std::size_t>(l.boots_per_side)), options).verdict;
+    o.verdict = abvm::analyze(abvm::bench::first_runs(all, static_cast<std::size_t>(l.boots_per_side)), options).verdict;
     if (o.verdict != Verdict::inconclusive) break;
   }
   return o;
