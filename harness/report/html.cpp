@@ -192,7 +192,7 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
   out += fmt::format("<h2>{} <span class=\"badge verdict-{}\">{}</span></h2>\n", e(m.name), e(verdict), e(verdict));
   out += fmt::format("<p class=\"unit\">unit {}, {} is better</p>\n", e(m.unit.empty() ? "none" : m.unit),
                      e(to_string(m.better)));
-  out += fmt::format("<p class=\"sentence\">{}</p>\n", e(metric_sentence(m, b_label)));
+  out += fmt::format("<p class=\"sentence\">{}</p>\n", e(metric_sentence(m, b_label, in.report.margin)));
   const bool paired = m.primary_estimate == Estimate::paired;
   if (m.runs_needed) {
     out += paired ? fmt::format("<p class=\"runs-needed\">About {} A/B blocks would likely settle it.</p>\n",
@@ -450,7 +450,12 @@ std::vector<FailedTrial> failures_from_report(const ReportData& report) {
   return out;
 }
 
-std::string metric_sentence(const ReportMetric& metric, const std::string& b_label) {
+std::string metric_qualifier(const ReportMetric& metric, double margin) {
+  const ReportEffect& eff = metric.effect;
+  return margin_qualifier(metric.verdict, oriented_effect(eff.estimate, eff.low, eff.high, metric.better), margin);
+}
+
+std::string metric_sentence(const ReportMetric& metric, const std::string& b_label, double margin) {
   const ReportEffect& eff = metric.effect;
   const double r = eff.estimate, lo = eff.low, hi = eff.high;
   const std::string& unit = metric.unit;
@@ -471,12 +476,13 @@ std::string metric_sentence(const ReportMetric& metric, const std::string& b_lab
                        change_word(hi, unit));
     }
   }
-  return s + ": " + verdict;
+  const std::string q = metric_qualifier(metric, margin);
+  return s + ": " + verdict + (q.empty() ? "" : " (" + q + ")");
 }
 
-std::string metric_sentence(const nlohmann::json& metric, const std::string& b_label) {
+std::string metric_sentence(const nlohmann::json& metric, const std::string& b_label, double margin) {
   const JsonOrigin origin{.file = "the JSON report", .advice = "regenerate it with abvm analyze"};
-  return metric_sentence(read_report_metric(metric, origin, "metric"), b_label);
+  return metric_sentence(read_report_metric(metric, origin, "metric"), b_label, margin);
 }
 
 std::string html_report(const HtmlInputs& in) {
@@ -504,7 +510,7 @@ std::string html_report(const HtmlInputs& in) {
       const bool decides = report.metrics[i].verdict == report.verdict;
       if (decides != (pass == 0)) continue;
       body += fmt::format("<li class=\"{}\"><a href=\"#metric-{}\">{}</a></li>\n", decides ? "decides" : "other", i,
-                          e(metric_sentence(report.metrics[i], b_label)));
+                          e(metric_sentence(report.metrics[i], b_label, report.margin)));
     }
   }
   body += "</ul>\n";

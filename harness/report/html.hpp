@@ -56,11 +56,12 @@ std::string load_html_template();
 std::vector<FailedTrial> failures_from_report(const ReportData& report);
 
 // The verdict of one metric in words, from its effect: "dma-api is 4.9 % slower in
-// dd-write.bandwidth (95 % CI 2.1 % to 7.6 % slower): regression".
-std::string metric_sentence(const ReportMetric& metric, const std::string& b_label);
+// dd-write.bandwidth (95 % CI 2.1 % to 7.6 % slower): regression", with margin_qualifier's words
+// after the verdict when a significant shift stands behind a no_change or an inconclusive.
+std::string metric_sentence(const ReportMetric& metric, const std::string& b_label, double margin);
 // The same for one element of the JSON report's "metrics", read by read_report_metric (for the
 // writers that still take the JSON; Error when a field is missing).
-std::string metric_sentence(const nlohmann::json& metric, const std::string& b_label);
+std::string metric_sentence(const nlohmann::json& metric, const std::string& b_label, double margin);
 
 // Throws Error when the template lacks {{title}} or {{body}}.
 std::string html_report(const HtmlInputs& inputs);

@@ -136,7 +136,7 @@ std::string junit_report(const nlohmann::json& report, const JunitOptions& optio
   }
   for (const auto& m : metrics) {
     const std::string verdict = str(m, "verdict");
-    const std::string sentence = metric_sentence(m, b_label);
+    const std::string sentence = metric_sentence(m, b_label, num(opts, "margin"));
     pugi::xml_node tc = suite.append_child("testcase");
     set_attr(tc, "classname", options.suite);
     set_attr(tc, "name", str(m, "name"));

@@ -111,6 +111,9 @@ std::string terminal_report(const Analysis& analysis, const TerminalOptions& opt
       }
     }
     out += "  verdict: " + colored(to_string(m.verdict), m.verdict, options.color);
+    if (const std::string q = margin_qualifier(m.verdict, oriented_effect(m), analysis.options.margin); !q.empty()) {
+      out += " (" + q + ")";
+    }
     if (m.runs_needed) {
       out += m.primary == Estimate::paired
                  ? fmt::format(" (about {} A/B blocks would likely settle it{})", *m.runs_needed,
@@ -127,6 +130,13 @@ std::string terminal_report(const Analysis& analysis, const TerminalOptions& opt
   for (const auto& n : analysis.notes) out += "note: " + n + "\n";
   for (const auto& w : analysis.warnings) out += "warning: " + w + "\n";
   out += "\nverdict: " + colored(to_string(analysis.verdict), analysis.verdict, options.color);
+  // A verdict word that a significant shift stands behind says so, metric by metric.
+  std::vector<std::string> qualified;
+  for (const auto& m : analysis.metrics) {
+    const std::string q = margin_qualifier(m.verdict, oriented_effect(m), analysis.options.margin);
+    if (!q.empty()) qualified.push_back(m.name + ": " + q);
+  }
+  if (!qualified.empty()) out += fmt::format(" ({})", fmt::join(qualified, "; "));
   // Said with the verdict itself, which is what a reader looks at last.
   const bool mismatch = std::any_of(analysis.failures.begin(), analysis.failures.end(),
                                     [](const FailedRun& f) { return f.outcome == "mismatch"; });

@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -37,6 +40,8 @@ void create_raw(const fs::path& path, std::uint64_t size, bool preallocate) {
                                  path.string(), format_size(size), std::strerror(err)));
   }
 }
+
+std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
 
 }  // namespace
 
@@ -82,6 +87,32 @@ fs::path prepare_scratch_disk(const DiskSettings& disk, const fs::path& results_
     default:
       throw Error(fmt::format("disk.path {} is not a regular file{}: name an image file", path.string(), via));
   }
+}
+
+std::optional<std::string> scratch_space_shortfall(const DiskSettings& disk, const fs::path& results_dir) {
+  std::vector<fs::path> images;
+  if (!disk.path.empty()) {
+    images.push_back(disk.path);
+  } else {
+    for (int slot = 0; fs::exists(ResultsDir(results_dir).scratch_disk(slot)); ++slot) {
+      images.push_back(ResultsDir(results_dir).scratch_disk(slot));
+    }
+  }
+  for (const fs::path& image : images) {
+    struct stat st{};
+    struct statvfs vfs{};
+    if (::stat(image.c_str(), &st) != 0 || ::statvfs(image.c_str(), &vfs) != 0) continue;
+    const auto allocated = static_cast<std::uint64_t>(st.st_blocks) * 512;
+    const std::uint64_t lacking = disk.size_bytes > allocated ? disk.size_bytes - allocated : 0;
+    const std::uint64_t available = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    if (available >= lacking) continue;
+    return fmt::format("the filesystem holding the scratch disk {} has {} available, less than the {} the sparse "
+                       "image still needs to reach its {}: the guests' write errors may be this host's disk filling "
+                       "up, not the workload. Free space there (or set disk.preallocate = true, so that abvm refuses "
+                       "before booting when the image does not fit)",
+                       image.string(), mib(available), mib(lacking), mib(disk.size_bytes));
+  }
+  return std::nullopt;
 }
 
 }  // namespace abvm

@@ -5,6 +5,8 @@
 // and the file can change in between).
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include "config/experiment.hpp"
 
@@ -18,5 +20,13 @@ namespace abvm {
 // Throws Error (unsafe path) or InfraError (cannot create).
 std::filesystem::path prepare_scratch_disk(const DiskSettings& disk, const std::filesystem::path& results_dir,
                                            bool first_use, int slot = 0);
+
+// A sparse scratch image grows as the guests write. When the filesystem holding one of this run's
+// images (disk.path, or the results directory's scratch*.raw) has less space available than that
+// image still lacks to reach its full size, the guests' write errors may be the host's disk filling
+// up rather than the workload: this says so, naming the file, what is free and what to do.
+// nullopt when every existing image could grow to its size (or none exists on this machine).
+std::optional<std::string> scratch_space_shortfall(const DiskSettings& disk,
+                                                   const std::filesystem::path& results_dir);
 
 }  // namespace abvm

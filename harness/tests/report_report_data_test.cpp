@@ -155,7 +155,7 @@ TEST(ReportData, NullIsANumberThatWasNotFiniteNotAMissingOne) {
   const ReportData r = read_report_data(j, kAnalysis);
   EXPECT_TRUE(std::isnan(r.metrics[0].effect.estimate));
   EXPECT_TRUE(std::isnan(r.metrics[0].a.cv));
-  EXPECT_EQ(metric_sentence(r.metrics[0], "B"), "B in dd-write.bandwidth: no estimate: " +
+  EXPECT_EQ(metric_sentence(r.metrics[0], "B", 0.05), "B in dd-write.bandwidth: no estimate: " +
                                                     std::string(to_string(r.metrics[0].verdict)));
   // Where null is not allowed, it is named.
   j["metrics"][0]["name"] = nullptr;
@@ -164,9 +164,9 @@ TEST(ReportData, NullIsANumberThatWasNotFiniteNotAMissingOne) {
 
 TEST(ReportData, TheSentenceOfAJsonMetricReadsItStrictly) {
   json m = demo_json(demo_analysis())["metrics"][0];
-  EXPECT_EQ(metric_sentence(m, "B"), metric_sentence(read_report_metric(m, kAnalysis, "metrics[0]"), "B"));
+  EXPECT_EQ(metric_sentence(m, "B", 0.05), metric_sentence(read_report_metric(m, kAnalysis, "metrics[0]"), "B", 0.05));
   m.erase("unit");
-  EXPECT_THROW(metric_sentence(m, "B"), Error);
+  EXPECT_THROW(metric_sentence(m, "B", 0.05), Error);
 }
 
 TEST(ReportData, EnvironmentReadsWithItsOptionalFields) {

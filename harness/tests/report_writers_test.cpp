@@ -276,15 +276,57 @@ TEST(ReportHtml, Base64MatchesRfc4648Vectors) {
 TEST(ReportHtml, SentenceSaysHowMuchSlowerWithTheIntervalAndTheVerdict) {
   ReportMetric m{.name = "dd write bandwidth", .unit = "B/s", .better = Better::higher, .verdict = Verdict::regression,
                  .effect = {.estimate = 0.951, .low = 0.924, .high = 0.979, .confidence = 0.95}};
-  EXPECT_EQ(metric_sentence(m, "B"), "B is 4.9 % slower in dd write bandwidth (95 % CI 2.1 to 7.6 % slower): regression");
+  EXPECT_EQ(metric_sentence(m, "B", 0.05), "B is 4.9 % slower in dd write bandwidth (95 % CI 2.1 to 7.6 % slower): regression");
   m.effect = {.estimate = 1.02, .low = 0.97, .high = 1.06, .confidence = 0.975};
   m.verdict = Verdict::inconclusive;
-  EXPECT_EQ(metric_sentence(m, "dma"),
+  EXPECT_EQ(metric_sentence(m, "dma", 0.05),
             "dma (B) is 2.0 % faster in dd write bandwidth (97.5 % CI from 3.0 % slower to 6.0 % faster): inconclusive");
   // Latency: a higher ratio is slower.
   m = {.name = "clat", .unit = "ns", .better = Better::lower, .verdict = Verdict::regression,
        .effect = {.estimate = 1.10, .low = 1.05, .high = 1.20, .confidence = 0.95}};
-  EXPECT_EQ(metric_sentence(m, "B"), "B is 10.0 % slower in clat (95 % CI 5.0 to 20.0 % slower): regression");
+  EXPECT_EQ(metric_sentence(m, "B", 0.05), "B is 10.0 % slower in clat (95 % CI 5.0 to 20.0 % slower): regression");
+}
+
+// A reader of the verdict word alone sees the significant shift behind a no_change or an inconclusive
+// (issue 20): the HTML sentence, the terminal's verdict lines and the JSON headline in the same words.
+TEST(ReportHtml, ASignificantShiftInsideTheMarginIsSaidWithTheVerdict) {
+  ReportMetric m{.name = "bw", .unit = "B/s", .better = Better::higher, .verdict = Verdict::no_change,
+                 .effect = {.estimate = 0.98, .low = 0.965, .high = 0.995, .confidence = 0.95}};
+  EXPECT_EQ(metric_sentence(m, "B", 0.05),
+            "B is 2.0 % slower in bw (95 % CI 0.5 to 3.5 % slower): no_change (a significant shift, inside the "
+            "±5.0 % margin)");
+  // Latency, inconclusive: significant, estimated inside the margin, interval past it.
+  m = {.name = "clat", .unit = "ns", .better = Better::lower, .verdict = Verdict::inconclusive,
+       .effect = {.estimate = 1.03, .low = 1.01, .high = 1.07, .confidence = 0.95}};
+  EXPECT_EQ(metric_sentence(m, "B", 0.05),
+            "B is 3.0 % slower in clat (95 % CI 1.0 to 7.0 % slower): inconclusive (a significant shift, estimated "
+            "inside the ±5.0 % margin; its interval reaches past it)");
+  // Not significant, or a margin the estimate is beyond: the verdict alone.
+  m.effect.low = 0.99;
+  EXPECT_EQ(metric_sentence(m, "B", 0.05).find("significant"), std::string::npos);
+  m.effect.low = 1.01;
+  EXPECT_EQ(metric_sentence(m, "B", 0.02).find("significant"), std::string::npos);
+}
+
+TEST(ReportTerminal, ASignificantShiftInsideTheMarginIsSaidOnBothVerdictLines) {
+  Analysis a;
+  a.options.margin = 0.05;
+  MetricAnalysis m;
+  m.name = "dd-write.bandwidth";
+  m.unit = "B/s";
+  m.verdict = Verdict::no_change;
+  m.effect = {.estimate = 0.98, .low = 0.965, .high = 0.995, .confidence = 0.95};
+  a.metrics = {m};
+  m.name = "fio.bandwidth";
+  m.effect = {.estimate = 1.0, .low = 0.98, .high = 1.02, .confidence = 0.95};
+  a.metrics.push_back(m);
+  a.verdict = Verdict::no_change;
+  const std::string text = terminal_report(a);
+  EXPECT_THAT(text, HasSubstr("  verdict: no_change (a significant shift, inside the ±5.0 % margin)\n"));
+  EXPECT_THAT(text, HasSubstr("\nverdict: no_change (dd-write.bandwidth: a significant shift, inside the ±5.0 % "
+                              "margin)\n"));
+  a.metrics.erase(a.metrics.begin());
+  EXPECT_THAT(terminal_report(a), HasSubstr("\nverdict: no_change\n"));
 }
 
 class ReportHtmlDemo : public ::testing::Test {

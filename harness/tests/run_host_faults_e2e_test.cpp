@@ -543,6 +543,8 @@ TEST_F(HostFaultsE2ETest, PreallocatedScratchLargerThanTheFilesystemIsRefusedBef
   expect_no_leftovers(*d);
 }
 
+// The guest sees its writes fail (error_policy=report), not a paused VM; and since that happens in the first
+// block on both sides, the run stops there (issue 20) naming the full host filesystem, not the workload.
 TEST_F(HostFaultsE2ETest, SparseScratchFillingUpMidRunIsAWorkloadFailureNotAHang) {
   if (::geteuid() != 0) ABVM_SKIP_WITHOUT("mounting a tmpfs needs root");
   ASSERT_TRUE(mount_tmpfs(dir / "mnt", "40m")) << "mount tmpfs: " << std::strerror(errno);
@@ -554,9 +556,11 @@ TEST_F(HostFaultsE2ETest, SparseScratchFillingUpMidRunIsAWorkloadFailureNotAHang
   const auto start = std::chrono::steady_clock::now();
   const auto r = run_abvm({"run", "--results-dir", results.string(), config.string()});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_NE(r.exit_code, 3) << r.output;
-  EXPECT_NE(r.exit_code, -1) << r.output;
-  std::cout << "4 boots writing past a full filesystem took " << seconds << " s\n";
+  std::cout << "the first block writing past a full filesystem took " << seconds << " s\n";
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("the filesystem holding the scratch disk " + t.disk_path + " has "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("may be this host's disk filling up, not the workload"), std::string::npos) << r.output;
   const auto d = find_results_dir();
   ASSERT_TRUE(d.has_value());
   for (const char* id : {"t0000", "t0001"}) {
@@ -567,10 +571,10 @@ TEST_F(HostFaultsE2ETest, SparseScratchFillingUpMidRunIsAWorkloadFailureNotAHang
     // Well before the 120 s run timeout: the guest saw the error, it was not paused.
     EXPECT_LT(res.at("seconds").get<double>(), 60.0) << res.dump(2);
   }
-  // dd's own words, kept as the run's raw output.
+  // dd's own words, kept as the run's raw output; the first block's two runs journaled once each.
   const std::string dd_out = slurp(*d / "trials" / "t0000" / "dd-write-run0.out");
   EXPECT_NE(dd_out.find("error"), std::string::npos) << dd_out;
-  expect_each_run_once(*d, t);
+  EXPECT_EQ(count_lines(*d / "trials.jsonl"), 2u);
   expect_no_leftovers(*d);
 }
 

@@ -1,6 +1,7 @@
 // The scratch disk: abvm's own image, or the user's file re-checked right before use.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +43,28 @@ TEST_F(ScratchDiskTest, OwnScratchDiskIsCreatedSparseAtTheConfiguredSize) {
   prepare_scratch_disk(disk, dir, true);
   ASSERT_EQ(::stat(p.c_str(), &st), 0);
   EXPECT_GE(st.st_blocks * 512, 8 << 20) << "not preallocated";
+}
+
+// A sparse image whose filesystem cannot hold the rest of it is named, with what is free; one that fits is not.
+TEST_F(ScratchDiskTest, ASparseImageItsFilesystemCannotHoldIsNamedAsTheCauseOfWriteErrors) {
+  DiskSettings disk;
+  disk.size_bytes = 1ULL << 20;
+  const fs::path p = prepare_scratch_disk(disk, dir, true);
+  EXPECT_EQ(scratch_space_shortfall(disk, dir), std::nullopt);
+  struct statvfs vfs {};
+  ASSERT_EQ(::statvfs(dir.c_str(), &vfs), 0);
+  // The same image, said to be 1 GiB more than the filesystem has free (the file's length does not matter).
+  disk.size_bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize + (1ULL << 30);
+  const auto note = scratch_space_shortfall(disk, dir);
+  ASSERT_TRUE(note.has_value());
+  EXPECT_NE(note->find("the filesystem holding the scratch disk " + p.string() + " has "), std::string::npos) << *note;
+  EXPECT_NE(note->find("may be this host's disk filling up, not the workload"), std::string::npos) << *note;
+  EXPECT_NE(note->find("disk.preallocate = true"), std::string::npos) << *note;
+  // A named image is the one checked; none at all (a remote host's volume) says nothing.
+  disk.path = dir / "user.img";
+  EXPECT_EQ(scratch_space_shortfall(disk, dir), std::nullopt);
+  write_file_atomic(disk.path, "");
+  EXPECT_NE(scratch_space_shortfall(disk, dir), std::nullopt);
 }
 
 TEST_F(ScratchDiskTest, NamedScratchDiskIsRecheckedBeforeUse) {

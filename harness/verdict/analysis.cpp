@@ -493,15 +493,8 @@ std::string headline(const MetricAnalysis& r, double margin) {
   std::string text = fmt::format("B is {} {} than A in {} (B/A {:.3f}; {}{}, >0 is better): {}", size, dir, r.name,
                                  r.effect.estimate, r.primary == Estimate::paired ? "paired, " : "", ci,
                                  to_string(r.verdict));
-  // Said in the headline, not only in a note: a reader of the verdict alone must see that a
-  // no_change (or an inconclusive) holds a significant shift.
-  const bool significant = ohi < 1 || olo > 1;
-  if (significant && r.verdict == Verdict::no_change) {
-    text += fmt::format(" (a significant shift, inside the ±{} margin)", percent(margin));
-  } else if (significant && r.verdict == Verdict::inconclusive && std::abs(o - 1) < margin) {
-    text += fmt::format(" (a significant shift, estimated inside the ±{} margin; its interval reaches past it)",
-                        percent(margin));
-  }
+  // Said in the headline, not only in a note: a reader of the verdict alone must see it.
+  if (const std::string q = margin_qualifier(r.verdict, oe, margin); !q.empty()) text += " (" + q + ")";
   if (r.verdict == Verdict::inconclusive && r.runs_needed) {
     text += r.primary == Estimate::paired
                 ? fmt::format("; about {} A/B blocks would likely settle it", *r.runs_needed)
@@ -885,10 +878,25 @@ void add_experiment_warnings(Analysis& out, const SampleSet& samples) {
 }  // namespace
 
 OrientedEffect oriented_effect(const MetricAnalysis& r) {
-  const bool higher = r.better == Better::higher;
-  return {.estimate = oriented(r.effect.estimate, r.better),
-          .low = oriented(higher ? r.effect.low : r.effect.high, r.better),
-          .high = oriented(higher ? r.effect.high : r.effect.low, r.better)};
+  return oriented_effect(r.effect.estimate, r.effect.low, r.effect.high, r.better);
+}
+
+OrientedEffect oriented_effect(double estimate, double low, double high, Better better) {
+  const bool higher = better == Better::higher;
+  return {.estimate = oriented(estimate, better),
+          .low = oriented(higher ? low : high, better),
+          .high = oriented(higher ? high : low, better)};
+}
+
+std::string margin_qualifier(Verdict verdict, const OrientedEffect& e, double margin) {
+  const bool significant = e.high < 1 || e.low > 1;
+  if (!significant) return "";
+  if (verdict == Verdict::no_change) return fmt::format("a significant shift, inside the ±{} margin", percent(margin));
+  if (verdict == Verdict::inconclusive && std::abs(e.estimate - 1) < margin) {
+    return fmt::format("a significant shift, estimated inside the ±{} margin; its interval reaches past it",
+                       percent(margin));
+  }
+  return "";
 }
 
 Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {

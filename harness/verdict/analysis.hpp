@@ -184,6 +184,14 @@ struct OrientedEffect {
   double estimate = 1, low = 1, high = 1;
 };
 OrientedEffect oriented_effect(const MetricAnalysis& metric);
+// The same from a ratio B/A and its interval, as a report holds them.
+OrientedEffect oriented_effect(double estimate, double low, double high, Better better);
+
+// What a reader of the verdict word alone must also see (issue 20): a no_change whose interval
+// excludes 1 ("a significant shift, inside the ±5.0 % margin"), or an inconclusive whose shift is
+// significant but estimated inside the margin while its interval reaches past it. "" otherwise.
+// Every output says it in these words: the headline, the terminal's verdict lines, the HTML.
+std::string margin_qualifier(Verdict verdict, const OrientedEffect& effect, double margin);
 
 // Throws Error when the options are out of range. Values must be > 0 (they are analysed on the
 // log scale). A metric with no valid unit on a side (every run failed, or every pair was left out
