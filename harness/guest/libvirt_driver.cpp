@@ -6,6 +6,7 @@
 #include <libvirt/virterror.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -514,6 +515,24 @@ bool embedded_root_in_use(const std::filesystem::path& root) {
 
 std::filesystem::path private_roots_dir() { return abvm_cache_dir() / "libvirt-private"; }
 
+// libvirt takes its lock on the root only when the connection opens, so two abvm processes starting
+// together can both find the shared root free and both open it; the second one's QEMU probe then
+// fails ("Cannot find suitable emulator for x86_64": seen here when a test run started as a demo run
+// ended). abvm's own lock on the root, taken before that check and held until the process exits,
+// makes the choice atomic among abvm processes. False: another abvm process holds it.
+bool claim_shared_root(const std::filesystem::path& root) {
+  static int held = -1;
+  if (held >= 0) return true;
+  const int fd = ::open((root / "abvm.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return false;
+  }
+  held = fd;  // never closed: the lock goes with the process
+  return true;
+}
+
 }  // namespace
 
 std::string LibvirtDriver::embedded_uri() {
@@ -532,7 +551,7 @@ std::string LibvirtDriver::embedded_uri() {
       }
     }
   }
-  if (embedded_root_in_use(root)) {
+  if (!claim_shared_root(root) || embedded_root_in_use(root)) {
     // Another abvm run holds the shared root: use a root of our own, seeded with the shared
     // root's QEMU capability cache so that the ~45 s probe is not repeated.
     auto own = private_roots_dir() / std::to_string(::getpid());

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <vector>
 #include <thread>
 
 #include "environment_skip.hpp"
@@ -99,4 +101,22 @@ TEST(GuestLibvirtConcurrent, BusySharedRootGivesAPrivateRootThatWorksAndIsRemove
   second.stop();
   EXPECT_FALSE(fs::exists(private_dir / std::to_string(second.pid))) << "the private root outlived its process";
   first.stop();
+}
+
+// libvirt locks the shared root only once a connection opens: processes that started together could
+// all find it free, and all but one then failed to probe QEMU ("Cannot find suitable emulator").
+// abvm's own lock makes the choice atomic: each gets a root that works, and at most one the shared.
+TEST(GuestLibvirtConcurrent, ProcessesStartingTogetherEachGetARootThatWorks) {
+  if (::geteuid() != 0) ABVM_SKIP_WITHOUT("the embedded QEMU driver needs root here");
+  if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 not installed");
+  const fs::path private_dir = abvm_cache_dir() / "libvirt-private";
+  std::vector<std::unique_ptr<Holder>> holders;
+  for (const char* tag : {"a", "b", "c"}) holders.push_back(std::make_unique<Holder>(tag));
+  int shared = 0;
+  for (auto& h : holders) {
+    ASSERT_TRUE(h->wait_ready()) << "a process starting with others could not connect";
+    shared += !fs::exists(private_dir / std::to_string(h->pid));
+  }
+  EXPECT_LE(shared, 1) << "two processes opened the shared root at once";
+  for (auto& h : holders) h->stop();
 }
