@@ -2,11 +2,11 @@
 // developer's machine and fails under CI=true (environment_skip.hpp), and every skip in the tests
 // goes through that one macro, so none can pass CI by skipping.
 #include "environment_skip.hpp"
+#include "scoped_env.hpp"
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -16,31 +16,6 @@
 namespace fs = std::filesystem;
 
 namespace {
-
-// Sets CI for the scope, and puts back what was there.
-class ScopedCi {
- public:
-  explicit ScopedCi(const char* value) {
-    if (const char* old = std::getenv("CI")) old_ = old;
-    if (value) {
-      ::setenv("CI", value, 1);
-    } else {
-      ::unsetenv("CI");
-    }
-  }
-  ~ScopedCi() {
-    if (old_) {
-      ::setenv("CI", old_->c_str(), 1);
-    } else {
-      ::unsetenv("CI");
-    }
-  }
-  ScopedCi(const ScopedCi&) = delete;
-  ScopedCi& operator=(const ScopedCi&) = delete;
-
- private:
-  std::optional<std::string> old_;
-};
 
 void lacking_a_widget() { ABVM_SKIP_WITHOUT("the widget is not installed (harness/setup.sh installs it)"); }
 
@@ -52,7 +27,7 @@ void run_lacking_a_widget(::testing::TestPartResultArray& results) {
 }
 
 TEST(CoreEnvironmentSkip, UnderCiTrueASkipIsAFailureThatSaysWhy) {
-  const ScopedCi ci("true");
+  const abvm::test::ScopedEnv ci("CI", "true");
   ::testing::TestPartResultArray results;
   run_lacking_a_widget(results);
   ASSERT_EQ(results.size(), 1);
@@ -63,12 +38,13 @@ TEST(CoreEnvironmentSkip, UnderCiTrueASkipIsAFailureThatSaysWhy) {
 }
 
 TEST(CoreEnvironmentSkip, ElsewhereItIsASkipThatSaysWhy) {
-  for (const char* value : {static_cast<const char*>(nullptr), "false", "1"}) {
-    const ScopedCi ci(value);
+  const std::optional<std::string> unset;
+  for (const auto& value : {unset, std::optional<std::string>("false"), std::optional<std::string>("1")}) {
+    const abvm::test::ScopedEnv ci("CI", value);
     ::testing::TestPartResultArray results;
-  run_lacking_a_widget(results);
+    run_lacking_a_widget(results);
     ASSERT_EQ(results.size(), 1);
-    EXPECT_TRUE(results.GetTestPartResult(0).skipped()) << (value ? value : "(unset)");
+    EXPECT_TRUE(results.GetTestPartResult(0).skipped()) << value.value_or("(unset)");
     EXPECT_STREQ(results.GetTestPartResult(0).message(), "the widget is not installed (harness/setup.sh installs it)");
   }
 }
