@@ -23,6 +23,16 @@ py=/usr/bin/python3
 (( trials >= 4 && trials % 2 == 0 )) || { echo "soak: TRIALS must be even and >= 4" >&2; exit 2; }
 abvm=$(realpath "$abvm")
 [[ -x $abvm ]] || { echo "soak: no abvm binary at $abvm (build it, or give its path)" >&2; exit 2; }
+# A soak that cannot run fails and says why, in CI or not: it never skips. Its guests are real
+# ones on the embedded libvirt driver, which runs QEMU as root.
+missing=()
+(( EUID == 0 )) || missing+=("root (the embedded libvirt driver runs QEMU as root)")
+command -v qemu-system-x86_64 >/dev/null || missing+=("qemu-system-x86_64 (harness/setup.sh installs it)")
+[[ -x $py ]] || missing+=("$py (harness/setup.sh installs python3)")
+if (( ${#missing[@]} )); then
+  { echo "soak: cannot run here, this machine lacks:"; printf '  %s\n' "${missing[@]}"; } >&2
+  exit 1
+fi
 
 work=$(mktemp -d /tmp/abvm-soak-XXXXXX)
 echo "soak: $trials trials, seed $seed, work directory $work"
@@ -178,5 +188,12 @@ ok = lost == 0 and duplicated == 0 and finished and not unrecorded and rc in ("0
 sys.exit(0 if ok else 1)
 EOF
 status=$?
-if (( status == 0 )); then rm -rf "$work"; else echo "soak: kept $work for inspection" >&2; fi
+if (( status == 0 )); then
+  rm -rf "$work"
+else
+  # abvm's own words on why it ended (an infrastructure error says what to check).
+  echo "soak: the end of $work/abvm.log:" >&2
+  tail -n 15 "$work/abvm.log" >&2 || true
+  echo "soak: kept $work for inspection" >&2
+fi
 exit $status

@@ -319,27 +319,48 @@ std::vector<pid_t> local_qemus_of(const std::string& name) {
 
 bool is_embedded(std::string_view uri) { return uri.starts_with("qemu:///embed"); }
 
-// A URI that names this machine's own daemon (no host part): its guests' QEMUs run here.
-bool is_local(std::string_view uri) { return uri.starts_with("qemu:///"); }
+// A URI that names a daemon of this machine (no host part, or its UNIX socket named outright):
+// its guests' QEMUs run here.
+bool is_local(std::string_view uri) { return uri.starts_with("qemu:///") || uri.starts_with("qemu+unix://"); }
 
-// Opens `uri`; for a daemon across a network, keepalive probes (every 5 s, 3 unanswered end the
-// connection) so that a host that vanished without closing the connection is noticed within
-// about 20 s, not after TCP's own timeouts. Null when libvirt cannot connect.
-ConnHandle open_connection(const std::string& uri) {
-  ConnHandle conn(virConnectOpen(uri.c_str()));
-  if (conn && !is_local(uri)) virConnectSetKeepAlive(conn.get(), 5, 3);
-  return conn;
-}
-
-// A connection opened within `limit`, or the reason there is none. virConnectOpen has no timeout
-// of its own: a daemon that accepts connections but never answers them (a libvirtd deadlocked
-// inside; seen here with libvirt 9.0 when a domain was freed as its console stream closed) would
-// hold the caller, and with it the whole run, forever. A call that outlives `limit` is left to
-// finish on its own thread, which then closes what it got.
+// A connection, or why there is none.
 struct OpenedConnection {
   ConnHandle conn;
   std::string error;
 };
+
+// Opens `uri`. Every connection to a daemon, on this machine or across a network, gets
+// keepalive probes (every 5 s, 3 unanswered end the connection). A libvirt call waits for its
+// reply in libvirt's RPC client (virNetClientIOEventLoop), whose poll has no timeout of its own:
+// keepalive alone bounds it, so without it a daemon that stops answering (SIGSTOPped, or a
+// libvirtd deadlocked inside, as seen here with libvirt 9.0) would hold virDomainIsActive, a
+// volume upload or a stream's end forever, whether the daemon is across a network or on this
+// machine (HostFaultsE2ETest.LibvirtDaemonStoppedMidTrialEndsWithExit3NotAHang: a run on this
+// machine's daemon never ended before). With it, every call on the connection fails within about
+// 20 s, and the connection is dead (virConnectIsAlive), which run_guest and ensure_connection act on. A daemon that cannot
+// do keepalive (libvirt before 0.9.8) is refused for that reason. The embedded driver runs in
+// this process: it has no daemon that could stop answering, and no keepalive.
+OpenedConnection open_connection(const std::string& uri) {
+  OpenedConnection r{ConnHandle(virConnectOpen(uri.c_str())), {}};
+  if (!r.conn) {
+    r.error = last_error();  // libvirt's last error is per thread
+    return r;
+  }
+  if (is_embedded(uri)) return r;
+  const int keepalive = virConnectSetKeepAlive(r.conn.get(), 5, 3);
+  if (keepalive != 0) {
+    r.error = fmt::format("{}; without keepalive a daemon that stops answering would hold abvm forever",
+                          keepalive < 0 ? "libvirt cannot run keepalive on the connection: " + last_error()
+                                        : std::string("the daemon does not support keepalive (libvirt before 0.9.8)"));
+    r.conn.reset();
+  }
+  return r;
+}
+
+// A connection opened within `limit`, or the reason there is none. virConnectOpen has no timeout
+// of its own, and keepalive starts only once it has returned: a daemon that accepts connections
+// but never answers them would hold the caller, and with it the whole run, forever. A call that
+// outlives `limit` is left to finish on its own thread, which then closes what it got.
 OpenedConnection open_connection_within(const std::string& uri, std::chrono::milliseconds limit) {
   struct State {
     std::mutex mutex;
@@ -350,9 +371,7 @@ OpenedConnection open_connection_within(const std::string& uri, std::chrono::mil
   };
   auto state = std::make_shared<State>();
   std::thread([state, uri] {
-    OpenedConnection r;
-    r.conn = open_connection(uri);
-    if (!r.conn) r.error = last_error();  // libvirt's last error is per thread
+    OpenedConnection r = open_connection(uri);
     std::lock_guard lock(state->mutex);
     if (state->abandoned) return;  // r closes its connection after the lock is released
     state->result = std::move(r);
@@ -366,6 +385,13 @@ OpenedConnection open_connection_within(const std::string& uri, std::chrono::mil
                                  std::chrono::duration<double>(limit).count())};
   }
   return std::move(state->result);
+}
+
+// The first connection of a driver. A daemon gets the reconnect window, as every later connection
+// does. The embedded driver is not bounded: it runs in this process (no daemon to stop answering),
+// and its first connection in a fresh root probes QEMU for about 45 s, longer than the window.
+OpenedConnection open_first_connection(const std::string& uri, std::chrono::milliseconds window) {
+  return is_embedded(uri) ? open_connection(uri) : open_connection_within(uri, window);
 }
 
 // What libvirt tells about the host over the connection. The versions are required; the host's
@@ -416,13 +442,13 @@ void LibvirtDriver::ensure_connection(const std::vector<std::string>& own_domain
       // machine (a local URI) they are found by name and killed; elsewhere, say which they are.
       std::vector<std::string> left;
       for (const auto& name : own_domains) {
-        const auto pids = impl_->uri.starts_with("qemu:///") ? local_qemus_of(name) : std::vector<pid_t>{};
+        const auto pids = is_local(impl_->uri) ? local_qemus_of(name) : std::vector<pid_t>{};
         for (pid_t pid : pids) ::kill(pid, SIGKILL);
-        if (pids.empty() && !impl_->uri.starts_with("qemu:///")) left.push_back(name);
+        if (pids.empty() && !is_local(impl_->uri)) left.push_back(name);
       }
       throw InfraError(fmt::format(
           "libvirt: the connection to '{}' was lost and could not be made again within {:.0f} s ({}). Start the "
-          "libvirt daemon again{}",
+          "libvirt daemon again (or restart it, if it runs but does not answer){}",
           impl_->uri, std::chrono::duration<double>(impl_->reconnect_window).count(), why,
           left.empty() ? std::string()
                        : fmt::format("; then destroy the guests it may still run (virsh -c '{}' destroy {})",
@@ -446,7 +472,8 @@ LibvirtDriver::LibvirtDriver(std::string uri, LibvirtDriverOptions options) : im
   impl_->uri = std::move(uri);
   impl_->reconnect_window = options.reconnect_window;
   const bool embedded = is_embedded(impl_->uri);
-  impl_->conn = open_connection(impl_->uri);
+  OpenedConnection opened = open_first_connection(impl_->uri, impl_->reconnect_window);
+  impl_->conn = std::move(opened.conn);
   // After the connection (whose capability probe reaps its own QEMU): orphaned QEMUs of our
   // domains now come to us, and the reaper thread reaps them (see reaper_loop).
   if (impl_->conn && embedded) {
@@ -454,13 +481,16 @@ LibvirtDriver::LibvirtDriver(std::string uri, LibvirtDriverOptions options) : im
     start_reaper();
   }
   if (!impl_->conn) {
+    // A daemon that accepts but does not answer is stopped or stuck: running is not enough.
     throw InfraError(fmt::format("libvirt: cannot connect to '{}': {}. Check that the URI is right{}",
-                                 impl_->uri, last_error(),
+                                 impl_->uri, opened.error,
                                  embedded ? " and that no other process uses the same embedded root"
                                  : is_local(impl_->uri)
-                                     ? " and that libvirtd is running"
-                                     : ", that the host is reachable and that libvirtd runs there"));
+                                     ? " and that libvirtd is running and answers (restart one that does not)"
+                                     : ", that the host is reachable and that libvirtd runs there and answers"));
   }
+  // From here on, a daemon that stops answering ends each call within keepalive's ~20 s
+  // (open_connection), and the call's InfraError names the URI.
   impl_->versions = read_versions(impl_->conn.get(), impl_->uri);
   if (!embedded) {
     impl_->staging = std::make_unique<VolumeStaging>(impl_->uri, std::move(options.staging));

@@ -19,8 +19,11 @@
 // driver. A daemon can die or restart mid-run: the trial whose guest was running becomes an infra
 // error, and the next run_guest connects again (trying for the reconnect window, 30 s by
 // default) and destroys that guest before booting; if the daemon does not come back it throws
-// InfraError naming the URI, after killing that guest's QEMU when the URI is local. Connections
-// across a network have libvirt keepalive on, so a host that vanished is seen within ~20 s.
+// InfraError naming the URI, after killing that guest's QEMU when the URI is local. No call to a
+// daemon waits forever: the first connection is given up at the end of the reconnect window, as
+// later ones are (virConnectOpen has no timeout of its own), and every connection to a daemon,
+// this machine's too, has libvirt keepalive on, so a host that vanished, or a daemon that stopped
+// answering, ends the call within ~20 s.
 //
 // A libvirt event loop thread runs for the whole process (libvirt needs one to watch its QEMU
 // processes); it starts with the first connection. libvirt's default printing of errors to
@@ -42,14 +45,17 @@ namespace abvm {
 struct LibvirtDriverOptions {
   StagingOptions staging;  // the pool on a host that gets volumes (not the embedded driver)
   // How long run_guest keeps trying to connect again after the connection was lost (a libvirt
-  // daemon that died or restarted) before it throws InfraError.
+  // daemon that died or restarted) before it throws InfraError; also how long the first
+  // connection to a daemon may take (not the embedded driver's: its first probe of QEMU takes
+  // about 45 s).
   std::chrono::milliseconds reconnect_window{30000};
 };
 
 class LibvirtDriver final : public GuestDriver {
  public:
   // Connects to `uri` and, for a host that gets volumes, readies its pool; throws InfraError
-  // with libvirt's message and the URI when that fails.
+  // with libvirt's message and the URI when that fails, or when a daemon does not answer within
+  // the reconnect window.
   explicit LibvirtDriver(std::string uri, LibvirtDriverOptions options = {});
   ~LibvirtDriver() override;
   LibvirtDriver(const LibvirtDriver&) = delete;

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/resources.hpp"
+#include "scoped_env.hpp"
 
 using namespace abvm;
 using ::testing::HasSubstr;
@@ -20,29 +21,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Sets (or unsets, with nullopt) ABVM_DATA_DIR for one test and restores it afterwards.
-class DataDirVariable {
+// ABVM_DATA_DIR set (or unset, with nullopt) for one test, and restored afterwards.
+class DataDirVariable : public test::ScopedEnv {
  public:
-  explicit DataDirVariable(const std::optional<std::string>& value) {
-    if (const char* old = ::getenv("ABVM_DATA_DIR")) old_ = old;
-    if (value) {
-      ::setenv("ABVM_DATA_DIR", value->c_str(), 1);
-    } else {
-      ::unsetenv("ABVM_DATA_DIR");
-    }
-  }
-  ~DataDirVariable() {
-    if (old_) {
-      ::setenv("ABVM_DATA_DIR", old_->c_str(), 1);
-    } else {
-      ::unsetenv("ABVM_DATA_DIR");
-    }
-  }
-  DataDirVariable(const DataDirVariable&) = delete;
-  DataDirVariable& operator=(const DataDirVariable&) = delete;
-
- private:
-  std::optional<std::string> old_;
+  explicit DataDirVariable(const std::optional<std::string>& value) : ScopedEnv("ABVM_DATA_DIR", value) {}
 };
 
 fs::path fresh_dir(const std::string& tag) {

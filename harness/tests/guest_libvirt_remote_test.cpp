@@ -264,6 +264,27 @@ TEST(GuestLibvirtRemote, AnUnreachableHostIsAnInfraErrorNamingTheUri) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
 }
 
+// A daemon that accepts the first connection and never answers it (stopped, or deadlocked
+// inside) is an InfraError naming the URI at the end of the reconnect window, not a hang:
+// virConnectOpen has no timeout of its own. Needs no daemon, only libvirt's client.
+TEST(GuestLibvirtRemote, AFirstConnectionThatIsNeverAnsweredEndsAtTheReconnectWindow) {
+  test::SilentSocket silent(fs::temp_directory_path() / fmt::format("abvm-silent-{}.sock", ::getpid()));
+  const std::string uri = "qemu+unix:///system?socket=" + silent.path().string();
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    LibvirtDriver driver(uri, {.reconnect_window = 3s});
+    ADD_FAILURE() << "connected to " << uri;
+  } catch (const InfraError& e) {
+    EXPECT_TRUE(contains(e.what(), "cannot connect to '" + uri + "'")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "did not answer within 3 s")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "libvirtd is running and answers")) << e.what();
+  }
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(took, 3s);
+  EXPECT_LT(took, 8s);
+  EXPECT_GE(silent.accepted(), 1u);  // it was reached, and kept silent
+}
+
 // abvm never writes to a volume it did not make in this run: a volume that has the very name
 // abvm would give its scratch disk is refused, and left as it was.
 TEST(GuestLibvirtRemote, AVolumeThisRunDidNotMakeIsNeverWritten) {

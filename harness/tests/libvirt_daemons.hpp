@@ -32,6 +32,8 @@
 // reap_orphaned_qemus). The destructor kills everything in the namespace (daemon,
 // sshd, QEMUs) and the holder. Processes are started with fork and argument vectors; between
 // fork and exec only system calls run (the test process has threads).
+//
+// SilentSocket stands in for a daemon that accepts connections and never answers them.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -41,15 +43,19 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -389,6 +395,59 @@ class TestLibvirtd {
   pid_t holder_ = -1;
   pid_t daemon_ = -1;
   pid_t sshd_ = -1;
+};
+
+// A UNIX socket that accepts connections and never reads or answers them: a libvirt daemon that
+// is stopped or deadlocked inside, as its clients see it (the kernel keeps accepting for it). For
+// the tests of the bounds on abvm's first connection. Listens from construction; the destructor
+// wakes and joins its thread, closes what it accepted and removes the socket file.
+class SilentSocket {
+ public:
+  explicit SilentSocket(std::filesystem::path path) : path_(std::move(path)) {
+    std::filesystem::remove(path_);
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    const std::string p = path_.string();
+    if (listener_ < 0 || p.size() >= sizeof a.sun_path) throw std::runtime_error("cannot make a socket at " + p);
+    p.copy(a.sun_path, p.size());
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener_, 16) != 0) {
+      ::close(listener_);
+      throw std::runtime_error("cannot listen at " + p + ": " + std::strerror(errno));
+    }
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0 && errno == EINTR) continue;
+        if (fd < 0) return;  // shut down by the destructor
+        std::lock_guard lock(mutex_);
+        accepted_.push_back(fd);
+      }
+    });
+  }
+  ~SilentSocket() {
+    ::shutdown(listener_, SHUT_RDWR);  // wakes accept()
+    thread_.join();
+    ::close(listener_);
+    for (int fd : accepted_) ::close(fd);
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  SilentSocket(const SilentSocket&) = delete;
+  SilentSocket& operator=(const SilentSocket&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  std::size_t accepted() {
+    std::lock_guard lock(mutex_);
+    return accepted_.size();
+  }
+
+ private:
+  std::filesystem::path path_;
+  int listener_ = -1;
+  std::mutex mutex_;
+  std::vector<int> accepted_;
+  std::thread thread_;
 };
 
 // `count` test daemons under `dir` (dir/0, dir/1, ...), each with its own CACHE

@@ -1,8 +1,9 @@
 // Faults on the host, provoked for real against the real `abvm run` (embedded libvirt driver,
 // Debian cloud kernel, real guest image, TCG here): QEMU killed with SIGKILL mid-trial, a libvirt
-// URI with no daemon behind it, a libvirt daemon (the test's own libvirtd) killed mid-trial and
-// restarted or not (libvirt_daemons.hpp: its own mount namespace, reached on its UNIX socket,
-// so it gets the files as volumes as any non-embedded host does), a full filesystem under the
+// URI with no daemon behind it, one that accepts and never answers, a libvirt daemon (the test's
+// own libvirtd) killed mid-trial and restarted or not, or stopped (SIGSTOP) mid-trial
+// (libvirt_daemons.hpp: its own mount namespace, reached on its UNIX socket, so it gets the
+// files as volumes as any non-embedded host does), a full filesystem under the
 // scratch disk (before booting and while the guest writes), a results filesystem that the kernel
 // turns read-only mid-run, and the abvm process itself killed at seeded random moments and
 // resumed, many times. After each: what was gathered is kept, no guest, image or temporary file
@@ -434,19 +435,77 @@ TEST_F(HostFaultsE2ETest, QemuKilledOnEveryAttemptIsRecordedAsInfraErrorAndTheEx
 // ---- 2. libvirt connection ---------------------------------------------------------------------
 
 TEST_F(HostFaultsE2ETest, UnreachableLibvirtDaemonIsAnInfraErrorBeforeAnyTrial) {
-  if (!processes_with("libvirtd").empty() || !processes_with("virtqemud").empty() || fs::exists("/run/libvirt/libvirt-sock")) {
-    ABVM_SKIP_WITHOUT("a libvirt daemon runs here: qemu:///system would connect");
-  }
+  // This machine's daemon (qemu:///system) at a socket where none listens: a libvirtd that runs
+  // here at its usual socket is not reached, so the test never has a reason to skip.
+  const std::string uri = "qemu:///system?socket=" + (dir / "no-daemon.sock").string();
   write_config(Tiny{});
-  const auto r = run_abvm({"run", "--connect", "qemu:///system", "--results-dir", results.string(), config.string()});
+  const auto r = run_abvm({"run", "--connect", uri, "--results-dir", results.string(), config.string()});
   EXPECT_EQ(r.exit_code, 3) << r.output;
-  EXPECT_NE(r.output.find("libvirt: cannot connect to 'qemu:///system'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("libvirt: cannot connect to '" + uri + "'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("libvirtd is running"), std::string::npos) << r.output;
   const auto d = find_results_dir();
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(count_lines(*d / "trials.jsonl"), 0u);
   EXPECT_FALSE(fs::exists(*d / "trials"));
   expect_no_leftovers(*d);
+}
+
+// A daemon that accepts the connection and never answers (stopped, or deadlocked inside; here a
+// socket of the test's own that accepts and stays silent): exit 3 naming the URI at the end of
+// the reconnect window, 30 s (abvm has no option to shorten it), not a hang in virConnectOpen.
+TEST_F(HostFaultsE2ETest, ADaemonThatAcceptsButNeverAnswersIsExit3AtTheEndOfTheWindow) {
+  test::SilentSocket silent(fs::temp_directory_path() / fmt::format("abvm-silent-{}.sock", ::getpid()));
+  const std::string uri = "qemu+unix:///system?socket=" + silent.path().string();
+  write_config(Tiny{});
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run_abvm({"run", "--connect", uri, "--results-dir", results.string(), config.string()}, 120s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "abvm ended " << seconds << " s after it started, facing a daemon that never answers\n";
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("libvirt: cannot connect to '" + uri + "'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("did not answer within 30 s"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("libvirtd is running and answers"), std::string::npos) << r.output;
+  EXPECT_GE(seconds, 30.0);
+  EXPECT_LT(seconds, 45.0);  // the window, and abvm's start and end
+  EXPECT_GE(silent.accepted(), 1u);
+  const auto d = find_results_dir();
+  ASSERT_TRUE(d.has_value());
+  EXPECT_FALSE(fs::exists(*d / "trials"));
+  expect_no_leftovers(*d);
+}
+
+// The daemon stops answering while a guest runs (SIGSTOP: it keeps its socket, as a libvirtd
+// deadlocked inside does). Keepalive ends the connection within about 20 s, the trial is an infra
+// error, and connecting again is given up at the end of the window: exit 3 naming the URI, the
+// guest killed. Without keepalive on a daemon of this machine, abvm waited for it forever.
+TEST_F(HostFaultsE2ETest, LibvirtDaemonStoppedMidTrialEndsWithExit3NotAHang) {
+  if (const auto why = test::missing_for_test_daemons(false)) ABVM_SKIP_WITHOUT(*why);
+  test::TestLibvirtd daemon({.dir = dir / "libvirtd", .tcp = false});
+  ASSERT_TRUE(daemon.start()) << daemon.log();
+  write_config(Tiny{});
+  const fs::path log = dir / "run.log";
+  const pid_t abvm =
+      spawn({"run", "--connect", daemon.unix_uri(), "--results-dir", results.string(), config.string()}, log);
+  ASSERT_GT(abvm, 0);
+  ASSERT_TRUE(wait_for_guest(abvm, "t0000")) << slurp(log);
+  ASSERT_EQ(::kill(daemon.pid(), SIGSTOP), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int code = wait_exit(abvm, 150s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "abvm ended " << seconds << " s after its daemon stopped answering\n";
+  const std::string out = slurp(log);
+  EXPECT_EQ(code, 3) << out;
+  EXPECT_NE(out.find(fmt::format("the connection to '{}' was lost and could not be made again within 30 s",
+                                 daemon.unix_uri())),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("did not answer within"), std::string::npos) << out;
+  EXPECT_NE(out.find("continue with: abvm run --resume"), std::string::npos) << out;
+  EXPECT_LT(seconds, 80.0);  // keepalive's ~20 s, the 30 s window, the retry's start
+  EXPECT_TRUE(qemus_of(abvm).empty()) << "the stopped daemon's guest still runs";
+  const auto d = find_results_dir();
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(count_lines(*d / "trials.jsonl"), 0u);
 }
 
 // The daemon dies while a guest runs and comes back (an admin restarts it, a package upgrade

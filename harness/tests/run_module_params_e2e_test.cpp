@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/files.hpp"
+#include "environment_skip.hpp"
 #include "core/process.hpp"
 
 namespace abvm {
@@ -61,7 +62,7 @@ class ModuleParamsE2ETest : public ::testing::Test {
   fs::path dir;
 
   void SetUp() override {
-    if (!find_program("qemu-system-x86_64")) GTEST_SKIP() << "qemu-system-x86_64 is not installed";
+    if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
     dir = fs::temp_directory_path() / "abvm-module-params-e2e";
     fs::remove_all(dir);
     fs::create_directories(dir);

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "environment_skip.hpp"
 #include "core/files.hpp"
 #include "run/scratch.hpp"
 
@@ -96,7 +97,7 @@ TEST_F(ScratchDiskTest, BlockDeviceIsRefusedAlsoThroughASymlink) {
   for (const char* c : {"/dev/loop0", "/dev/vda", "/dev/sda", "/dev/nvme0n1"}) {
     if (fs::is_block_file(c)) dev = c;
   }
-  if (dev.empty()) GTEST_SKIP() << "no block device on this host to test against";
+  if (dev.empty()) ABVM_SKIP_WITHOUT("no block device on this host to test against");
   DiskSettings disk;
   disk.overwrite = true;  // even then
   disk.path = dir / "disk.img";
