@@ -470,7 +470,23 @@ TEST(ConfigExperiment, ShippedConfigsLoad) {
   const auto& dd = std::get<DdWorkload>(demo.workloads.at(0).spec);
   EXPECT_EQ(dd.block_size, "8M");
   EXPECT_EQ(dd.oflag, std::vector<std::string>{"direct"});
-  EXPECT_EQ(demo.workloads.at(0).repetitions, 10);
+  EXPECT_EQ(demo.workloads.at(0).repetitions, 5);
+  // The whole question (issue 20): a large-block sequential fio write and a 4k random write at queue
+  // depth 16 or more, each workload with one judged metric.
+  ASSERT_EQ(demo.workloads.size(), 3u);
+  const auto& seq = std::get<FioWorkload>(demo.workloads.at(1).spec).options;
+  EXPECT_EQ(seq.at("rw"), "write");
+  EXPECT_EQ(seq.at("bs"), "1M");
+  const auto& rand = std::get<FioWorkload>(demo.workloads.at(2).spec).options;
+  EXPECT_EQ(rand.at("rw"), "randwrite");
+  EXPECT_EQ(rand.at("bs"), "4K");
+  EXPECT_EQ(rand.at("ioengine"), "libaio");
+  EXPECT_GE(std::stoi(rand.at("iodepth")), 16);
+  ASSERT_EQ(demo.analysis.metrics.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(demo.analysis.metrics[i].name.starts_with(demo.workloads[i].name + ".")) << demo.analysis.metrics[i].name;
+  }
+  EXPECT_EQ(demo.schedule.cpu_sets, (std::vector<std::string>{"0", "1"}));
   // The shipped experiments run the co-scheduled design (README: Designs, Validated on).
   for (const char* name : {"demo.toml", "virtio-dma-api.toml", "swiotlb-control.toml", "aa-control.toml"}) {
     EXPECT_EQ(load_experiment(configs / name).schedule.design, Design::co_scheduled) << name;
