@@ -450,10 +450,14 @@ std::vector<FailedTrial> failures_from_report(const ReportData& report) {
   return out;
 }
 
+namespace {
+
 std::string metric_qualifier(const ReportMetric& metric, double margin) {
   const ReportEffect& eff = metric.effect;
   return margin_qualifier(metric.verdict, oriented_effect(eff.estimate, eff.low, eff.high, metric.better), margin);
 }
+
+}  // namespace
 
 std::string metric_sentence(const ReportMetric& metric, const std::string& b_label, double margin) {
   const ReportEffect& eff = metric.effect;
