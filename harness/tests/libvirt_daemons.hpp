@@ -7,9 +7,9 @@
 // "holder"), with private mounts:
 //   /run                 a tmpfs: /run/libvirt (its sockets, bound from DIR/run), /run/lock
 //                        (libvirt's console lock files), /run/sshd and /run/abvm-sshd (DIR/sshd)
-//   /etc/libvirt         DIR/etc: libvirtd.conf (TCP on 127.0.0.1:PORT, auth none; the UNIX
-//                        socket), qemu.conf (QEMU as root, no security driver, as abvm's
-//                        embedded root has it)
+//   /etc/libvirt         DIR/etc: libvirtd.conf (TCP on 127.0.0.1:PORT, auth none; TLS on
+//                        127.0.0.1:PORT with pki/, if asked; the UNIX socket), qemu.conf
+//                        (QEMU as root, no security driver, as abvm's embedded root has it)
 //   /var/lib             a tmpfs with /var/lib/libvirt (DIR/lib) and /var/lib/abvm (DIR/abvm:
 //                        abvm's default pool path /var/lib/abvm/pool is DIR/abvm/pool)
 //   /var/cache/libvirt   CACHE, kept across tests and test runs: QEMU's capabilities, which a
@@ -19,9 +19,9 @@
 //                        empty tmpfs: abvm's results, its cache (kernels, guest images) and the
 //                        test's own files are out of the daemon's sight, so whatever reaches a
 //                        guest went through the connection
-// libvirtd listens on 127.0.0.1 only (tcp_uri(), if asked) and on its UNIX socket (unix_uri(),
-// from this machine's side). With `ssh`, an sshd in the same namespace listens on 127.0.0.1:PORT
-// for root with a key made by the test (DIR/ssh: client key, known_hosts, an ssh_config and the
+// libvirtd listens on 127.0.0.1 only (tcp_uri() and tls_uri(), if asked) and on its UNIX socket
+// (unix_uri(), from this machine's side). With `ssh`, an sshd in the same namespace listens on
+// 127.0.0.1:PORT for root with a key made by the test (DIR/ssh: client key, known_hosts, an ssh_config and the
 // `ssh` wrapper that ssh_uri() gives libvirt as its ssh command), so qemu+ssh:// reaches that
 // daemon through virt-ssh-helper, which Debian's libvirt-daemon package installs on the remote
 // side (libvirt 9.0 runs it when it is there, nc otherwise). Nothing of root's own ~/.ssh is
