@@ -23,11 +23,12 @@ packages=(
 # storage driver with the dir backend, abvm's pool on a remote host, and virt-ssh-helper, which a
 # qemu+ssh:// client runs on the remote side) and openssh-server/-client (one test daemon is
 # reached as qemu+ssh://root@127.0.0.1 through an sshd of the test's own on the loopback address,
-# libvirt_daemons.hpp; installing the package starts no sshd where policy-rc.d forbids it).
+# libvirt_daemons.hpp; installing the package starts no sshd where policy-rc.d forbids it), and
+# openssl, which makes the certificates of the test daemon reached as qemu+tls://.
 test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-scipy python3-jsonschema libxml2-utils python3-yaml chromium
-  libvirt-daemon openssh-server openssh-client fio
+  libvirt-daemon openssh-server openssh-client openssl fio
   clang-14 libclang-rt-14-dev
 )
 usage() { echo "usage: $0 [--tests] [--print]" >&2; exit 2; }

@@ -323,6 +323,9 @@ bool is_embedded(std::string_view uri) { return uri.starts_with("qemu:///embed")
 // its guests' QEMUs run here.
 bool is_local(std::string_view uri) { return uri.starts_with("qemu:///") || uri.starts_with("qemu+unix://"); }
 
+// A URI libvirt reaches over TLS: qemu+tls://, or qemu://HOST/ (TLS is libvirt's default transport).
+bool is_tls(std::string_view uri) { return uri.starts_with("qemu+tls://") || (uri.starts_with("qemu://") && !is_local(uri)); }
+
 // A connection, or why there is none.
 struct OpenedConnection {
   ConnHandle conn;
@@ -482,12 +485,24 @@ LibvirtDriver::LibvirtDriver(std::string uri, LibvirtDriverOptions options) : im
   }
   if (!impl_->conn) {
     // A daemon that accepts but does not answer is stopped or stuck: running is not enough.
-    throw InfraError(fmt::format("libvirt: cannot connect to '{}': {}. Check that the URI is right{}",
-                                 impl_->uri, opened.error,
-                                 embedded ? " and that no other process uses the same embedded root"
-                                 : is_local(impl_->uri)
-                                     ? " and that libvirtd is running and answers (restart one that does not)"
-                                     : ", that the host is reachable and that libvirtd runs there and answers"));
+    // Over TLS, a certificate either side does not trust ends the connection with libvirt's reason,
+    // which does not say where the certificates are; a host that refuses this machine's certificate
+    // closes the session after the handshake, which libvirt reports as "Unable to read TLS
+    // confirmation" (RemoteTlsE2ETest).
+    const bool tls = is_tls(impl_->uri);
+    const bool refused = tls && opened.error.find("TLS confirmation") != std::string::npos;
+    throw InfraError(fmt::format(
+        "libvirt: cannot connect to '{}': {}{}. Check that the URI is right{}", impl_->uri, opened.error,
+        refused ? " (the host refused this machine's client certificate or its address; its libvirtd log says why)"
+                : "",
+        embedded ? " and that no other process uses the same embedded root"
+        : is_local(impl_->uri)
+            ? " and that libvirtd is running and answers (restart one that does not)"
+        : tls ? ", that the host is reachable and that libvirtd runs there and answers, and that the host trusts "
+                "this machine's client certificate and this machine the host's (each signed by a CA the other side "
+                "has; the client's cacert.pem, clientcert.pem and clientkey.pem are in the URI's pkipath=DIR, or "
+                "in /etc/pki/CA/cacert.pem and /etc/pki/libvirt/ for root)"
+              : ", that the host is reachable and that libvirtd runs there and answers"));
   }
   // From here on, a daemon that stops answering ends each call within keepalive's ~20 s
   // (open_connection), and the call's InfraError names the URI.

@@ -7,9 +7,9 @@
 // "holder"), with private mounts:
 //   /run                 a tmpfs: /run/libvirt (its sockets, bound from DIR/run), /run/lock
 //                        (libvirt's console lock files), /run/sshd and /run/abvm-sshd (DIR/sshd)
-//   /etc/libvirt         DIR/etc: libvirtd.conf (TCP on 127.0.0.1:PORT, auth none; the UNIX
-//                        socket), qemu.conf (QEMU as root, no security driver, as abvm's
-//                        embedded root has it)
+//   /etc/libvirt         DIR/etc: libvirtd.conf (TCP on 127.0.0.1:PORT, auth none; TLS on
+//                        127.0.0.1:PORT with pki/, if asked; the UNIX socket), qemu.conf
+//                        (QEMU as root, no security driver, as abvm's embedded root has it)
 //   /var/lib             a tmpfs with /var/lib/libvirt (DIR/lib) and /var/lib/abvm (DIR/abvm:
 //                        abvm's default pool path /var/lib/abvm/pool is DIR/abvm/pool)
 //   /var/cache/libvirt   CACHE, kept across tests and test runs: QEMU's capabilities, which a
@@ -19,13 +19,18 @@
 //                        empty tmpfs: abvm's results, its cache (kernels, guest images) and the
 //                        test's own files are out of the daemon's sight, so whatever reaches a
 //                        guest went through the connection
-// libvirtd listens on 127.0.0.1 only (tcp_uri(), if asked) and on its UNIX socket (unix_uri(),
-// from this machine's side). With `ssh`, an sshd in the same namespace listens on 127.0.0.1:PORT
-// for root with a key made by the test (DIR/ssh: client key, known_hosts, an ssh_config and the
+// libvirtd listens on 127.0.0.1 only (tcp_uri() and tls_uri(), if asked) and on its UNIX socket
+// (unix_uri(), from this machine's side). With `ssh`, an sshd in the same namespace listens on
+// 127.0.0.1:PORT for root with a key made by the test (DIR/ssh: client key, known_hosts, an ssh_config and the
 // `ssh` wrapper that ssh_uri() gives libvirt as its ssh command), so qemu+ssh:// reaches that
 // daemon through virt-ssh-helper, which Debian's libvirt-daemon package installs on the remote
 // side (libvirt 9.0 runs it when it is there, nc otherwise). Nothing of root's own ~/.ssh is
-// read or written.
+// read or written. With `tls`, libvirtd listens for TLS on 127.0.0.1:PORT too, with certificates
+// the test makes with openssl (make_tls_files): a CA, a server certificate for localhost and
+// 127.0.0.1 (inside: /etc/libvirt/pki), a client certificate in DIR/tls-client (the layout of
+// libvirt's pkipath=DIR: cacert.pem, clientcert.pem, clientkey.pem) and, in DIR/tls-wrong, a
+// client certificate signed by another CA, which the daemon must refuse (tls_uri(dir)). Nothing
+// of this machine's /etc/pki is read or written.
 //
 // kill() SIGKILLs the daemon alone, as a crash would: its QEMUs run on in the namespace, and a
 // start() after it finds them again. The test process reaps the QEMUs that exit (see
@@ -138,13 +143,14 @@ inline void reap_orphaned_qemus() {
 }  // namespace daemons_detail
 
 // Why test daemons cannot run here, or nothing.
-inline std::optional<std::string> missing_for_test_daemons(bool ssh) {
+inline std::optional<std::string> missing_for_test_daemons(bool ssh, bool tls = false) {
   if (::geteuid() != 0) return "test libvirt daemons need root (mount namespaces, QEMU as root)";
   if (!std::filesystem::exists("/usr/sbin/libvirtd")) return "libvirtd is not installed (harness/setup.sh: libvirt-daemon)";
   if (!find_program("qemu-system-x86_64")) return "qemu-system-x86_64 is not installed (harness/setup.sh)";
   if (ssh && (!std::filesystem::exists("/usr/sbin/sshd") || !find_program("ssh") || !find_program("ssh-keygen"))) {
     return "sshd, ssh or ssh-keygen is missing (harness/setup.sh: openssh-server, openssh-client)";
   }
+  if (tls && !find_program("openssl")) return "openssl is missing (harness/setup.sh: openssl)";
   return std::nullopt;
 }
 
@@ -162,6 +168,7 @@ struct TestLibvirtdOptions {
   std::filesystem::path cache = default_daemon_cache(0);  // its /var/cache/libvirt
   bool tcp = true;              // listen on 127.0.0.1:tcp_port()
   bool ssh = false;             // an sshd in its namespace on 127.0.0.1:ssh_port()
+  bool tls = false;             // listen for TLS on 127.0.0.1:tls_port() (make_tls_files)
 };
 
 class TestLibvirtd {
@@ -169,20 +176,31 @@ class TestLibvirtd {
   explicit TestLibvirtd(TestLibvirtdOptions o) : o_(std::move(o)) {
     namespace fs = std::filesystem;
     fs::remove_all(o_.dir);
-    for (const char* d : {"etc", "run", "lib", "log", "abvm", "sshd", "ssh"}) fs::create_directories(o_.dir / d);
+    for (const char* d : {"etc", "run", "lib", "log", "abvm", "sshd", "ssh", "etc/pki", "tls-client", "tls-wrong"}) {
+      fs::create_directories(o_.dir / d);
+    }
     std::error_code ec;
     if (!fs::exists(o_.cache / "qemu", ec) && fs::exists(default_daemon_cache(0) / "qemu", ec)) {
       fs::copy(default_daemon_cache(0), o_.cache, fs::copy_options::recursive, ec);
     }
     fs::create_directories(o_.cache);
     if (o_.tcp) tcp_port_ = daemons_detail::free_loopback_port();
-    std::string conf = "unix_sock_dir = \"/run/libvirt\"\nauth_unix_ro = \"none\"\nauth_unix_rw = \"none\"\nlisten_tls = 0\n";
-    conf += o_.tcp ? fmt::format("listen_tcp = 1\nlisten_addr = \"127.0.0.1\"\ntcp_port = \"{}\"\nauth_tcp = \"none\"\n",
-                                 tcp_port_)
-                   : "listen_tcp = 0\n";
+    if (o_.tls) tls_port_ = daemons_detail::free_loopback_port();
+    std::string conf = "unix_sock_dir = \"/run/libvirt\"\nauth_unix_ro = \"none\"\nauth_unix_rw = \"none\"\n";
+    if (o_.tcp || o_.tls) conf += "listen_addr = \"127.0.0.1\"\n";
+    conf += o_.tcp ? fmt::format("listen_tcp = 1\ntcp_port = \"{}\"\nauth_tcp = \"none\"\n", tcp_port_) : "listen_tcp = 0\n";
+    // The client's certificate is checked against the CA (tls_no_verify_certificate = 0, the
+    // default); any certificate of that CA is let in (no tls_allowed_dn_list).
+    conf += o_.tls ? fmt::format("listen_tls = 1\ntls_port = \"{}\"\nauth_tls = \"none\"\n"
+                                 "key_file = \"/etc/libvirt/pki/serverkey.pem\"\n"
+                                 "cert_file = \"/etc/libvirt/pki/servercert.pem\"\n"
+                                 "ca_file = \"/etc/libvirt/pki/cacert.pem\"\n",
+                                 tls_port_)
+                   : "listen_tls = 0\n";
     write_file_atomic(o_.dir / "etc" / "libvirtd.conf", conf);
     write_file_atomic(o_.dir / "etc" / "qemu.conf", std::string(LibvirtDriver::embedded_qemu_conf_text()));
     if (o_.ssh) make_ssh_files();
+    if (o_.tls) make_tls_files();
   }
   ~TestLibvirtd() {
     stop_all();
@@ -200,7 +218,7 @@ class TestLibvirtd {
     std::error_code ec;
     std::filesystem::remove(o_.dir / "run" / "libvirt-sock", ec);
     std::vector<std::string> argv{"/usr/sbin/libvirtd", "--pid-file", "/run/libvirt/libvirtd.pid"};
-    if (o_.tcp) argv.push_back("--listen");
+    if (o_.tcp || o_.tls) argv.push_back("--listen");
     daemon_ = spawn_in_namespace(argv, o_.dir / "daemon.log");
     if (o_.ssh && sshd_ <= 0) {
       sshd_ = spawn_in_namespace({"/usr/sbin/sshd", "-D", "-e", "-f", "/run/abvm-sshd/sshd_config"}, o_.dir / "sshd.log");
@@ -209,6 +227,7 @@ class TestLibvirtd {
     while (std::chrono::steady_clock::now() < end) {
       const bool up = std::filesystem::exists(o_.dir / "run" / "libvirt-sock", ec) &&
                       (!o_.tcp || daemons_detail::loopback_port_answers(tcp_port_)) &&
+                      (!o_.tls || daemons_detail::loopback_port_answers(tls_port_)) &&
                       (!o_.ssh || daemons_detail::loopback_port_answers(ssh_port_));
       if (up) return true;
       if (::waitpid(daemon_, nullptr, WNOHANG) == daemon_) break;
@@ -247,7 +266,17 @@ class TestLibvirtd {
   std::string ssh_uri() const {
     return fmt::format("qemu+ssh://root@127.0.0.1:{}/system?command={}", ssh_port_, (o_.dir / "ssh" / "ssh").string());
   }
+  // qemu+tls:// to localhost with the client files of `pki` (tls_client_dir(), tls_wrong_dir()).
+  std::string tls_uri(const std::filesystem::path& pki) const {
+    return fmt::format("qemu+tls://localhost:{}/system?pkipath={}", tls_port_, pki.string());
+  }
+  // A client certificate of the daemon's CA, and the CA's certificate.
+  std::filesystem::path tls_client_dir() const { return o_.dir / "tls-client"; }
+  // A client certificate of another CA (cacert.pem holds both CAs, so this side trusts the
+  // daemon's certificate and its own), which the daemon refuses.
+  std::filesystem::path tls_wrong_dir() const { return o_.dir / "tls-wrong"; }
   int tcp_port() const { return tcp_port_; }
+  int tls_port() const { return tls_port_; }
   int ssh_port() const { return ssh_port_; }
   pid_t pid() const { return daemon_; }
 
@@ -389,8 +418,47 @@ class TestLibvirtd {
     std::filesystem::permissions(c / "ssh", std::filesystem::perms(0755));
   }
 
+  // The CAs and certificates of tls_client_dir() and tls_wrong_dir(), and the daemon's (DIR/etc/pki,
+  // /etc/libvirt/pki inside), made with openssl with the extensions libvirt checks (GnuTLS): a CA
+  // with basicConstraints CA:TRUE and keyCertSign, a server certificate for TLS Web Server with
+  // localhost and 127.0.0.1 as names, client certificates for TLS Web Client. Valid for 2 days.
+  void make_tls_files() {
+    namespace fs = std::filesystem;
+    const fs::path w = o_.dir / "tls-work", server = o_.dir / "etc" / "pki";
+    fs::create_directories(w);
+    const auto ca = [&](const std::string& name) {
+      run_checked({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                   "/O=abvm test/CN=" + name, "-addext", "basicConstraints=critical,CA:TRUE", "-addext",
+                   "keyUsage=critical,keyCertSign,cRLSign", "-keyout", (w / (name + ".key")).string(), "-out",
+                   (w / (name + ".pem")).string()});
+    };
+    // A key at `key` and a certificate at `cert` signed by CA `by`, with the extensions `ext`.
+    const auto issue = [&](const std::string& by, const std::string& cn, const std::string& ext, const fs::path& key,
+                           const fs::path& cert) {
+      const fs::path csr = w / (cn + ".csr"), extfile = w / (cn + ".ext");
+      write_file_atomic(extfile, "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n" + ext);
+      run_checked({"openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/O=abvm test/CN=" + cn, "-keyout",
+                   key.string(), "-out", csr.string()});
+      run_checked({"openssl", "x509", "-req", "-days", "2", "-in", csr.string(), "-CA", (w / (by + ".pem")).string(),
+                   "-CAkey", (w / (by + ".key")).string(), "-CAcreateserial", "-CAserial", (w / (by + ".srl")).string(),
+                   "-extfile", extfile.string(), "-out", cert.string()});
+    };
+    ca("abvm-test-ca");
+    ca("abvm-other-ca");
+    issue("abvm-test-ca", "localhost", "extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n",
+          server / "serverkey.pem", server / "servercert.pem");
+    fs::copy_file(w / "abvm-test-ca.pem", server / "cacert.pem", fs::copy_options::overwrite_existing);
+    issue("abvm-test-ca", "abvm-client", "extendedKeyUsage=clientAuth\n", tls_client_dir() / "clientkey.pem",
+          tls_client_dir() / "clientcert.pem");
+    fs::copy_file(w / "abvm-test-ca.pem", tls_client_dir() / "cacert.pem", fs::copy_options::overwrite_existing);
+    issue("abvm-other-ca", "abvm-stranger", "extendedKeyUsage=clientAuth\n", tls_wrong_dir() / "clientkey.pem",
+          tls_wrong_dir() / "clientcert.pem");
+    write_file_atomic(tls_wrong_dir() / "cacert.pem", read_file(w / "abvm-test-ca.pem") + read_file(w / "abvm-other-ca.pem"));
+  }
+
   TestLibvirtdOptions o_;
   int tcp_port_ = 0;
+  int tls_port_ = 0;
   int ssh_port_ = 0;
   pid_t holder_ = -1;
   pid_t daemon_ = -1;

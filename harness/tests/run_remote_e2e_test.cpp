@@ -5,7 +5,9 @@
 // dd) completes over each with valid samples and console logs that came back over the
 // connection; the kernel volume is sent to the host once and found by the next run; the host
 // keeps nothing but that kernel; a daemon killed for good mid-run ends the run with exit 3
-// naming the URI.
+// naming the URI. Over qemu+tls:// (certificates the test makes: a CA, a server and a client
+// certificate) the same run completes, and a client certificate of another CA is refused at
+// once with exit 3 naming the URI and libvirt's reason.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -71,14 +73,16 @@ class RemoteE2ETest : public ::testing::Test {
   fs::path dir;
   std::unique_ptr<test::TestLibvirtd> daemon;
 
-  void SetUp() override {
-    if (const auto why = test::missing_for_test_daemons(true)) ABVM_SKIP_WITHOUT(*why);
+  void SetUp() override { set_up(/*ssh=*/true, /*tls=*/false); }
+  void set_up(bool ssh, bool tls) {
+    if (const auto why = test::missing_for_test_daemons(ssh, tls)) ABVM_SKIP_WITHOUT(*why);
     dir = fs::temp_directory_path() /
           ("abvm-remote-e2e-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     write_file_atomic(dir / "remote.toml", kExperiment);
-    daemon = std::make_unique<test::TestLibvirtd>(test::TestLibvirtdOptions{.dir = dir / "daemon", .ssh = true});
+    daemon = std::make_unique<test::TestLibvirtd>(
+        test::TestLibvirtdOptions{.dir = dir / "daemon", .ssh = ssh, .tls = tls});
     ASSERT_TRUE(daemon->start()) << daemon->log();
   }
   void TearDown() override {
@@ -191,6 +195,65 @@ TEST_F(RemoteE2ETest, ADaemonKilledForGoodMidRunEndsWithExit3NamingTheUri) {
   EXPECT_NE((r.out + r.err).find("continue with: abvm run --resume"), std::string::npos) << r.out << r.err;
   const fs::path d = results_dir(dir / "results");
   EXPECT_EQ(lines_of(d / "trials.jsonl").size(), 1u);  // t0000 finished before the daemon died
+}
+
+class RemoteTlsE2ETest : public RemoteE2ETest {
+ protected:
+  void SetUp() override { set_up(/*ssh=*/false, /*tls=*/true); }
+};
+
+// qemu+tls:// with pkipath=DIR (the test's CA, and a client certificate of it): the real run
+// completes as over TCP, and leaves the host only the kernel.
+TEST_F(RemoteTlsE2ETest, RunsOverTlsWithTheTestsCertificates) {
+  const std::string uri = daemon->tls_uri(daemon->tls_client_dir());
+  const auto r = run(uri, dir / "results");
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4) << r.exit_code << "\n" << r.err << daemon->log();
+  const fs::path d = results_dir(dir / "results");
+  ASSERT_FALSE(d.empty());
+  expect_complete(d, uri);
+  expect_only_the_kernel_left();
+}
+
+// A client certificate signed by a CA the daemon does not trust (GnuTLS does not even send it:
+// the daemon asks for one of its own CA's): the daemon ends the session after the handshake, abvm
+// stops before any trial with exit 3, within seconds, naming the URI, libvirt's reason, that the
+// host refused the certificate and where the certificates are; the host gets nothing. A daemon
+// certificate this side does not trust (only the other CA in cacert.pem) is refused by libvirt's
+// client itself, with its own reason.
+TEST_F(RemoteTlsE2ETest, AClientCertificateOfAnotherCaIsRefusedWithExit3NamingTheUri) {
+  const std::string uri = daemon->tls_uri(daemon->tls_wrong_dir());
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run(uri, dir / "results");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_LT(took, 10.0) << r.err;
+  EXPECT_NE(r.err.find(fmt::format("libvirt: cannot connect to '{}': Unable to read TLS confirmation", uri)),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("the host refused this machine's client certificate"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pkipath=DIR"), std::string::npos) << r.err;
+  EXPECT_NE(daemon->log().find("Failed to verify peer's certificate"), std::string::npos) << daemon->log();
+  const fs::path d = results_dir(dir / "results");
+  EXPECT_FALSE(fs::exists(d / "journal.jsonl")) << d;
+  EXPECT_FALSE(fs::exists(d / "trials")) << d;
+  std::error_code ec;
+  EXPECT_TRUE(fs::is_empty(daemon->pool_dir(), ec) || !fs::exists(daemon->pool_dir(), ec));
+
+  // This side does not trust the daemon's certificate: the other CA alone, and its client certificate.
+  const fs::path distrust = dir / "tls-distrust";
+  fs::create_directories(distrust);
+  for (const char* f : {"clientcert.pem", "clientkey.pem"}) fs::copy_file(daemon->tls_wrong_dir() / f, distrust / f);
+  write_file_atomic(distrust / "cacert.pem", read_file(daemon->tls_wrong_dir() / "cacert.pem").substr(
+                                                 read_file(daemon->tls_client_dir() / "cacert.pem").size()));
+  const std::string uri2 = daemon->tls_uri(distrust);
+  const auto r2 = run(uri2, dir / "results2");
+  EXPECT_EQ(r2.exit_code, 3) << r2.err;
+  EXPECT_NE(r2.err.find(fmt::format("libvirt: cannot connect to '{}': authentication failed: Failed to verify peer's "
+                                    "certificate",
+                                    uri2)),
+            std::string::npos)
+      << r2.err;
+  EXPECT_NE(r2.err.find("pkipath=DIR"), std::string::npos) << r2.err;
 }
 
 }  // namespace
