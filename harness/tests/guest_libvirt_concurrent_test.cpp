@@ -58,7 +58,9 @@ struct Holder {
     });
   }
   bool wait_ready() {
-    if (!wait_for([&] { return fs::exists(flag.string() + ".ready"); }, std::chrono::seconds(120))) return false;
+    // Long enough for libvirt's QEMU probe (about 45 s alone) in several processes at once: a
+    // capability cache made by another binary (abvm itself) is not valid for this one.
+    if (!wait_for([&] { return fs::exists(flag.string() + ".ready"); }, std::chrono::seconds(240))) return false;
     wait_for([&] {
       std::ifstream in(flag.string() + ".ready");
       return static_cast<bool>(in >> pid);
