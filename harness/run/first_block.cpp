@@ -44,20 +44,15 @@ std::string describe_broken_workload(const BrokenWorkload& b, const Experiment& 
   const std::string name = traits(e.schedule.design).disks_per_guest == 2 ? side_workload_name(first.workload, first.side)
                                                                           : first.workload;
   const auto output = ResultsDir::trial_relative(first.trial) / TrialFiles{}.run_output(name, false, first.run);
-  // Guest write errors are also what a host filesystem filling up under a sparse image looks like.
+  // Guest write errors are also what a host filesystem filling up under a sparse image looks like:
+  // then that is said too, since the workload may be fine.
   const auto host_full = e.hosts.uris.empty() ? scratch_space_shortfall(e.disk, dir.root()) : std::nullopt;
-  if (host_full) {
-    return fmt::format("workload \"{}\" failed in every run of the first block on both sides ({} run{} on A, {} on "
-                       "B): {} ({}); {}. The run stopped after the first block; the first block is kept in {}",
-                       b.workload, b.runs_a, b.runs_a == 1 ? "" : "s", b.runs_b, first.detail, output.string(),
-                       *host_full, dir.root().string());
-  }
   return fmt::format("workload \"{}\" failed in every run of the first block on both sides ({} run{} on A, {} on B), "
                      "so no block can measure it: {} ({}). The run stopped after the first block instead of spending "
                      "its budget: fix the workload in {} (abvm config show {} prints what it runs) and start a new "
-                     "run; the first block is kept in {}",
+                     "run; the first block is kept in {}{}",
                      b.workload, b.runs_a, b.runs_a == 1 ? "" : "s", b.runs_b, first.detail, output.string(), e.source,
-                     e.source, dir.root().string());
+                     e.source, dir.root().string(), host_full ? ". But " + *host_full : "");
 }
 
 FirstBlockCheck::FirstBlockCheck(const Experiment& experiment, const ResultsDir& dir, const Plan& plan)
