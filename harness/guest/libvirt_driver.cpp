@@ -138,12 +138,19 @@ std::string uri_unescape(std::string_view s) {
 }
 
 
+constexpr std::string_view embedded_uri_prefix = "qemu:///embed?root=";
+
+// The root of an embedded-driver URI ("" for any other URI).
+std::filesystem::path embedded_root_of(std::string_view uri) {
+  if (!uri.starts_with(embedded_uri_prefix)) return {};
+  return uri_unescape(uri.substr(embedded_uri_prefix.size()));
+}
+
 // The pid of the QEMU running an embedded-driver domain (from the driver's pid file, checked by
 // its command line), or 0.
 long embedded_qemu_pid(std::string_view uri, const std::string& name) {
-  constexpr std::string_view prefix = "qemu:///embed?root=";
-  if (!uri.starts_with(prefix)) return 0;
-  std::filesystem::path root = uri_unescape(uri.substr(prefix.size()));
+  const std::filesystem::path root = embedded_root_of(uri);
+  if (root.empty()) return 0;
   std::ifstream pidfile(root / "run" / "qemu" / (name + ".pid"));
   long pid = 0;
   if (!(pidfile >> pid) || pid <= 0) return 0;
@@ -390,6 +397,30 @@ OpenedConnection open_connection_within(const std::string& uri, std::chrono::mil
   return std::move(state->result);
 }
 
+// The embedded driver describes the host from its QEMU probe, made (or read from its capability
+// cache) when the connection opens and kept for the life of the process. A probe that failed leaves
+// the host with no emulator at all: every call then fails with "Cannot find suitable emulator for
+// x86_64". CI met it once, 1.2 s into a test that opened the shared root just after other processes
+// had used it (the same tests run again here never met it; libvirt does not say why its probe
+// failed). Asking for the capabilities rebuilds them and probes again what had failed (libvirt
+// caches only a probe that worked): a passing failure is gone, one that lasts is said to be so.
+HostVersions read_versions(virConnectPtr conn, const std::string& uri);
+HostVersions read_embedded_versions(virConnectPtr conn, const std::string& uri) {
+  try {
+    return read_versions(conn, uri);
+  } catch (const InfraError& ex) {
+    if (std::string_view(ex.what()).find("Cannot find suitable emulator") == std::string_view::npos) throw;
+    std::free(virConnectGetCapabilities(conn));
+    try {
+      return read_versions(conn, uri);
+    } catch (const InfraError& again) {
+      throw InfraError(fmt::format("{} (also when libvirt probed QEMU again: check that qemu-system-x86_64 starts, "
+                                   "e.g. 'qemu-system-x86_64 -machine none -nodefaults -display none -S')",
+                                   again.what()));
+    }
+  }
+}
+
 // The first connection of a driver. A daemon gets the reconnect window, as every later connection
 // does. The embedded driver is not bounded: it runs in this process (no daemon to stop answering),
 // and its first connection in a fresh root probes QEMU for about 45 s, longer than the window.
@@ -506,7 +537,7 @@ LibvirtDriver::LibvirtDriver(std::string uri, LibvirtDriverOptions options) : im
   }
   // From here on, a daemon that stops answering ends each call within keepalive's ~20 s
   // (open_connection), and the call's InfraError names the URI.
-  impl_->versions = read_versions(impl_->conn.get(), impl_->uri);
+  impl_->versions = embedded ? read_embedded_versions(impl_->conn.get(), impl_->uri) : read_versions(impl_->conn.get(), impl_->uri);
   if (!embedded) {
     impl_->staging = std::make_unique<VolumeStaging>(impl_->uri, std::move(options.staging));
     impl_->staging->attach(impl_->conn.get());
@@ -618,7 +649,7 @@ std::string LibvirtDriver::embedded_uri() {
       });
     }
   }
-  return "qemu:///embed?root=" + uri_escape(root.native());
+  return std::string(embedded_uri_prefix) + uri_escape(root.native());
 }
 
 namespace {

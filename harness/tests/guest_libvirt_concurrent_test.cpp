@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "environment_skip.hpp"
+#include "scoped_env.hpp"
 #include "core/cache.hpp"
 #include "core/process.hpp"
 #include "guest/libvirt_driver.hpp"
@@ -121,4 +122,32 @@ TEST(GuestLibvirtConcurrent, ProcessesStartingTogetherEachGetARootThatWorks) {
   }
   EXPECT_LE(shared, 1) << "two processes opened the shared root at once";
   for (auto& h : holders) h->stop();
+}
+
+// A root whose QEMU probe fails when the connection opens has no emulator ("Cannot find suitable
+// emulator for x86_64", met once in CI): the driver connects again with a fresh probe. Here the
+// first probe fails for certain: the qemu-system-x86_64 libvirt finds first on PATH exits at once
+// the first time it is run, and starts the real one after that.
+TEST(GuestLibvirtConcurrent, AFailedQemuProbeIsMadeAgain) {
+  if (::geteuid() != 0) ABVM_SKIP_WITHOUT("the embedded QEMU driver needs root here");
+  const auto qemu = find_program("qemu-system-x86_64");
+  if (!qemu) ABVM_SKIP_WITHOUT("qemu-system-x86_64 not installed");
+  const fs::path dir = fs::temp_directory_path() / ("abvm-probe-again-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "bin");
+  const fs::path wrapper = dir / "bin" / "qemu-system-x86_64";
+  std::ofstream(wrapper) << "#!/bin/sh\nif [ ! -e " << (dir / "failed-once").string() << " ]; then touch "
+                         << (dir / "failed-once").string() << "; exit 1; fi\nexec " << qemu->string() << " \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all);
+  test::ScopedEnv path("PATH", (dir / "bin").string() + ":" + std::getenv("PATH"));
+  test::ScopedEnv xdg("XDG_CACHE_HOME", (dir / "cache").string());
+  const std::string uri = LibvirtDriver::embedded_uri();
+  const fs::path root = dir / "cache" / "abvm" / "libvirt";
+  ASSERT_NE(uri.find(root.string()), std::string::npos) << uri;
+  {
+    LibvirtDriver driver(uri);
+    EXPECT_FALSE(driver.versions().qemu.empty());
+    EXPECT_TRUE(driver.active_domains().empty());
+  }
+  EXPECT_TRUE(fs::exists(dir / "failed-once")) << "the first probe did not run the wrapper: the test proves nothing";
+  fs::remove_all(dir);
 }
