@@ -55,6 +55,14 @@ AnalysisOverrides given_options(const CLI::App& sub, const DecisionArgs& d) {
   return given;
 }
 
+// The decision of an analysis without an experiment: its report and analysis.json.
+Decision made_decision(Analysis analysis, ReportSource source) {
+  Decision d{.analysis = std::move(analysis), .source = std::move(source)};
+  d.report = report_model(d.analysis, d.source);
+  d.json_text = json_report_text(d.report);
+  return d;
+}
+
 // A results directory of `abvm run` is analysed as its run decided (cli/results_analysis: the
 // experiment's margin, seed, metrics and final confidence), so that its analysis.json comes out
 // again; options given on the command line override and say so. A directory holding only a
@@ -64,10 +72,8 @@ Decision analyze_results_dir(const AnalyzeArgs& args, const AnalysisOverrides& g
   if (args.results_dir.size() != 1) throw Error("give one results directory");
   const std::filesystem::path path = args.results_dir[0];
   if (!std::filesystem::exists(ResultsDir(path).manifest())) {
-    Decision d{.analysis = analyze(load_results_dir(path), args.decision.analysis_options()),
-               .source = {.kind = "results", .results_dir = path.string()}};
-    d.json_text = json_report_text(d.analysis, d.source);
-    return d;
+    return made_decision(analyze(load_results_dir(path), args.decision.analysis_options()),
+                         {.kind = "results", .results_dir = path.string()});
   }
   const ResultsDir dir = ResultsDir::open_run(path);
   const RunManifest manifest = read_manifest(dir);
@@ -89,10 +95,8 @@ Decision analyze_files(const AnalyzeArgs& args) {
   if (args.higher) opts.better = Better::higher;
   if (args.lower) opts.better = Better::lower;
   std::vector<std::filesystem::path> a(args.a.begin(), args.a.end()), b(args.b.begin(), args.b.end());
-  Decision d{.analysis = analyze(load_side_files(a, b, opts), args.decision.analysis_options()),
-             .source = {.kind = "files", .a = args.a, .b = args.b}};
-  d.json_text = json_report_text(d.analysis, d.source);
-  return d;
+  return made_decision(analyze(load_side_files(a, b, opts), args.decision.analysis_options()),
+                       {.kind = "files", .a = args.a, .b = args.b});
 }
 
 int run_analyze(const AnalyzeArgs& args, const AnalysisOverrides& given) {
@@ -100,20 +104,17 @@ int run_analyze(const AnalyzeArgs& args, const AnalysisOverrides& given) {
   const DecisionArgs& out = args.decision;
   // Write the JSON before printing so that a closed terminal cannot lose it.
   if (!out.json_path.empty()) write_file_atomic(out.json_path, d.json_text);
-  if (!out.junit_path.empty() || !out.html_path.empty()) {
-    const nlohmann::json report = nlohmann::json::parse(d.json_text);
-    if (!out.junit_path.empty()) write_file_atomic(out.junit_path, junit_report(report));
-    if (!out.html_path.empty()) {
-      const HtmlInputs in = d.source.kind == "results"
-                                ? results_dir_html_inputs(d.source.results_dir, report, default_plot_options())
-                                : files_html_inputs(report, default_plot_options());
-      write_file_atomic(out.html_path, html_report(in));
-    }
+  if (!out.junit_path.empty()) write_file_atomic(out.junit_path, junit_report(d.report));
+  if (!out.html_path.empty()) {
+    const HtmlInputs in = d.source.kind == "results"
+                              ? results_dir_html_inputs(d.source.results_dir, d.report, default_plot_options())
+                              : files_html_inputs(d.report, default_plot_options());
+    write_file_atomic(out.html_path, html_report(in));
   }
   TerminalOptions term{.a_label = d.source.a_label, .b_label = d.source.b_label,
                        .seconds_per_block = d.seconds_per_block};
   term.color = ::isatty(STDOUT_FILENO) != 0;
-  std::cout << terminal_report(d.analysis, term) << std::flush;
+  std::cout << terminal_report(d.report, term) << std::flush;
   return exit_code_for(d.analysis.verdict);
 }
 

@@ -73,8 +73,8 @@ int run_compare(const CompareArgs& args) {
                       .b = {args.fresh},
                       .a_label = "baseline " + dir_name(args.baseline),
                       .b_label = "new " + dir_name(args.fresh)};
-  const nlohmann::json report = json_report(analysis, source);
-  if (!out.json_path.empty()) write_file_atomic(out.json_path, report.dump(2) + "\n");
+  const ReportModel report = report_model(analysis, source);
+  if (!out.json_path.empty()) write_file_atomic(out.json_path, json_report_text(report));
   if (!out.junit_path.empty()) {
     write_file_atomic(out.junit_path, junit_report(report, {.suite = "compare " + dir_name(args.fresh)}));
   }
@@ -89,7 +89,7 @@ int run_compare(const CompareArgs& args) {
     write_file_atomic(out.html_path, html_report(in));
   }
   TerminalOptions term{.a_label = "baseline", .b_label = "new", .color = ::isatty(STDOUT_FILENO) != 0};
-  std::cout << terminal_report(analysis, term) << std::flush;
+  std::cout << terminal_report(report, term) << std::flush;
   return exit_code_for(analysis.verdict);
 }
 

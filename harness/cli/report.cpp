@@ -35,11 +35,11 @@ std::string remake_analysis(const ResultsDir& results) {
   return fmt::format("'abvm analyze {} --json {}'", results.root().string(), results.analysis().string());
 }
 
-// DIR/analysis.json, parsed; read_report_data checks its fields.
-json read_report(const ResultsDir& results) {
+// DIR/analysis.json, read back to the report model (read_report_data checks every field).
+ReportModel read_report(const ResultsDir& results) {
   const fs::path p = results.analysis();
   if (!fs::exists(p)) throw Error(fmt::format("{}: not found; make it with {}", p.string(), remake_analysis(results)));
-  return read_json(p);
+  return read_report_data(read_json(p), {.file = p.string(), .advice = "regenerate it with " + remake_analysis(results)});
 }
 
 // Each side's effective settings from the experiment file, as `abvm config show` lists them.
@@ -66,16 +66,13 @@ std::vector<SideInfo> sides_from_config(const Experiment& e, const json& kernels
 
 }  // namespace
 
-HtmlInputs results_dir_html_inputs(const fs::path& dir, const json& report, const PlotOptions& plots) {
+HtmlInputs results_dir_html_inputs(const fs::path& dir, const ReportModel& report, const PlotOptions& plots) {
   const ResultsDir results(dir);
   HtmlInputs in;
-  in.report = read_report_data(report, {.file = results.analysis().string(),
-                                        .advice = "regenerate it with " + remake_analysis(results)});
+  in.report = report;
   in.template_html = load_html_template();
   in.title = dir.filename().string();
   if (in.title.empty()) in.title = dir.parent_path().filename().string();
-  // plot.py reads the JSON itself: it gets the same side labels as the rest of the report.
-  json plotted = report;
   if (fs::exists(results.config())) {
     const json kernels = fs::exists(results.kernels()) ? read_json(results.kernels()) : json();
     const Experiment e = load_experiment_text(read_file(results.config()), results.config().string(), dir);
@@ -85,8 +82,6 @@ HtmlInputs results_dir_html_inputs(const fs::path& dir, const json& report, cons
     // The labels of the experiment name the sides everywhere in the report.
     in.report.source.a_label = e.a.label;
     in.report.source.b_label = e.b.label;
-    plotted["source"]["a_label"] = e.a.label;
-    plotted["source"]["b_label"] = e.b.label;
   }
   if (fs::exists(results.environment())) {
     const fs::path env = results.environment();
@@ -100,14 +95,14 @@ HtmlInputs results_dir_html_inputs(const fs::path& dir, const json& report, cons
     const fs::path log = ResultsDir::trial_relative(f.trial) / results.trial(f.trial).console_log().filename();
     if (fs::exists(dir / log)) f.console_log = log.string();
   }
-  in.plots = make_plots(plotted, plots);
+  in.plots = make_plots(in.report, plots);
   return in;
 }
 
-HtmlInputs files_html_inputs(const json& report, const PlotOptions& plots) {
+HtmlInputs files_html_inputs(const ReportModel& report, const PlotOptions& plots) {
   HtmlInputs in;
   // The report of `abvm analyze --a/--b` and `abvm compare`, made in this process just before.
-  in.report = read_report_data(report, {.file = "the JSON report", .advice = "this is a bug in abvm; report it"});
+  in.report = report;
   in.template_html = load_html_template();
   const auto names = [](const std::vector<std::string>& files) {
     std::string list;
@@ -126,14 +121,12 @@ HtmlInputs files_html_inputs(const json& report, const PlotOptions& plots) {
     in.sides.push_back(std::move(s));
   }
   in.failures = failures_from_report(in.report);
-  in.plots = make_plots(report, plots);
+  in.plots = make_plots(in.report, plots);
   return in;
 }
 
-fs::path write_results_dir_report(const fs::path& dir) {
-  const ResultsDir results(dir);
-  const json report = read_report(results);
-  const fs::path out = results.report_html();
+fs::path write_results_dir_report(const fs::path& dir, const ReportModel& report) {
+  const fs::path out = ResultsDir(dir).report_html();
   write_file_atomic(out, html_report(results_dir_html_inputs(dir, report, default_plot_options())));
   return out;
 }
@@ -143,15 +136,12 @@ namespace {
 int run_report(const ReportArgs& args) {
   const fs::path dir = args.dir;
   if (!fs::is_directory(dir)) throw Error(fmt::format("{}: not a directory; give an abvm results directory", args.dir));
-  json report = read_report(ResultsDir(dir));
-  const HtmlInputs in = results_dir_html_inputs(dir, report, default_plot_options());
+  const HtmlInputs in = results_dir_html_inputs(dir, read_report(ResultsDir(dir)), default_plot_options());
   const fs::path out = args.output.empty() ? ResultsDir(dir).report_html() : fs::path(args.output);
   write_file_atomic(out, html_report(in));
   if (!args.junit.empty()) {
     // The sides as the HTML report names them (the experiment's labels).
-    report["source"]["a_label"] = in.report.source.a_label;
-    report["source"]["b_label"] = in.report.source.b_label;
-    write_file_atomic(args.junit, junit_report(report, {.suite = in.title}));
+    write_file_atomic(args.junit, junit_report(in.report, {.suite = in.title}));
   }
   for (const auto& m : in.plots.missing) {
     std::fprintf(stderr, "abvm: warning: plot %s%s missing: %s\n", m.kind.c_str(),

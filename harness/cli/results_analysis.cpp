@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "report/json_report.hpp"
 #include "report/terminal.hpp"
 #include "samples/load.hpp"
 #include "samples/select.hpp"
@@ -43,9 +44,10 @@ Decision decide(const Experiment& e, const ResultsDir& dir, double confidence, c
              .source = {.kind = "results", .results_dir = dir.root().string(), .a_label = e.a.label,
                         .b_label = e.b.label, .design = to_string(e.schedule.design),
                         .decided_by = read_manifest(dir).stop_reason}};
-  d.json_text = json_report_text(d.analysis, d.source);
+  d.report = report_model(d.analysis, d.source);
+  d.json_text = json_report_text(d.report);
   d.seconds_per_block = seconds_per_block(e, dir);
-  d.summary = terminal_report(d.analysis, {.a_label = e.a.label, .b_label = e.b.label, .color = false,
+  d.summary = terminal_report(d.report, {.a_label = e.a.label, .b_label = e.b.label, .color = false,
                                            .seconds_per_block = d.seconds_per_block});
   return d;
 }

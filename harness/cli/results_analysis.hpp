@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "config/experiment.hpp"
-#include "report/json_report.hpp"
+#include "verdict/report_model.hpp"
 #include "results/directory.hpp"
 #include "verdict/analysis.hpp"
 
@@ -24,6 +24,7 @@ struct AnalysisOverrides {
 struct Decision {
   Analysis analysis;
   ReportSource source;     // kind "results", with the sides' labels
+  ReportModel report;      // what every reporter takes (report_model of analysis and source)
   std::string json_text;   // analysis.json
   std::string summary;     // summary.txt (the terminal report without colour)
   double seconds_per_block = 0;  // this run's pace (0: no trial done yet)

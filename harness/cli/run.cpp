@@ -148,13 +148,13 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
 int finish_run(const Experiment& e, const ResultsDir& dir, double confidence, const RunArgs& args) {
   const Decision d = write_run_outputs(e, dir, confidence);
   std::cout << (::isatty(STDOUT_FILENO) != 0
-                    ? terminal_report(d.analysis, {.a_label = e.a.label, .b_label = e.b.label, .color = true,
+                    ? terminal_report(d.report, {.a_label = e.a.label, .b_label = e.b.label, .color = true,
                                                    .seconds_per_block = d.seconds_per_block})
                     : d.summary)
             << std::flush;
   const fs::path report = dir.report_html();
   if (!args.junit.empty()) {
-    write_file_atomic(args.junit, junit_report(nlohmann::json::parse(d.json_text), {.suite = e.name}));
+    write_file_atomic(args.junit, junit_report(d.report, {.suite = e.name}));
   }
   say(fmt::format("report: {}", report.string()));
   say(fmt::format("results: {}", dir.root().string()));

@@ -48,7 +48,7 @@ Decision write_run_outputs(const Experiment& e, const ResultsDir& dir, double co
   Decision d = decide(e, dir, confidence);
   write_file_atomic(dir.analysis(), d.json_text);
   write_file_atomic(dir.summary(), d.summary);
-  write_results_dir_report(dir.root());
+  write_results_dir_report(dir.root(), d.report);
   return d;
 }
 

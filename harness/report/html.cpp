@@ -390,7 +390,7 @@ std::string failures_section(const HtmlInputs& in) {
   return out + "</table>\n</section>\n";
 }
 
-std::string footer(const ReportData& report) {
+std::string footer(const ReportModel& report) {
   const ReportSource& source = report.source;
   std::string out = "<footer>\n<p>abvm " + e(report.tool_version) + ", report schema " +
                     e(fmt::format("{}", report.schema_version)) + ". Source: ";
@@ -435,7 +435,7 @@ std::string load_html_template() {
   }
 }
 
-std::vector<FailedTrial> failures_from_report(const ReportData& report) {
+std::vector<FailedTrial> failures_from_report(const ReportModel& report) {
   std::vector<FailedTrial> out;
   for (const FailedRun& f : report.failures) {
     FailedTrial t{.side = to_string(f.side), .outcome = f.outcome, .what = f.what};
@@ -484,13 +484,9 @@ std::string metric_sentence(const ReportMetric& metric, const std::string& b_lab
   return s + ": " + verdict + (q.empty() ? "" : " (" + q + ")");
 }
 
-std::string metric_sentence(const nlohmann::json& metric, const std::string& b_label, double margin) {
-  const JsonOrigin origin{.file = "the JSON report", .advice = "regenerate it with abvm analyze"};
-  return metric_sentence(read_report_metric(metric, origin, "metric"), b_label, margin);
-}
 
 std::string html_report(const HtmlInputs& in) {
-  const ReportData& report = in.report;
+  const ReportModel& report = in.report;
   const std::string verdict = to_string(report.verdict);
   const std::string& b_label = report.source.b_label;
 

@@ -35,7 +35,7 @@ struct FailedTrial {
 };
 
 struct HtmlInputs {
-  ReportData report;                       // the JSON report (read_report_data)
+  ReportModel report;                       // the JSON report (read_report_data)
   std::string title;                       // e.g. the experiment's name
   std::string description;                 // e.g. the experiment's description ("" when none)
   std::vector<SideInfo> sides;             // empty when only files were compared
@@ -53,15 +53,12 @@ std::string load_html_template();
 
 // The report's failures; trial ids are taken from their source ("trial t0003 run 0"),
 // console_log is left empty for the caller to fill.
-std::vector<FailedTrial> failures_from_report(const ReportData& report);
+std::vector<FailedTrial> failures_from_report(const ReportModel& report);
 
 // The verdict of one metric in words, from its effect: "dma-api is 4.9 % slower in
 // dd-write.bandwidth (95 % CI 2.1 % to 7.6 % slower): regression", with margin_qualifier's words
 // after the verdict when a significant shift stands behind a no_change or an inconclusive.
 std::string metric_sentence(const ReportMetric& metric, const std::string& b_label, double margin);
-// The same for one element of the JSON report's "metrics", read by read_report_metric (for the
-// writers that still take the JSON; Error when a field is missing).
-std::string metric_sentence(const nlohmann::json& metric, const std::string& b_label, double margin);
 
 // Throws Error when the template lacks {{title}} or {{body}}.
 std::string html_report(const HtmlInputs& inputs);

@@ -2,43 +2,28 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <pugixml.hpp>
 #include <sstream>
 
 #include "core/utf8.hpp"
 #include "report/format.hpp"
 #include "report/html.hpp"
-#include "report/report_data.hpp"
 
 namespace abvm {
 namespace {
 
-using nlohmann::json;
-
-std::string str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-
-double num(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::nan("");
-}
-
 // The evidence behind one metric's verdict, as plain text for the CI's test details.
-std::string details(const json& m, const std::string& a_label, const std::string& b_label) {
-  const std::string unit = str(m, "unit");
+std::string details(const ReportMetric& m, const std::string& a_label, const std::string& b_label) {
   std::string t;
-  for (const char* side : {"a", "b"}) {
-    const json& s = m[side];
-    t += fmt::format("{}: n={} median={} min={} max={}\n", side[0] == 'a' ? a_label : b_label, s.value("n", 0),
-                     format_value(num(s, "median"), unit), format_value(num(s, "min"), unit),
-                     format_value(num(s, "max"), unit));
+  for (const ReportSide* s : {&m.a, &m.b}) {
+    t += fmt::format("{}: n={} median={} min={} max={}\n", s == &m.a ? a_label : b_label, s->n,
+                     format_value(s->median, m.unit), format_value(s->min, m.unit), format_value(s->max, m.unit));
   }
-  const json eff = m.value("effect", json::object());
-  t += fmt::format("ratio B/A {:.4f} [{:.4f}, {:.4f}] at {:.4g} % ({})\n", num(eff, "estimate"), num(eff, "ci_low"),
-                   num(eff, "ci_high"), num(eff, "confidence") * 100, str(eff, "method"));
-  for (const auto& w : m.value("warnings", json::array())) t += "warning: " + w.get<std::string>() + "\n";
-  for (const auto& n : m.value("notes", json::array())) t += "note: " + n.get<std::string>() + "\n";
+  const ReportEffect& eff = m.effect;
+  t += fmt::format("ratio B/A {:.4f} [{:.4f}, {:.4f}] at {:.4g} % ({})\n", eff.estimate, eff.low, eff.high,
+                   eff.confidence * 100, eff.method);
+  for (const auto& w : m.warnings) t += "warning: " + w + "\n";
+  for (const auto& n : m.notes) t += "note: " + n + "\n";
   return t;
 }
 
@@ -70,31 +55,27 @@ void add_counts(pugi::xml_node node, std::size_t tests, std::size_t failures, st
   set_attr(node, "time", "0");
 }
 
-std::string inconclusive_reason(const json& m, const std::string& sentence) {
+std::string inconclusive_reason(const ReportMetric& m, const std::string& sentence) {
   std::string reason = sentence;
-  if (m.contains("runs_needed") && m["runs_needed"].is_number()) {
-    reason += fmt::format("; about {} {} per side would likely settle it", m["runs_needed"].get<long long>(),
-                          str(m["a"], "unit_kind") == "boot" ? "boots" : "runs");
+  if (m.runs_needed) {
+    reason += fmt::format("; about {} {} per side would likely settle it", *m.runs_needed, m.a.per_boot ? "boots" : "runs");
   }
   return reason;
 }
 
 }  // namespace
 
-std::string junit_report(const nlohmann::json& report, const JunitOptions& options) {
-  const json metrics = report.value("metrics", json::array());
-  const json source = report.value("source", json::object());
-  const std::string a_label = str(source, "a_label").empty() ? "A" : str(source, "a_label");
-  const std::string b_label = str(source, "b_label").empty() ? "B" : str(source, "b_label");
+std::string junit_report(const ReportModel& report, const JunitOptions& options) {
+  const std::string a_label = report.source.a_label.empty() ? "A" : report.source.a_label;
+  const std::string b_label = report.source.b_label.empty() ? "B" : report.source.b_label;
   // A workload with no valid run on either side is a failing test case of its own: a CI job must not
-  // pass on a question it never measured (absent in reports of older abvm).
-  const json missing = report.value("missing", json::array());
-  std::size_t failures = missing.size(), skipped = 0;
-  for (const auto& m : metrics) {
-    failures += str(m, "verdict") == "regression";
-    skipped += str(m, "verdict") == "inconclusive";
+  // pass on a question it never measured.
+  std::size_t failures = report.missing.size(), skipped = 0;
+  for (const auto& m : report.metrics) {
+    failures += m.verdict == Verdict::regression;
+    skipped += m.verdict == Verdict::inconclusive;
   }
-  const std::size_t tests = metrics.size() + missing.size();
+  const std::size_t tests = report.metrics.size() + report.missing.size();
 
   pugi::xml_document doc;
   pugi::xml_node decl = doc.append_child(pugi::node_declaration);
@@ -109,22 +90,19 @@ std::string junit_report(const nlohmann::json& report, const JunitOptions& optio
   set_attr(suite, "name", options.suite);
   add_counts(suite, tests, failures, skipped, true);
 
-  const json opts = report.value("options", json::object());
   pugi::xml_node props = suite.append_child("properties");
   const auto prop = [&](const std::string& k, const std::string& v) {
     pugi::xml_node p = props.append_child("property");
     set_attr(p, "name", k);
     set_attr(p, "value", v);
   };
-  prop("verdict", str(report, "verdict"));
-  prop("margin", fmt::format("{:g}", num(opts, "margin")));
-  prop("confidence", fmt::format("{:g}", num(opts, "confidence")));
+  prop("verdict", to_string(report.verdict));
+  prop("margin", fmt::format("{:g}", report.margin));
+  prop("confidence", fmt::format("{:g}", report.confidence));
   prop("side_a", a_label);
   prop("side_b", b_label);
 
-  const JsonOrigin origin{.file = "the JSON report", .advice = "regenerate it with abvm analyze"};
-  for (std::size_t i = 0; i < missing.size(); ++i) {
-    const MissingData d = read_report_missing(missing[i], origin, fmt::format("missing[{}]", i));
+  for (const MissingData& d : report.missing) {
     pugi::xml_node tc = suite.append_child("testcase");
     set_attr(tc, "classname", options.suite);
     set_attr(tc, "name", missing_title(d));
@@ -134,29 +112,26 @@ std::string junit_report(const nlohmann::json& report, const JunitOptions& optio
     set_attr(f, "message", missing_words(d));
     set_text(f, d.first_failure.empty() ? "" : "first failure: " + d.first_failure + "\n");
   }
-  for (const auto& m : metrics) {
-    const std::string verdict = str(m, "verdict");
-    const std::string sentence = metric_sentence(m, b_label, num(opts, "margin"));
+  for (const auto& m : report.metrics) {
+    const std::string sentence = metric_sentence(m, b_label, report.margin);
     pugi::xml_node tc = suite.append_child("testcase");
     set_attr(tc, "classname", options.suite);
-    set_attr(tc, "name", str(m, "name"));
+    set_attr(tc, "name", m.name);
     set_attr(tc, "time", "0");
-    if (verdict == "regression") {
+    if (m.verdict == Verdict::regression) {
       pugi::xml_node f = tc.append_child("failure");
       set_attr(f, "type", "regression");
       set_attr(f, "message", sentence);
       set_text(f, details(m, a_label, b_label));
-    } else if (verdict == "inconclusive") {
+    } else if (m.verdict == Verdict::inconclusive) {
       set_attr(tc.append_child("skipped"), "message", inconclusive_reason(m, sentence));
     }
     set_text(tc.append_child("system-out"), sentence + "\n" + details(m, a_label, b_label));
   }
 
   std::string err;
-  for (const auto& w : report.value("warnings", json::array())) err += "warning: " + w.get<std::string>() + "\n";
-  for (const auto& f : report.value("failures", json::array())) {
-    err += fmt::format("failed run ({}, {}): {}\n", str(f, "side"), str(f, "outcome"), str(f, "what"));
-  }
+  for (const auto& w : report.warnings) err += "warning: " + w + "\n";
+  for (const auto& f : report.failures) err += fmt::format("failed run ({}, {}): {}\n", to_string(f.side), f.outcome, f.what);
   if (!err.empty()) set_text(suite.append_child("system-err"), err);
 
   std::ostringstream out;

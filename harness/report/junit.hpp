@@ -2,10 +2,11 @@
 // JUnit XML for CI systems (GitHub/GitLab/Jenkins JUnit readers): one <testcase> per metric,
 // <failure> on regression, <skipped> with the reason on inconclusive, passed otherwise; valid
 // against the Ant/Jenkins JUnit schema (harness/tests/data/report/junit.xsd). A pure writer over
-// the JSON report (report/schema.json), built with pugixml; the caller writes the bytes.
-#include <nlohmann/json.hpp>
+// the report model (verdict/report_model.hpp), built with pugixml; the caller writes the bytes.
 #include <string>
 #include <string_view>
+
+#include "verdict/report_model.hpp"
 
 namespace abvm {
 
@@ -17,6 +18,6 @@ struct JunitOptions {
 // for each byte that is not UTF-8; pugixml escapes the markup characters.
 std::string xml_text(std::string_view text);
 
-std::string junit_report(const nlohmann::json& report, const JunitOptions& options = {});
+std::string junit_report(const ReportModel& report, const JunitOptions& options = {});
 
 }  // namespace abvm

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "core/resources.hpp"
+#include "report/json_report.hpp"
 
 namespace abvm {
 namespace {
@@ -57,16 +59,16 @@ PlotSet all_missing(std::string reason) {
 
 }  // namespace
 
-std::vector<std::string> expected_plot_kinds(const nlohmann::json& metric) {
+std::vector<std::string> expected_plot_kinds(const ReportMetric& metric) {
   std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
-  bool timed = false;
-  for (const char* side : {"a", "b"}) {
-    for (const char* list : {"runs", "voided_runs"}) {
-      if (!metric.contains(side) || !metric[side].contains(list) || !metric[side][list].is_array()) continue;
-      for (const auto& run : metric[side][list]) timed = timed || (run.is_object() && run.contains("timing"));
-    }
+  const auto timed = [](const std::vector<ReportRun>& runs) {
+    return std::any_of(runs.begin(), runs.end(), [](const ReportRun& r) { return r.timing.has_value(); });
+  };
+  bool any = false;
+  for (const ReportSide* side : {&metric.a, &metric.b}) {
+    any = any || timed(side->runs) || (side->voided_runs && timed(*side->voided_runs));
   }
-  if (timed) kinds.emplace_back(kTimelineKind);
+  if (any) kinds.emplace_back(kTimelineKind);
   return kinds;
 }
 
@@ -96,8 +98,8 @@ PlotOptions default_plot_options() {
   return o;
 }
 
-PlotSet make_plots(const nlohmann::json& report, const PlotOptions& options) {
-  const std::size_t metrics = report.contains("metrics") ? report["metrics"].size() : 0;
+PlotSet make_plots(const ReportModel& report, const PlotOptions& options) {
+  const std::size_t metrics = report.metrics.size();
   if (metrics == 0) return {};
   if (!fs::exists(options.python)) {
     return all_missing(fmt::format("{} does not exist; install python3 with python3-matplotlib (harness/setup.sh)",
@@ -113,7 +115,7 @@ PlotSet make_plots(const nlohmann::json& report, const PlotOptions& options) {
   remove_stale_plot_directories(fs::temp_directory_path(ec));
   TempDir tmp;
   const fs::path json_path = tmp.path() / "analysis.json";
-  write_file_atomic(json_path, report.dump());
+  write_file_atomic(json_path, json_report(report).dump());
   ProcessResult r;
   try {
     r = run_process({options.python.string(), options.script.string(), json_path.string(), (tmp.path() / "png").string()},
@@ -169,7 +171,7 @@ PlotSet make_plots(const nlohmann::json& report, const PlotOptions& options) {
   // A plot neither made nor explained is still reported: the reader must never have to guess.
   if (!everything_missing) {
     for (std::size_t i = 0; i < metrics; ++i) {
-      for (const std::string& kind : expected_plot_kinds(report["metrics"][i])) {
+      for (const std::string& kind : expected_plot_kinds(report.metrics[i])) {
         if (!accounted.contains({i, kind})) set.missing.push_back({i, kind, "plot.py did not produce it"});
       }
     }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/base64.hpp"
+#include "verdict/report_model.hpp"
 
 namespace abvm {
 
@@ -23,9 +24,9 @@ inline constexpr const char* kPlotKinds[] = {"runs", "order", "distribution", "e
 // "runs" or "voided_runs" of either side): A's and B's runs of a few blocks on one time axis.
 inline constexpr const char* kTimelineKind = "timeline";
 
-// The kinds of plot one metric of the JSON report gets: kPlotKinds, and kTimelineKind when its
+// The kinds of plot one metric of the report gets: kPlotKinds, and kTimelineKind when its
 // runs carry their timing. Each ends up in PlotSet::plots or PlotSet::missing.
-std::vector<std::string> expected_plot_kinds(const nlohmann::json& metric);
+std::vector<std::string> expected_plot_kinds(const ReportMetric& metric);
 
 struct Plot {
   std::size_t metric = 0;   // index into report["metrics"]
@@ -55,10 +56,10 @@ struct PlotOptions {
 // matplotlib to see the report without plots) and ABVM_PLOT_SCRIPT.
 PlotOptions default_plot_options();
 
-// Runs plot.py on `report` (the JSON report, schema_version 1) in a fresh temporary directory,
+// Runs plot.py on `report` (written as the JSON report, schema_version 1, for plot.py to read) in a fresh temporary directory,
 // which is removed afterwards. Every (metric, kind) pair of expected_plot_kinds ends up either in
 // `plots` or in `missing`.
-PlotSet make_plots(const nlohmann::json& report, const PlotOptions& options);
+PlotSet make_plots(const ReportModel& report, const PlotOptions& options);
 
 // Removes the plot directories ("abvm-plots-<pid>-XXXXXX") in `tmp` whose abvm process is dead
 // (killed while plotting) and returns them; make_plots calls it first. Others are left alone.

@@ -120,6 +120,37 @@ std::optional<ReportEffect> effect_or_null(const Node& n) {
   return effect_of(n);
 }
 
+std::vector<std::uint64_t> indices_of(const Node& n) {
+  std::vector<std::uint64_t> out;
+  n.each([&](const Node& i) { out.push_back(i.count()); });
+  return out;
+}
+
+std::optional<std::int64_t> integer_or_null(const Node& n) {
+  if (n.is_null()) return std::nullopt;
+  return n.integer();
+}
+
+RunTiming timing_of(const Node& n) {
+  RunTiming t{.start = n["start"].number(), .end = n["end"].number(), .load_end = n["load_end"].number(),
+              .clock_error = n["clock_error"].number()};
+  if (const Node go = n["go"]; !go.is_null()) t.go = go.number();
+  return t;
+}
+
+std::vector<ReportRun> runs_of(const Node& n) {
+  std::vector<ReportRun> runs;
+  n.each([&](const Node& r) {
+    ReportRun run{.index = r["index"].count(), .value = r["value"].number_or_null(), .order = r["order"].integer(),
+                  .run_in_boot = r["run_in_boot"].integer(), .block = integer_or_null(r["block"])};
+    if (const Node boot = r["boot"]; !boot.is_null()) run.boot = boot.str();
+    if (r.has("timing")) run.timing = timing_of(r["timing"]);
+    if (r.has("overlap")) run.overlap = r["overlap"].number();
+    runs.push_back(std::move(run));
+  });
+  return runs;
+}
+
 ReportSide side_of(const Node& n) {
   ReportSide s{.n = n["n"].count(),
                .median = n["median"].number_or_null(),
@@ -129,13 +160,20 @@ ReportSide side_of(const Node& n) {
                .iqr = n["iqr"].number_or_null(),
                .min = n["min"].number_or_null(),
                .max = n["max"].number_or_null(),
-               .cv = n["cv"].number_or_null()};
-  n["outliers"].each([&](const Node& i) { s.outliers.push_back(i.count()); });
+               .cv = n["cv"].number_or_null(),
+               .outliers = indices_of(n["outliers"])};
+  // Absent in reports of older abvm.
+  if (n.has("outliers_tukey")) s.outliers_tukey = indices_of(n["outliers_tukey"]);
+  if (n.has("outliers_modified_z")) s.outliers_modified_z = indices_of(n["outliers_modified_z"]);
+  s.outliers_omitted = n["outliers_omitted"].count();
   s.units = n["units"].count();
   const Node kind = n["unit_kind"];
   const std::string k = kind.str();
   if (k != "boot" && k != "run") kind.fail(fmt::format("is \"{}\", not one of boot, run", k));
   s.per_boot = k == "boot";
+  s.runs = runs_of(n["runs"]);
+  s.runs_omitted = n["runs_omitted"].count();
+  if (n.has("voided_runs")) s.voided_runs = runs_of(n["voided_runs"]);
   return s;
 }
 
@@ -151,10 +189,14 @@ ReportMode mode_of(const Node& n) {
 
 std::optional<ReportModeTest> mode_test_of(const Node& n) {
   if (n.is_null()) return std::nullopt;
-  return ReportModeTest{.p_two_sided = n["p_two_sided"].number_or_null(),
-                        .p_b_more_in_worse = n["p_b_more_in_worse"].number_or_null(),
-                        .alpha = n["alpha"].number_or_null(),
-                        .dominant_mode_effect = effect_or_null(n["dominant_mode_effect"])};
+  ReportModeTest t{.p_two_sided = n["p_two_sided"].number_or_null(),
+                   .p_b_more_in_worse = n["p_b_more_in_worse"].number_or_null(),
+                   .p_a_more_in_worse = n["p_a_more_in_worse"].number_or_null(),
+                   .alpha = n["alpha"].number_or_null(),
+                   .b_more_in_worse = n["b_more_in_worse"].flag(),
+                   .a_more_in_worse = n["a_more_in_worse"].flag(),
+                   .dominant_mode_effect = effect_or_null(n["dominant_mode_effect"])};
+  return t;
 }
 
 std::optional<Estimate> parse_estimate(std::string_view s) {
@@ -223,6 +265,7 @@ ReportMetric metric_of(const Node& n) {
   n["modes"].each([&](const Node& md) { m.modes.push_back(mode_of(md)); });
   m.mode_test = mode_test_of(n["mode_test"]);
   if (const Node r = n["runs_needed"]; !r.is_null()) m.runs_needed = r.count();
+  m.headline = n["headline"].str();
   m.warnings = n["warnings"].strings();
   m.notes = n["notes"].strings();
   return m;
@@ -281,9 +324,9 @@ MissingData missing_of(const Node& n) {
 
 }  // namespace
 
-ReportData read_report_data(const nlohmann::json& report, const JsonOrigin& origin) {
+ReportModel read_report_data(const nlohmann::json& report, const JsonOrigin& origin) {
   const Node root(origin, report, "");
-  ReportData r;
+  ReportModel r;
   r.schema_version = root["schema_version"].integer();
   if (r.schema_version != 1) {
     root["schema_version"].fail(fmt::format("is {}, and this abvm reads schema_version 1", r.schema_version));
@@ -295,6 +338,9 @@ ReportData read_report_data(const nlohmann::json& report, const JsonOrigin& orig
   r.confidence = options["confidence"].number();
   r.interval_confidence = options["interval_confidence"].number();
   r.seed = options["seed"].count();
+  r.bootstrap_resamples = options["bootstrap_resamples"].count();
+  // Absent in reports of older abvm, which decided with the unpaired estimate.
+  if (options.has("primary_estimate")) r.primary_estimate = options["primary_estimate"].word(parse_estimate, "paired, unpaired");
   r.source = source_of(root["source"]);
   r.context_a = context_of(root["context"]["a"]);
   r.context_b = context_of(root["context"]["b"]);
@@ -302,6 +348,7 @@ ReportData read_report_data(const nlohmann::json& report, const JsonOrigin& orig
   r.failed_b = root["failed_runs"]["b"].count();
   root["failures"].each([&](const Node& f) { r.failures.push_back(failure_of(f)); });
   r.warnings = root["warnings"].strings();
+  if (root.has("notes")) r.notes = root["notes"].strings();
   // Absent in reports of older abvm, which dropped such workloads.
   if (root.has("missing")) root["missing"].each([&](const Node& d) { r.missing.push_back(missing_of(d)); });
   root["metrics"].each([&](const Node& m) { r.metrics.push_back(metric_of(m)); });

@@ -22,12 +22,11 @@ std::string colored(const std::string& text, Verdict v, bool color) {
   return fmt::format("{}{}\033[0m", code, text);
 }
 
-void side_row(std::string& out, const std::string& label, const SideAnalysis& s, const std::string& unit) {
-  const auto& x = s.summary;
+void side_row(std::string& out, const std::string& label, const ReportSide& x, const std::string& unit) {
   out += fmt::format("  {:<10} {:>5} {:>12} {:>12} {:>12} {:>12} {:>12} {:>6.1f}%", label, x.n,
                      format_value(x.median, unit), format_value(x.mean, unit), format_value(x.mad, unit),
                      format_value(x.min, unit), format_value(x.max, unit), x.cv * 100);
-  if (s.per_boot) out += fmt::format("  ({} boots)", s.units.size());
+  if (x.per_boot) out += fmt::format("  ({} boots)", x.units);
   out += "\n";
 }
 
@@ -38,7 +37,7 @@ std::string minutes(std::optional<std::uint64_t> blocks, double seconds_per_bloc
   return fmt::format(" (~{:.0f} min)", static_cast<double>(*blocks) * seconds_per_block / 60);
 }
 
-std::string noise_line(const NoiseAnatomy& n, double margin, double seconds_per_block, bool per_boot) {
+std::string noise_line(const ReportNoise& n, double margin, double seconds_per_block, bool per_boot) {
   std::string out = per_boot ? fmt::format("  noise (sd of ln): between boots {:.3f}, within a boot {:.3f}",
                                            n.between_boot_sd, n.within_boot_sd)
                              : fmt::format("  noise (sd of ln): between runs {:.3f}", n.between_boot_sd);
@@ -58,11 +57,11 @@ std::string noise_line(const NoiseAnatomy& n, double margin, double seconds_per_
 
 }  // namespace
 
-std::string terminal_report(const Analysis& analysis, const TerminalOptions& options) {
+std::string terminal_report(const ReportModel& analysis, const TerminalOptions& options) {
   std::string out;
   out += fmt::format("{} metric(s); intervals at {:.4g} % (family-wise {:.4g} %), margin ±{:.4g} %\n",
-                     analysis.metrics.size(), analysis.interval_confidence * 100, analysis.options.confidence * 100,
-                     analysis.options.margin * 100);
+                     analysis.metrics.size(), analysis.interval_confidence * 100, analysis.confidence * 100,
+                     analysis.margin * 100);
   // First: what was asked and has no data at all, which alone makes the verdict inconclusive.
   for (const MissingData& d : analysis.missing) {
     out += "\n" + colored(missing_words(d), Verdict::inconclusive, options.color) + "\n";
@@ -74,48 +73,48 @@ std::string terminal_report(const Analysis& analysis, const TerminalOptions& opt
                        "MAD", "min", "max", "CV");
     side_row(out, options.a_label, m.a, m.unit);
     side_row(out, options.b_label, m.b, m.unit);
-    const bool paired = m.primary == Estimate::paired;
+    const bool paired = m.primary_estimate == Estimate::paired;
     out += fmt::format("  {}B/A {:.4f} [{:.4f}, {:.4f}]  ({} .. {}), {}{}\n", paired ? "paired " : "", m.effect.estimate,
                        m.effect.low, m.effect.high, pct(m.effect.low), pct(m.effect.high), m.effect.method,
                        paired ? "; decides (the design pairs A and B)" : "");
-    const Effect* other = paired ? &m.unpaired : m.paired ? &*m.paired : nullptr;
+    const auto& other_effect = paired ? m.unpaired_effect : m.paired_effect;
+    const ReportEffect* other = other_effect ? &*other_effect : nullptr;
     if (other != nullptr) {
       out += fmt::format("  {} B/A {:.4f} [{:.4f}, {:.4f}]  ({})\n", paired ? "unpaired" : "paired", other->estimate,
                          other->low, other->high, other->method);
     }
-    out += noise_line(m.noise, analysis.options.margin, options.seconds_per_block, m.a.per_boot || m.b.per_boot);
+    if (m.noise) out += noise_line(*m.noise, analysis.margin, options.seconds_per_block, m.a.per_boot || m.b.per_boot);
     if (const auto& o = m.overlap) {
       out += "  " + overlap_words(o->pairs, o->min, o->median, o->voided, o->threshold) + "\n";
     }
     out += fmt::format("  Mann-Whitney U = {:g}, p = {:.3g} (Holm {:.3g}){}; bootstrap median ratio {:.4f} [{:.4f}, "
                        "{:.4f}]\n",
-                       m.mw_u, m.mw_p, m.mw_p_holm, m.mw_exact ? ", exact" : "", m.bootstrap.estimate, m.bootstrap.low,
-                       m.bootstrap.high);
-    if (m.modes.split.modes.size() > 1) {
+                       m.mann_whitney.u, m.mann_whitney.p, m.mann_whitney.p_holm, m.mann_whitney.exact ? ", exact" : "",
+                       m.bootstrap_median_ratio.estimate, m.bootstrap_median_ratio.low, m.bootstrap_median_ratio.high);
+    if (m.modes.size() > 1) {
       out += "  modes:";
-      for (std::size_t i = 0; i < m.modes.split.modes.size(); ++i) {
-        const auto& md = m.modes.split.modes[i];
+      for (const ReportMode& md : m.modes) {
         out += fmt::format(" [{} .. {}: A {:.0f}%, B {:.0f}%{}]", format_value(md.low, m.unit),
                            format_value(md.high, m.unit), md.a_fraction * 100, md.b_fraction * 100,
-                           i == m.modes.split.dominant ? ", dominant" : "");
+                           md.dominant ? ", dominant" : "");
       }
       out += "\n";
-      if (m.modes.fisher) {
-        out += fmt::format("  mode fractions: Fisher p = {:.3g} (B more in worse modes: p = {:.3g})", m.modes.fisher->p_two_sided,
-                           m.modes.fisher->p_greater);
-        if (m.modes.dominant_shift) {
-          out += fmt::format("; inside the dominant mode B/A {:.4f} [{:.4f}, {:.4f}]", m.modes.dominant_shift->estimate,
-                             m.modes.dominant_shift->low, m.modes.dominant_shift->high);
+      if (const auto& test = m.mode_test) {
+        out += fmt::format("  mode fractions: Fisher p = {:.3g} (B more in worse modes: p = {:.3g})", test->p_two_sided,
+                           test->p_b_more_in_worse);
+        if (const auto& shift = test->dominant_mode_effect) {
+          out += fmt::format("; inside the dominant mode B/A {:.4f} [{:.4f}, {:.4f}]", shift->estimate, shift->low,
+                             shift->high);
         }
         out += "\n";
       }
     }
     out += "  verdict: " + colored(to_string(m.verdict), m.verdict, options.color);
-    if (const std::string q = margin_qualifier(m.verdict, oriented_effect(m), analysis.options.margin); !q.empty()) {
+    if (const std::string q = margin_qualifier(m.verdict, oriented_effect(m), analysis.margin); !q.empty()) {
       out += " (" + q + ")";
     }
     if (m.runs_needed) {
-      out += m.primary == Estimate::paired
+      out += m.primary_estimate == Estimate::paired
                  ? fmt::format(" (about {} A/B blocks would likely settle it{})", *m.runs_needed,
                                minutes(m.runs_needed, options.seconds_per_block))
                  : fmt::format(" (about {} {} per side would likely settle it{})", *m.runs_needed,
@@ -133,7 +132,7 @@ std::string terminal_report(const Analysis& analysis, const TerminalOptions& opt
   // A verdict word that a significant shift stands behind says so, metric by metric.
   std::vector<std::string> qualified;
   for (const auto& m : analysis.metrics) {
-    const std::string q = margin_qualifier(m.verdict, oriented_effect(m), analysis.options.margin);
+    const std::string q = margin_qualifier(m.verdict, oriented_effect(m), analysis.margin);
     if (!q.empty()) qualified.push_back(m.name + ": " + q);
   }
   if (!qualified.empty()) out += fmt::format(" ({})", fmt::join(qualified, "; "));

@@ -3,7 +3,7 @@
 // warnings). Pure: returns the text; the caller prints it.
 #include <string>
 
-#include "verdict/analysis.hpp"
+#include "verdict/report_model.hpp"
 
 namespace abvm {
 
@@ -14,6 +14,6 @@ struct TerminalOptions {
   double seconds_per_block = 0;
 };
 
-std::string terminal_report(const Analysis& analysis, const TerminalOptions& options = {});
+std::string terminal_report(const ReportModel& report, const TerminalOptions& options = {});
 
 }  // namespace abvm

@@ -73,6 +73,7 @@ struct FailedRun {
   std::string what;                    // e.g. "fio job 'seqwrite' reported error 5"
   std::string outcome;                 // e.g. "workload-failed", "panic", "timeout"
   std::string source;                  // "file:line" or trial id
+  bool operator==(const FailedRun&) const = default;
 };
 
 // A workload whose runs gave no metric on either side: every run of it failed (or, from an experiment's
@@ -85,6 +86,7 @@ struct MissingData {
   std::size_t runs_a = 0, runs_b = 0;  // its runs per side in the input (all failed)
   std::string first_failure;           // the first failed run's FailedRun::what ("" when it never ran)
   std::vector<std::string> reported;   // a metric asked for that no run reported: the metrics its runs do report
+  bool operator==(const MissingData&) const = default;
 };
 
 // Where a side was measured: two sides measured on different hosts or accelerators
@@ -99,6 +101,7 @@ struct SideContext {
   // The same for the facts the side is checked against (samples/journal.hpp JournalEntry::facts):
   // "virtio_f_access_platform" -> {"negotiated": 12}, counted over every boot that reported them.
   std::map<std::string, std::map<std::string, int>> facts;
+  bool operator==(const SideContext&) const = default;
 };
 
 struct SampleSet {

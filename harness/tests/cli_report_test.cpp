@@ -222,3 +222,28 @@ TEST(CliReport, CompareSamplesKeepsBootsApartAndOrdersTheNewRunAfterTheBaseline)
     }
   }
 }
+
+// Issue 21: every reporter takes one model now, and a results directory's outputs are as they
+// were before (harness/tests/data/report/before-issue-21/, made by abvm at e9b857e). Only the path
+// of the copy the analysis ran on and the tool's version may differ.
+TEST(CliReport, OutputsAreAsBeforeTheOneModel) {
+  ReportTempDir tmp;
+  for (const std::string name : {"results-slower", "results-co-scheduled", "results-demo"}) {
+    SCOPED_TRACE(name);
+    const fs::path dir = tmp / name;
+    fs::copy(report_data("report/" + name), dir, fs::copy_options::recursive);
+    const fs::path before = report_data("report/before-issue-21");
+    const auto r = abvm_cmd({"analyze", dir.string(), "--json", (tmp / "a.json").string(), "--junit",
+                             (tmp / "junit.xml").string()});
+    ASSERT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(r.out, read_file(before / (name + ".summary.txt")));
+    EXPECT_EQ(read_file(tmp / "junit.xml"), read_file(before / (name + ".junit.xml")));
+    auto now = nlohmann::json::parse(read_file(tmp / "a.json"));
+    auto then = nlohmann::json::parse(read_file(before / (name + ".analysis.json")));
+    for (auto* j : {&now, &then}) {
+      (*j)["source"].erase("results_dir");
+      (*j)["tool"].erase("version");
+    }
+    EXPECT_EQ(now.dump(), then.dump());
+  }
+}

@@ -13,12 +13,14 @@
 #include "environment_skip.hpp"
 #include "core/process.hpp"
 #include "report/json_report.hpp"
+#include "report_model_support.hpp"
 #include "report/plots.hpp"
 #include "report_test_support.hpp"
 #include "samples/load.hpp"
 #include "verdict/analysis.hpp"
 
 using namespace abvm;
+using namespace abvm::test;
 using abvm::test::report_data;
 using abvm::test::ReportTempDir;
 using ::testing::HasSubstr;

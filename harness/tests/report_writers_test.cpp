@@ -11,6 +11,7 @@
 #include "core/process.hpp"
 #include "report/html.hpp"
 #include "report/json_report.hpp"
+#include "report_model_support.hpp"
 #include "report/junit.hpp"
 #include "report/plots.hpp"
 #include "report/terminal.hpp"
@@ -19,6 +20,7 @@
 #include "verdict/analysis.hpp"
 
 using namespace abvm;
+using namespace abvm::test;
 using abvm::test::expect_golden;
 using abvm::test::report_data;
 using ::testing::HasSubstr;
@@ -199,7 +201,7 @@ TEST(ReportMissing, JsonNamesTheWorkloadItsRunsAndItsFirstFailure) {
       "reported": []})"));
   EXPECT_THAT(j["warnings"].back().get<std::string>(), HasSubstr("Workload dd-read has no valid run on either side"));
   // Read back as the HTML report reads it; absent in reports of older abvm.
-  const ReportData r = read_report_data(j, {.file = "analysis.json", .advice = "regenerate it"});
+  const ReportModel r = read_report_data(j, {.file = "analysis.json", .advice = "regenerate it"});
   ASSERT_EQ(r.missing.size(), 1u);
   EXPECT_EQ(r.missing[0].runs_b, 6u);
   EXPECT_TRUE(read_report_data(demo_report(), {.file = "analysis.json", .advice = "x"}).missing.empty());
