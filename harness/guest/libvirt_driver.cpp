@@ -591,6 +591,34 @@ bool embedded_root_in_use(const std::filesystem::path& root) {
 
 std::filesystem::path private_roots_dir() { return abvm_cache_dir() / "libvirt-private"; }
 
+// libvirt probes QEMU with a daemonized `qemu-system-* -machine none ... -qmp unix:<root>/lib/qemu/
+// qmp-XXXXXX/qmp.monitor` and kills it when the probe is done; a process killed mid-probe leaves
+// that QEMU running forever, reparented to init (found three times here). Called for a root no live
+// process uses (this one's claim on the shared root, or a dead process's private root): every such
+// QEMU naming it is a leftover. Returns how many were killed.
+int kill_leftover_probes(const std::filesystem::path& root) {
+  const std::string qmp_dir = (root / "lib" / "qemu" / "qmp-").string();
+  int killed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string args = read_proc(entry.path() / "cmdline");
+    std::replace(args.begin(), args.end(), '\0', ' ');
+    if (args.find("qemu-system") == std::string::npos || args.find("-machine none") == std::string::npos) continue;
+    if (args.find("unix:" + qmp_dir) == std::string::npos) continue;
+    // Not a probe this process runs now (its QEMUs are its children: it is their subreaper).
+    const std::string stat = read_proc(entry.path() / "stat");
+    const auto close = stat.rfind(')');
+    if (close != std::string::npos && close + 4 < stat.size() &&
+        std::strtol(stat.c_str() + close + 4, nullptr, 10) == ::getpid()) {
+      continue;
+    }
+    killed += ::kill(static_cast<pid_t>(std::strtol(pid.c_str(), nullptr, 10)), SIGKILL) == 0;
+  }
+  return killed;
+}
+
 // libvirt takes its lock on the root only when the connection opens, so two abvm processes starting
 // together can both find the shared root free and both open it; the second one's QEMU probe then
 // fails ("Cannot find suitable emulator for x86_64": seen here when a test run started as a demo run
@@ -623,11 +651,14 @@ std::string LibvirtDriver::embedded_uri() {
       long pid = std::strtol(entry.path().filename().c_str(), nullptr, 10);
       if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
         remove_stale_embedded_state(entry.path());
+        kill_leftover_probes(entry.path());
         std::filesystem::remove_all(entry.path(), ec);
       }
     }
   }
-  if (!claim_shared_root(root) || embedded_root_in_use(root)) {
+  if (claim_shared_root(root) && !embedded_root_in_use(root)) {
+    kill_leftover_probes(root);
+  } else {
     // Another abvm run holds the shared root: use a root of our own, seeded with the shared
     // root's QEMU capability cache so that the ~45 s probe is not repeated.
     auto own = private_roots_dir() / std::to_string(::getpid());

@@ -151,3 +151,27 @@ TEST(GuestLibvirtConcurrent, AFailedQemuProbeIsMadeAgain) {
   EXPECT_TRUE(fs::exists(dir / "failed-once")) << "the first probe did not run the wrapper: the test proves nothing";
   fs::remove_all(dir);
 }
+
+// A process killed while libvirt probed QEMU leaves the daemonized probe QEMU running forever
+// (found three times here, reparented to init). The next process to take the root kills it.
+TEST(GuestLibvirtConcurrent, AProbeQemuLeftByAKilledProcessIsKilledByTheNextOne) {
+  if (::geteuid() != 0) ABVM_SKIP_WITHOUT("the embedded QEMU driver needs root here");
+  const auto qemu = find_program("qemu-system-x86_64");
+  if (!qemu) ABVM_SKIP_WITHOUT("qemu-system-x86_64 not installed");
+  const fs::path dir = fs::temp_directory_path() / ("abvm-left-probe-" + std::to_string(::getpid()));
+  test::ScopedEnv xdg("XDG_CACHE_HOME", (dir / "cache").string());
+  const fs::path qmp = dir / "cache" / "abvm" / "libvirt" / "lib" / "qemu" / "qmp-TEST12";
+  fs::create_directories(qmp);
+  // As libvirt 9.0 starts its probe (qemu_capabilities.c virQEMUCapsInitQMPCommandNew).
+  const auto started = run_process({qemu->string(), "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
+                                    "none,accel=tcg", "-qmp", "unix:" + (qmp / "qmp.monitor").string() + ",server=on,wait=off",
+                                    "-pidfile", (qmp / "qmp.pid").string(), "-daemonize"});
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  long pid = 0;
+  std::ifstream(qmp / "qmp.pid") >> pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(process_alive(pid));
+  (void)LibvirtDriver::embedded_uri();
+  EXPECT_TRUE(wait_for([&] { return !process_alive(pid); }, std::chrono::seconds(5))) << "the leftover probe still runs";
+  fs::remove_all(dir);
+}
