@@ -591,6 +591,20 @@ bool embedded_root_in_use(const std::filesystem::path& root) {
 
 std::filesystem::path private_roots_dir() { return abvm_cache_dir() / "libvirt-private"; }
 
+// libvirt keeps each domain's QEMU log (log/qemu/<name>.log) after the domain is gone: one or two
+// files per trial, 800 in a day here. What a trial needs of it is in its results (the console,
+// libvirt's reason for a failure); a run that is over no longer needs the rest.
+long abvm_pid_of(std::string_view name);  // below, with the leftovers of dead runs
+void remove_logs_of_dead_runs(const std::filesystem::path& root) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(root / "log" / "qemu", ec)) {
+    const std::string file = entry.path().filename().string();
+    if (!file.ends_with(".log")) continue;
+    const long pid = abvm_pid_of(file);
+    if (pid > 0 && !process_alive(pid)) std::filesystem::remove(entry.path(), ec);
+  }
+}
+
 // libvirt probes QEMU with a daemonized `qemu-system-* -machine none ... -qmp unix:<root>/lib/qemu/
 // qmp-XXXXXX/qmp.monitor` and kills it when the probe is done; a process killed mid-probe leaves
 // that QEMU running forever, reparented to init (found three times here). Called for a root no live
@@ -625,15 +639,17 @@ int kill_leftover_probes(const std::filesystem::path& root) {
 // ended). abvm's own lock on the root, taken before that check and held until the process exits,
 // makes the choice atomic among abvm processes. False: another abvm process holds it.
 bool claim_shared_root(const std::filesystem::path& root) {
-  static int held = -1;
-  if (held >= 0) return true;
+  static std::mutex mutex;
+  static std::set<std::filesystem::path> held;
+  std::lock_guard lock(mutex);
+  if (held.contains(root)) return true;
   const int fd = ::open((root / "abvm.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return false;
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
     return false;
   }
-  held = fd;  // never closed: the lock goes with the process
+  held.insert(root);  // fd is never closed: the lock goes with the process
   return true;
 }
 
@@ -658,6 +674,7 @@ std::string LibvirtDriver::embedded_uri() {
   }
   if (claim_shared_root(root) && !embedded_root_in_use(root)) {
     kill_leftover_probes(root);
+    remove_logs_of_dead_runs(root);
   } else {
     // Another abvm run holds the shared root: use a root of our own, seeded with the shared
     // root's QEMU capability cache so that the ~45 s probe is not repeated.

@@ -175,3 +175,22 @@ TEST(GuestLibvirtConcurrent, AProbeQemuLeftByAKilledProcessIsKilledByTheNextOne)
   EXPECT_TRUE(wait_for([&] { return !process_alive(pid); }, std::chrono::seconds(5))) << "the leftover probe still runs";
   fs::remove_all(dir);
 }
+
+// libvirt keeps every domain's QEMU log; those of runs that are over go when the root is taken.
+TEST(GuestLibvirtConcurrent, TheQemuLogsOfRunsThatAreOverAreRemoved) {
+  if (::geteuid() != 0) ABVM_SKIP_WITHOUT("the embedded QEMU driver needs root here");
+  const fs::path dir = fs::temp_directory_path() / ("abvm-old-logs-" + std::to_string(::getpid()));
+  test::ScopedEnv xdg("XDG_CACHE_HOME", (dir / "cache").string());
+  const fs::path logs = dir / "cache" / "abvm" / "libvirt" / "log" / "qemu";
+  fs::create_directories(logs);
+  const long dead = 4194303;  // the highest pid Linux gives, and only with pid_max at its limit
+  ASSERT_FALSE(process_alive(dead));
+  const std::string mine = "abvm-" + std::to_string(::getpid()) + "-t0000-0.log";
+  const std::string gone = "abvm-" + std::to_string(dead) + "-t0000-0.log";
+  for (const std::string& name : {mine, gone, std::string("other.log")}) std::ofstream(logs / name) << "log\n";
+  (void)LibvirtDriver::embedded_uri();
+  EXPECT_FALSE(fs::exists(logs / gone));
+  EXPECT_TRUE(fs::exists(logs / mine)) << "a live process's log was removed";
+  EXPECT_TRUE(fs::exists(logs / "other.log")) << "a log abvm did not make was removed";
+  fs::remove_all(dir);
+}
