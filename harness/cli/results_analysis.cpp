@@ -2,54 +2,56 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
+#include <memory>
 
 #include "report/json_report.hpp"
 #include "report/terminal.hpp"
 #include "samples/load.hpp"
 #include "samples/select.hpp"
+#include "verdict/design_rules.hpp"
+#include "verdict/look.hpp"
 
 namespace abvm::cli {
 
 namespace {
 
-// The wall time one A/B block costs in this run, from the ledger: a sequential block is two trials
-// one after the other, a block of two guests at once or of one guest lasts about as long as one of
-// its trials, and the lanes run their blocks side by side. 0 when no trial is done.
-double seconds_per_block(const Experiment& e, const ResultsDir& dir) {
-  double sum = 0;
-  std::size_t n = 0;
-  for (const auto& line : read_ledger(dir.ledger())) {
-    sum += line.seconds;
-    ++n;
-  }
-  if (n == 0) return 0;
-  const double lanes = static_cast<double>(std::max<std::size_t>(1, e.schedule.cpu_sets.size()));
-  return traits(e.schedule.design).trials_in_block_time * sum / static_cast<double>(n) / lanes;
+AnalysisOptions analysis_options(const Experiment& e, double confidence, const AnalysisOverrides& overrides) {
+  AnalysisOptions options = experiment_analysis_options(e, overrides.confidence.value_or(confidence));
+  if (overrides.margin) options.margin = *overrides.margin;
+  if (overrides.seed) options.seed = *overrides.seed;
+  return options;
+}
+
+std::vector<double> trial_seconds(const ResultsDir& dir) {
+  std::vector<double> seconds;
+  for (const auto& line : read_ledger(dir.ledger())) seconds.push_back(line.seconds);
+  return seconds;
 }
 
 }  // namespace
 
 Decision decide(const Experiment& e, const ResultsDir& dir, double confidence, const AnalysisOverrides& overrides) {
-  AnalysisOptions options;
-  options.margin = overrides.margin.value_or(e.analysis.margin);
-  options.confidence = overrides.confidence.value_or(confidence);
-  options.seed = overrides.seed.value_or(e.analysis.seed);
-  // Fixed by the design before any data was seen: designs that pair A with B are analysed as pairs.
-  options.paired_primary = traits(e.schedule.design).pairs_sides;
-  // Designs whose A and B runs are meant to overlap leave out the pairs that did not; those that
-  // alternate them by intent (lockstep, same-guest, sequential blocks) only show the overlaps.
-  if (traits(e.schedule.design).overlap_by_intent) options.min_overlap = e.schedule.min_overlap;
-  Decision d{.analysis = analyze(select_metrics(load_results_dir(dir.root()), e.analysis.metrics), options),
+  Decision d{.analysis = analyze(select_metrics(load_results_dir(dir.root()), e.analysis.metrics),
+                                 analysis_options(e, confidence, overrides)),
              .source = {.kind = "results", .results_dir = dir.root().string(), .a_label = e.a.label,
                         .b_label = e.b.label, .design = to_string(e.schedule.design),
                         .decided_by = read_manifest(dir).stop_reason}};
   d.report = report_model(d.analysis, d.source);
   d.json_text = json_report_text(d.report);
-  d.seconds_per_block = seconds_per_block(e, dir);
+  d.seconds_per_block = seconds_per_block(trial_seconds(dir), e.schedule);
   d.summary = terminal_report(d.report, {.a_label = e.a.label, .b_label = e.b.label, .color = false,
                                            .seconds_per_block = d.seconds_per_block});
   return d;
+}
+
+LookDecision sequential_looks(const Experiment& e) {
+  // Shared: a std::function copies what it holds, and every copy must keep the one reader.
+  auto looks = std::make_shared<LookDecider>(e);
+  return [looks](const ResultsDir& dir, double confidence) -> std::optional<std::string> {
+    const Verdict v = looks->verdict(dir.root(), confidence);
+    if (v == Verdict::inconclusive) return std::nullopt;
+    return std::string(to_string(v));
+  };
 }
 
 double run_confidence(const Experiment& e, const RunManifest& manifest) {

@@ -1,8 +1,9 @@
 #pragma once
 // The analysis of an abvm results directory as its experiment asks for it: the experiment's
-// [analysis] margin, seed and metrics, at the confidence the run decided with (its final look's,
-// for a sequential run). `abvm run` (every look and the final analysis) and `abvm analyze
-// RESULTS_DIR` both call decide(), so re-analysing a directory reproduces its analysis.json.
+// [analysis] margin, seed and metrics and its design's rules (verdict/design_rules.hpp), at the
+// confidence the run decided with (its final look's, for a sequential run). `abvm run`'s final
+// analysis and `abvm analyze RESULTS_DIR` both call decide(), so re-analysing a directory
+// reproduces its analysis.json; `abvm run`'s looks compute the same verdict alone.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include "config/experiment.hpp"
 #include "verdict/report_model.hpp"
 #include "results/directory.hpp"
+#include "run/runner.hpp"
 #include "verdict/analysis.hpp"
 
 namespace abvm::cli {
@@ -32,6 +34,10 @@ struct Decision {
 
 // The experiment's analysis of what `dir` holds at `confidence`, with `overrides` applied.
 Decision decide(const Experiment& e, const ResultsDir& dir, double confidence, const AnalysisOverrides& overrides = {});
+
+// The Runner's look (run/runner.hpp): the verdict alone (verdict/look.hpp LookDecider, one for
+// all the run's looks), nullopt while inconclusive. `e` must outlive it.
+LookDecision sequential_looks(const Experiment& e);
 
 // The confidence a finished run decided with: run.json's final_confidence (the last look of a
 // sequential run), else the experiment's [analysis] confidence.

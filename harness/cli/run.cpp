@@ -213,16 +213,11 @@ int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, boo
   TerminalObserver observer;
   BuildingPreparer preparer([&](const std::string& s) { observer.note(s); });
   std::vector<std::unique_ptr<LibvirtDriver>> drivers;
-  const LookDecision look = [&](const ResultsDir& d, double confidence) -> std::optional<std::string> {
-    const Verdict v = decide(e, d, confidence).analysis.verdict;
-    if (v == Verdict::inconclusive) return std::nullopt;
-    return std::string(to_string(v));
-  };
   Runner runner(e, dir,
                 {.connect = [&] { return connect_hosts(uris, e.hosts, observer, drivers); },
                  .preparer = preparer,
                  .observer = observer,
-                 .decide = look,
+                 .decide = sequential_looks(e),
                  .stop_requested = [] { return interrupt_requested(); }});
   const RunEnd end = runner.run({.resuming = resuming,
                                  .keep_scratch = args.keep_scratch,

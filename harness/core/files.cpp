@@ -35,6 +35,22 @@ std::string read_file(const std::filesystem::path& path) {
   return out.str();
 }
 
+std::string read_file_from(const std::filesystem::path& path, std::uintmax_t offset) {
+  if (offset == 0) return read_file(path);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
+  const auto size = static_cast<std::uintmax_t>(static_cast<std::streamoff>(in.tellg()));
+  if (size < offset) {
+    throw Error(path.string() + ": holds " + std::to_string(size) + " bytes, fewer than the " +
+                std::to_string(offset) + " read before: it was replaced or truncated");
+  }
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::ostringstream out;
+  out << in.rdbuf();
+  if (in.bad()) throw Error(path.string() + ": cannot read: " + std::strerror(errno));
+  return out.str();
+}
+
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
   std::filesystem::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -308,18 +309,35 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
   });
 }
 
-SampleSet load_results_dir(const std::filesystem::path& dir) {
-  const std::filesystem::path journal = ResultsDir(dir).journal();
+SampleSet load_results_dir(const std::filesystem::path& dir) { return JournalSamplesReader(dir).samples(); }
+
+JournalSamplesReader::JournalSamplesReader(const std::filesystem::path& dir)
+    : dir_(dir), journal_(ResultsDir(dir).journal()) {}
+
+SampleSet JournalSamplesReader::samples() {
+  const std::filesystem::path journal = ResultsDir(dir_).journal();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(journal, ec))
-    throw Error(located(dir.string(), 0,
+    throw Error(located(dir_.string(), 0,
                         "no journal.jsonl here: is this an abvm results directory? (abvm analyze "
                         "DIR reads DIR/journal.jsonl)"));
+  const std::string source = journal.string();
   std::vector<std::string> notes;
-  auto entries = read_journal(journal, [&](const std::string& note) { notes.push_back(note); });
-  if (entries.empty())
+  std::optional<JournalEntry> unfinished;  // a last line still being written: this read's only
+  journal_.read(
+      [&](std::string_view line, std::size_t line_no) { finished_.push_back(parse_journal_line(line, source, line_no)); },
+      [&](std::string_view line, std::size_t line_no) { unfinished = parse_journal_line(line, source, line_no); },
+      [&](const std::string& note) { notes.push_back(note); });
+  if (finished_.empty() && !unfinished)
     throw Error(located(journal.string(), 0, "the journal holds no runs yet: nothing to analyze"));
-  SampleSet set = load_journal_samples(entries);
+  SampleSet set;
+  if (unfinished) {  // rare (a writer killed mid-line): a copy keeps finished_ as it was on any throw
+    std::vector<JournalEntry> entries = finished_;
+    entries.push_back(std::move(*unfinished));
+    set = load_journal_samples(entries);
+  } else {
+    set = load_journal_samples(finished_);
+  }
   set.notes.insert(set.notes.end(), notes.begin(), notes.end());
   return set;
 }

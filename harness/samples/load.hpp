@@ -60,4 +60,19 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& entries);
 // Reads dir/journal.jsonl (an unfinished last line becomes a note in SampleSet::notes).
 SampleSet load_results_dir(const std::filesystem::path& dir);
 
+// A results directory's journal read as it grows: each samples() parses only the lines appended
+// since the last call (core/jsonl.hpp JsonlFollower) and gives what load_results_dir would give
+// for the whole journal then. A sequential run's looks read it after every block: parsing the
+// whole journal at each look costs O(looks x runs).
+class JournalSamplesReader {
+ public:
+  explicit JournalSamplesReader(const std::filesystem::path& dir);
+  SampleSet samples();
+
+ private:
+  std::filesystem::path dir_;
+  JsonlFollower journal_;
+  std::vector<JournalEntry> finished_;  // the entries of the finished lines read so far
+};
+
 }  // namespace abvm

@@ -402,5 +402,119 @@ TEST(Load, JournalTimingAndPairOverlapReachTheSamples) {
   EXPECT_EQ(s.timing->load_end, 1764446406.07121);
 }
 
+// ---- JournalSamplesReader: the journal read as it grows ----
+
+// What a SampleSet says, in one text, to compare two of them whole.
+std::string describe(const SampleSet& set) {
+  std::string out;
+  for (const MetricSamples& m : set.metrics) {
+    out += m.name + " " + m.unit + "\n";
+    for (const auto* side : {&m.a, &m.b}) {
+      for (const Sample& s : *side) {
+        out += std::to_string(s.value) + " " + std::to_string(s.order) + " " + s.boot.value_or("-") + " " +
+               std::to_string(s.block.value_or(-1)) + " " + std::to_string(s.overlap.value_or(-1)) + " " + s.source +
+               "\n";
+      }
+      out += "|\n";
+    }
+  }
+  for (const FailedRun& f : set.failures) out += "failed " + f.what + "\n";
+  for (const MissingData& d : set.missing) out += "missing " + d.workload + "\n";
+  for (const std::string& h : set.context_a.hosts) out += "host A " + h + "\n";
+  for (const std::string& h : set.context_b.hosts) out += "host B " + h + "\n";
+  for (const std::string& n : set.notes) out += "note " + n + "\n";
+  return out;
+}
+
+// What a read gives: its SampleSet described, or its Error's message (a journal whose runs so far
+// are all on one side is refused, by every reader alike).
+template <typename Read>
+std::string outcome_of(Read&& read) {
+  try {
+    return describe(read());
+  } catch (const Error& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+// The journal's text cut after its n-th '\n' (all of it when it has fewer).
+std::string first_lines(const std::string& text, std::size_t n) {
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < n && pos != std::string::npos; ++i) {
+    pos = text.find('\n', pos);
+    if (pos != std::string::npos) ++pos;
+  }
+  return pos == std::string::npos ? text : text.substr(0, pos);
+}
+
+TEST(JournalSamplesReader, EachReadGivesWhatAWholeReadGives) {
+  const std::string journal = data_text("report/results-co-scheduled/journal.jsonl");
+  test::TempDir dir("reader-grows");
+  const auto path = dir.path() / "journal.jsonl";
+  JournalSamplesReader reader(dir.path());
+  int notes_checked = 0;
+  // Lines arrive a few at a time, once with a line half written (its writer is still at it).
+  for (std::size_t lines : {1u, 5u, 6u, 20u, 47u, 64u}) {
+    std::string text = first_lines(journal, lines);
+    write_file_atomic(path, text);
+    EXPECT_EQ(outcome_of([&] { return reader.samples(); }), outcome_of([&] { return load_results_dir(dir.path()); }))
+        << lines << " lines";
+    const std::string next = first_lines(journal, lines + 1).substr(text.size());
+    if (next.empty()) continue;
+    write_file_atomic(path, text + next.substr(0, next.size() / 2));
+    const std::string half = outcome_of([&] { return reader.samples(); });
+    EXPECT_EQ(half, outcome_of([&] { return load_results_dir(dir.path()); })) << lines << " lines and a half";
+    if (half.starts_with("error: ")) continue;  // a metric with no run on side B yet
+    ++notes_checked;
+    EXPECT_NE(half.find("note " + path.string() + ":" + std::to_string(lines + 1) +
+                        ": unfinished last line ignored (its writer was stopped mid-line)"),
+              std::string::npos)
+        << half;
+  }
+  EXPECT_GE(notes_checked, 2);
+  EXPECT_EQ(describe(reader.samples()), describe(load_results_dir(test::data("report/results-co-scheduled"))));
+}
+
+TEST(JournalSamplesReader, AJournalThatHasLinesAlreadyIsReadWholeFirst) {
+  // A resumed run: the first look meets the runs of the earlier sessions.
+  JournalSamplesReader reader(data("journal/results-ok"));
+  EXPECT_EQ(describe(reader.samples()), describe(load_results_dir(data("journal/results-ok"))));
+  EXPECT_EQ(describe(reader.samples()), describe(load_results_dir(data("journal/results-ok"))));
+  JournalSamplesReader killed(data("journal/results-truncated"));
+  EXPECT_EQ(describe(killed.samples()), describe(load_results_dir(data("journal/results-truncated"))));
+}
+
+TEST(JournalSamplesReader, AnUnfinishedLineThatParsesCountsUntilItsNewlineAndThenOnce) {
+  const std::string journal = first_lines(data_text("journal/results-ok/journal.jsonl"), 3);
+  test::TempDir dir("reader-unterminated");
+  const auto path = dir.path() / "journal.jsonl";
+  write_file_atomic(path, journal.substr(0, journal.size() - 1));  // the last '\n' not yet written
+  JournalSamplesReader reader(dir.path());
+  EXPECT_EQ(describe(reader.samples()), describe(load_results_dir(dir.path())));
+  write_file_atomic(path, journal);
+  EXPECT_EQ(describe(reader.samples()), describe(load_results_dir(dir.path())));
+  EXPECT_EQ(describe(reader.samples()), describe(load_results_dir(dir.path())));
+}
+
+TEST(JournalSamplesReader, KeepsTheJournalsErrors) {
+  test::TempDir dir("reader-errors");
+  const auto path = dir.path() / "journal.jsonl";
+  JournalSamplesReader reader(dir.path());
+  EXPECT_EQ(error_of([&] { reader.samples(); }),
+            dir.path().string() + ": no journal.jsonl here: is this an abvm results directory? (abvm analyze DIR "
+                                  "reads DIR/journal.jsonl)");
+  write_file_atomic(path, "");
+  EXPECT_EQ(error_of([&] { reader.samples(); }), path.string() + ": the journal holds no runs yet: nothing to analyze");
+  const std::string good = first_lines(data_text("journal/results-ok/journal.jsonl"), 2);
+  write_file_atomic(path, good + "{\"damaged\n");
+  const std::string damage = error_of([&] { load_results_dir(dir.path()); });
+  EXPECT_NE(damage.find(path.string() + ":3: "), std::string::npos) << damage;
+  // A damaged line is met again at every read, not skipped after the first.
+  EXPECT_EQ(error_of([&] { reader.samples(); }), damage);
+  EXPECT_EQ(error_of([&] { reader.samples(); }), damage);
+  write_file_atomic(path, "");
+  EXPECT_NE(error_of([&] { reader.samples(); }).find("replaced or truncated"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace abvm

@@ -612,7 +612,8 @@ void warn_weak_pairing(MetricAnalysis& r, bool paired_design) {
 }
 
 // Modes on the pooled units with one set of cut points for both sides (la, lb: log units).
-void analyze_modes(MetricAnalysis& r, const std::vector<double>& la, const std::vector<double>& lb, double alpha) {
+void analyze_modes(MetricAnalysis& r, const std::vector<double>& la, const std::vector<double>& lb, double alpha,
+                   bool verdict_only) {
   r.modes.split = stats::find_modes(r.a.units, r.b.units);
   r.modes.alpha = alpha / 2;
   if (r.modes.split.modes.size() < 2) return;
@@ -626,6 +627,7 @@ void analyze_modes(MetricAnalysis& r, const std::vector<double>& la, const std::
   r.modes.fisher = stats::fisher_exact(bw, r.b.units.size() - bw, aw, r.a.units.size() - aw);
   r.modes.b_more_in_worse = r.modes.fisher->p_greater < r.modes.alpha;
   r.modes.a_more_in_worse = r.modes.fisher->p_less < r.modes.alpha;
+  if (verdict_only) return;  // the dominant mode's own shift decides nothing
   std::vector<double> da, db;
   for (double v : la) if (stats::mode_of(r.modes.split, std::exp(v)) == r.modes.split.dominant) da.push_back(v);
   for (double v : lb) if (stats::mode_of(r.modes.split, std::exp(v)) == r.modes.split.dominant) db.push_back(v);
@@ -775,18 +777,24 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
   r.unpaired = effect_from_shift(stats::hodges_lehmann_shift(la, lb, 1 - alpha));
   r.effect = r.unpaired;
   auto d = block_log_ratios(r.a.samples, r.b.samples);
-  if (d.size() >= 2) r.paired = effect_from_shift(stats::hodges_lehmann_paired(d, 1 - alpha));
+  if (d.size() >= 2 && (options.paired_primary || !options.verdict_only)) {
+    r.paired = effect_from_shift(stats::hodges_lehmann_paired(d, 1 - alpha));
+  }
   choose_primary(r, options.paired_primary);
-  r.noise = noise_anatomy(r, d, options.margin);
-  r.hosts = host_agreement(r.a.samples, r.b.samples, alpha);
+  if (!options.verdict_only) {
+    r.noise = noise_anatomy(r, d, options.margin);
+    r.hosts = host_agreement(r.a.samples, r.b.samples, alpha);
+  }
   auto mw = stats::mann_whitney(r.a.units, r.b.units);
   r.mw_u = mw.u;
   r.mw_p = mw.p;
   r.mw_exact = mw.exact;
   pvalues.push_back(mw.p);
-  r.bootstrap = stats::bootstrap_median_ratio(r.a.units, r.b.units, 1 - alpha, options.seed,
-                                              options.bootstrap_resamples);
-  analyze_modes(r, la, lb, alpha);
+  if (!options.verdict_only) {
+    r.bootstrap = stats::bootstrap_median_ratio(r.a.units, r.b.units, 1 - alpha, options.seed,
+                                                options.bootstrap_resamples);
+  }
+  analyze_modes(r, la, lb, alpha, options.verdict_only);
   decide(r, options.margin);
   if (r.verdict == Verdict::inconclusive) {
     const bool paired = r.primary == Estimate::paired;

@@ -64,6 +64,11 @@ struct AnalysisOptions {
   // nullopt: nothing is left out (designs whose runs alternate by intent, inputs without timings);
   // the overlaps are still summarised. In [0, 1].
   std::optional<double> min_overlap;
+  // Only what decides the verdict (a sequential look): the secondary figures are left at their
+  // defaults (the bootstrap, the noise anatomy, the hosts' agreement, the shift inside the dominant
+  // mode, and the paired estimate of a design that does not decide by it). The verdicts, per metric
+  // and overall, are those of the full analysis.
+  bool verdict_only = false;
 };
 
 // How much the pairs of runs of a metric overlapped, over the runs that record it (Sample::overlap).
