@@ -43,7 +43,7 @@ struct KeySpec {
   std::string doc;                     // one line
   std::vector<std::string> choices;    // allowed values of a string key (empty: any)
   std::optional<KeyRange> range;       // allowed values of a numeric key (sizes in bytes)
-  std::string only_for;                // "dd" or "fio": a workload key of that type only
+  std::string only_for;                // a workload kind ("dd", "fio"): a key of that kind only
   bool required = false;
 };
 
