@@ -1,7 +1,8 @@
 #pragma once
 // The one table of every experiment-file key (after ccache's config key table). The loader
-// (config/experiment.cpp) validates every file against it: an unknown key, a wrong type, a
-// value outside the range or the choices listed here is an Error naming file, line and key.
+// (config/experiment.cpp and its sections, config/load_*.cpp) validates every file against it: an
+// unknown key, a wrong type, a value outside the range or the choices listed here is an Error
+// naming file, line and key.
 // The defaults shown here are asserted against the loader's effective defaults by
 // tests/config_keys_test.cpp, so this table is also the reference documentation.
 //

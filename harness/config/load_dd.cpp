@@ -2,10 +2,9 @@
 
 #include <algorithm>
 
+#include "config/load_sections.hpp"
 #include "config/rules.hpp"
 #include "core/units.hpp"
-
-#include "config/load_sections.hpp"
 
 namespace abvm::loader {
 
@@ -13,7 +12,8 @@ namespace {
 
 // A dd flag list as written, else dd's default for that end (rules::dd_default_flags: O_DIRECT
 // on the scratch disk only), its origin saying which end decided it.
-std::vector<std::string> read_dd_flags(KeyReader& r, const std::string& key, const std::string& end, const std::string& path) {
+std::vector<std::string> read_dd_flags(KeyReader& r, const std::string& key, const std::string& end,
+                                       const std::string& path) {
   const auto written = r.get_strings(key);
   if (!written) {
     std::vector<std::string> flags = rules::dd_default_flags(path);

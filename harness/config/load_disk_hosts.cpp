@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "core/units.hpp"
-
 #include "config/load_sections.hpp"
+#include "core/units.hpp"
 
 namespace abvm::loader {
 
@@ -24,7 +23,8 @@ void read_hosts(KeyReader& r, Experiment& e) {
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (e.hosts.uris[j] == uri) {
-        r.fail(r.line_of(key), fmt::format("key '{}': {} is named twice: a host runs its own blocks once", key, quote(uri)));
+        r.fail(r.line_of(key),
+               fmt::format("key '{}': {} is named twice: a host runs its own blocks once", key, quote(uri)));
       }
     }
   }

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "config/load_sections.hpp"
 #include "config/rules.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/units.hpp"
-
-#include "config/load_sections.hpp"
 
 namespace abvm::loader {
 

@@ -2,10 +2,9 @@
 
 #include <map>
 
+#include "config/load_sections.hpp"
 #include "config/rules.hpp"
 #include "core/units.hpp"
-
-#include "config/load_sections.hpp"
 
 namespace abvm::loader {
 

@@ -1,8 +1,7 @@
 #include <fmt/format.h>
 
-#include "config/rules.hpp"
-
 #include "config/load_sections.hpp"
+#include "config/rules.hpp"
 
 namespace abvm::loader {
 
@@ -17,7 +16,9 @@ void read_side(KeyReader& r, const SharedSideValues& shared, const LoadOptions& 
   r.note(p + ".label", quote(side.label));
   side.kernel = r.get_string(p + ".kernel").value_or(shared.kernel);
   r.note(p + ".kernel", quote(side.kernel), inherited("kernel", "guest.kernel"));
-  if (side.kernel.empty()) r.fail(r.line_of(p + ".kernel"), fmt::format("key '{}.kernel' is empty: name a kernel recipe", p));
+  if (side.kernel.empty()) {
+    r.fail(r.line_of(p + ".kernel"), fmt::format("key '{}.kernel' is empty: name a kernel recipe", p));
+  }
   if (options.kernel_exists && !options.kernel_exists(side.kernel)) {
     const std::string key = r.at(p + ".kernel") != nullptr ? p + ".kernel" : "guest.kernel";
     r.fail(r.line_of(key), fmt::format("key '{}' = {}: no such kernel recipe or file: see kernels/ for the "
@@ -64,8 +65,9 @@ void read_side(KeyReader& r, const SharedSideValues& shared, const LoadOptions& 
 void check_sides(const KeyReader& r, const Experiment& e) {
   const bool allow = r.get_bool("schedule.allow_identical_sides").value_or(false);
   if (e.a.label == e.b.label) {
-    r.fail(r.line_of(r.at("sides.B.label") != nullptr ? "sides.B.label" : "sides.A.label"), fmt::format("sides A and B have the same label {}: give them different "
-                                                     "labels (reports name the sides by them)", quote(e.a.label)));
+    r.fail(r.line_of(r.at("sides.B.label") != nullptr ? "sides.B.label" : "sides.A.label"),
+           fmt::format("sides A and B have the same label {}: give them different labels (reports name the sides "
+                       "by them)", quote(e.a.label)));
   }
   SideSpec a = e.a;
   a.label = e.b.label;

@@ -67,7 +67,8 @@ struct NotAWorkloadKind {};
 template <class Visitor, class... Kinds>
 decltype(auto) visit_kind(Visitor&& visitor, const std::variant<Kinds...>& spec) {
   static_assert((std::is_invocable_v<Visitor, const Kinds&> && ...),
-                "visit_kind: a workload kind is not handled here: add its case (ARCHITECTURE.md, Adding a workload tool)");
+                "visit_kind: a workload kind is not handled here: add its case "
+                "(ARCHITECTURE.md, Adding a workload tool)");
   static_assert(!std::is_invocable_v<Visitor, const NotAWorkloadKind&>,
                 "visit_kind: a catch-all case would take a new workload kind silently: name each kind");
   return std::visit(std::forward<Visitor>(visitor), spec);
@@ -75,7 +76,8 @@ decltype(auto) visit_kind(Visitor&& visitor, const std::variant<Kinds...>& spec)
 template <class Visitor, class... Kinds>
 decltype(auto) visit_kind(Visitor&& visitor, std::variant<Kinds...>& spec) {
   static_assert((std::is_invocable_v<Visitor, Kinds&> && ...),
-                "visit_kind: a workload kind is not handled here: add its case (ARCHITECTURE.md, Adding a workload tool)");
+                "visit_kind: a workload kind is not handled here: add its case "
+                "(ARCHITECTURE.md, Adding a workload tool)");
   static_assert(!std::is_invocable_v<Visitor, NotAWorkloadKind&>,
                 "visit_kind: a catch-all case would take a new workload kind silently: name each kind");
   return std::visit(std::forward<Visitor>(visitor), spec);
