@@ -145,7 +145,7 @@ std::string serialise_workload(const JobWorkload& jw) {
     while (!text.empty()) {
       const auto nl = text.find('\n');
       std::string_view line = text.substr(0, nl);
-      check_line(fmt::format("workload '{}': job file line", jw.name()), line);
+      check_line(fmt::format("workload '{}': {} job file line", jw.name(), kind_name(w.spec)), line);
       out += "jobline ";
       out += line;
       out += "\n";
