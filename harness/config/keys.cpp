@@ -10,6 +10,7 @@
 #include "config/device.hpp"
 #include "config/experiment.hpp"
 #include "config/rules.hpp"
+#include "config/workload.hpp"
 #include "core/decision_defaults.hpp"
 #include "core/units.hpp"
 
@@ -180,8 +181,9 @@ std::vector<KeySpec> build_table() {
        .doc = "[[workload]]: what each boot runs, in order (at least one)"});
   add({.path = "workload[].name", .type = KeyType::string, .default_text = "",
        .doc = "unique name, [A-Za-z0-9_-]+ (metrics are named <workload>.<metric>)", .required = true});
-  add({.path = "workload[].type", .type = KeyType::string, .default_text = "", .doc = "dd or fio",
-       .choices = {"dd", "fio"}, .required = true});
+  add({.path = "workload[].type", .type = KeyType::string, .default_text = "",
+       .doc = fmt::format("{}", fmt::join(workload_kind_names(), " or ")), .choices = workload_kind_names(),
+       .required = true});
   add({.path = "workload[].repetitions", .type = KeyType::integer, .default_text = "1",
        .doc = "measured runs per boot", .range = closed(1, 1000)});
   add({.path = "workload[].warmup", .type = KeyType::integer, .default_text = "0",

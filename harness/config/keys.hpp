@@ -1,7 +1,8 @@
 #pragma once
 // The one table of every experiment-file key (after ccache's config key table). The loader
-// (config/experiment.cpp) validates every file against it: an unknown key, a wrong type, a
-// value outside the range or the choices listed here is an Error naming file, line and key.
+// (config/experiment.cpp and its sections, config/load_*.cpp) validates every file against it: an
+// unknown key, a wrong type, a value outside the range or the choices listed here is an Error
+// naming file, line and key.
 // The defaults shown here are asserted against the loader's effective defaults by
 // tests/config_keys_test.cpp, so this table is also the reference documentation.
 //
@@ -43,7 +44,7 @@ struct KeySpec {
   std::string doc;                     // one line
   std::vector<std::string> choices;    // allowed values of a string key (empty: any)
   std::optional<KeyRange> range;       // allowed values of a numeric key (sizes in bytes)
-  std::string only_for;                // "dd" or "fio": a workload key of that type only
+  std::string only_for;                // a workload kind ("dd", "fio"): a key of that kind only
   bool required = false;
 };
 

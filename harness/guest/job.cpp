@@ -57,24 +57,46 @@ std::string_view to_string(Pacing p) {
   return "free";
 }
 
-std::vector<std::string> workload_argv(const Workload& workload) {
-  if (const auto* dd = std::get_if<DdWorkload>(&workload.spec)) {
-    std::vector<std::string> argv = {"dd", "if=" + dd->input, "of=" + dd->output, "bs=" + dd->block_size,
-                                     fmt::format("count={}", dd->count)};
-    if (!dd->iflag.empty()) argv.push_back("iflag=" + join(dd->iflag, ','));
-    if (!dd->oflag.empty()) argv.push_back("oflag=" + join(dd->oflag, ','));
-    return argv;
-  }
-  const auto& fio = std::get<FioWorkload>(workload.spec);
-  std::vector<std::string> argv = {"fio", "--output-format=" + fio.output_format};
-  if (fio.job_file) {
-    argv.push_back("@jobfile");
-    return argv;
-  }
-  argv.push_back("--name=" + workload.name);
-  for (const auto& [key, value] : fio.options) argv.push_back(fmt::format("--{}={}", key, value));
-  return argv;
+namespace {
+
+// What the agent runs for one workload: the tool's command line ("@jobfile" standing for the job
+// file's path in the guest) and, for a tool that reads one, the job file's text.
+struct ToolCommand {
+  std::vector<std::string> argv;
+  const std::string* job_file = nullptr;
+};
+
+// ---- One job writer per workload kind. ----
+
+ToolCommand dd_command(const DdWorkload& dd) {
+  ToolCommand out{.argv = {"dd", "if=" + dd.input, "of=" + dd.output, "bs=" + dd.block_size,
+                           fmt::format("count={}", dd.count)}};
+  if (!dd.iflag.empty()) out.argv.push_back("iflag=" + join(dd.iflag, ','));
+  if (!dd.oflag.empty()) out.argv.push_back("oflag=" + join(dd.oflag, ','));
+  return out;
 }
+
+ToolCommand fio_command(const FioWorkload& fio, const std::string& workload_name) {
+  ToolCommand out{.argv = {"fio", "--output-format=" + fio.output_format}};
+  if (fio.job_file) {
+    out.argv.push_back("@jobfile");
+    out.job_file = &*fio.job_file;
+    return out;
+  }
+  out.argv.push_back("--name=" + workload_name);
+  for (const auto& [key, value] : fio.options) out.argv.push_back(fmt::format("--{}={}", key, value));
+  return out;
+}
+
+ToolCommand tool_command(const Workload& workload) {
+  return visit_kind(overloaded{[](const DdWorkload& dd) { return dd_command(dd); },
+                               [&](const FioWorkload& fio) { return fio_command(fio, workload.name); }},
+                    workload.spec);
+}
+
+}  // namespace
+
+std::vector<std::string> workload_argv(const Workload& workload) { return tool_command(workload).argv; }
 
 std::vector<JobWorkload> job_workloads(const std::vector<Workload>& workloads) {
   std::vector<JobWorkload> out;
@@ -105,25 +127,25 @@ std::string serialise_workload(const JobWorkload& jw) {
   if (w.repetitions < 0 || w.warmup < 0) {
     throw Error(fmt::format("guest job: workload '{}': repetitions and warmup must not be negative", jw.name()));
   }
-  const bool is_dd = std::holds_alternative<DdWorkload>(w.spec);
   std::string out = "workload " + jw.name() + "\n";
   if (!jw.disk_serial.empty()) {
     check_serial("disk serial", jw.disk_serial);
     out += "disk " + jw.disk_serial + "\n";
   }
   out += fmt::format("kind {}\nrepetitions {}\nwarmup {}\nsync {}\ndrop_caches {}\nscheduler_none {}\n",
-                     is_dd ? "dd" : "fio", w.repetitions, w.warmup, w.pre_run.sync ? 1 : 0,
+                     kind_name(w.spec), w.repetitions, w.warmup, w.pre_run.sync ? 1 : 0,
                      w.pre_run.drop_caches ? 1 : 0, w.pre_run.scheduler_none ? 1 : 0);
-  for (const auto& arg : workload_argv(w)) {
+  const ToolCommand command = tool_command(w);
+  for (const auto& arg : command.argv) {
     check_line(fmt::format("workload '{}': argument", jw.name()), arg);
     out += "arg " + arg + "\n";
   }
-  if (const auto* fio = std::get_if<FioWorkload>(&w.spec); fio != nullptr && fio->job_file) {
-    std::string_view text = *fio->job_file;
+  if (command.job_file != nullptr) {
+    std::string_view text = *command.job_file;
     while (!text.empty()) {
       const auto nl = text.find('\n');
       std::string_view line = text.substr(0, nl);
-      check_line(fmt::format("workload '{}': fio job file line", jw.name()), line);
+      check_line(fmt::format("workload '{}': {} job file line", jw.name(), kind_name(w.spec)), line);
       out += "jobline ";
       out += line;
       out += "\n";

@@ -79,8 +79,8 @@ std::vector<JobWorkload> job_workloads(const std::vector<Workload>& workloads);
 // The default order: each workload's warm-ups, then its measured runs, workload after workload.
 std::vector<JobStep> default_steps(const std::vector<JobWorkload>& workloads);
 
-// The command the agent runs for one workload (argv[0] is "dd" or "fio"; GNU dd and a
-// static fio come first in the guest's PATH). fio always gets --output-format.
+// The command the agent runs for one workload (argv[0] is its kind's tool, e.g. "dd" or "fio"; GNU
+// dd and a static fio come first in the guest's PATH). fio always gets --output-format.
 std::vector<std::string> workload_argv(const Workload& workload);
 
 // The job file text (format above). Throws Error naming the offending field.

@@ -4,13 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <variant>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "results/directory.hpp"
-#include "samples/dd.hpp"
-#include "samples/fio.hpp"
+#include "samples/run_output.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -70,21 +68,12 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
               .string();
       try {
         if (w == workloads_.end()) throw Error(fmt::format("unknown workload '{}'", run.workload));
-        if (std::holds_alternative<DdWorkload>(w->spec)) {
-          const auto runs = parse_dd(run.output, source);
-          if (runs.size() != 1) throw Error(fmt::format("{}: {} dd summaries, expected 1", source, runs.size()));
-          e.metrics = dd_metrics(run.workload, runs[0]);
-        } else {
-          const auto docs = parse_fio(run.output, source);
-          if (docs.size() != 1) throw Error(fmt::format("{}: {} fio documents, expected 1", source, docs.size()));
-          for (const auto& job : docs[0].jobs) {
-            if (job.error != 0) {
-              e.outcome = Outcome::workload_failed;
-              e.detail = describe_fio_error(job);
-            }
-          }
-          if (e.outcome == Outcome::ok) e.metrics = fio_metrics(run.workload, docs[0]);
+        RunMetrics parsed = parse_run_output(w->spec, run.workload, run.output, source);
+        if (!parsed.failure.empty()) {
+          e.outcome = Outcome::workload_failed;
+          e.detail = std::move(parsed.failure);
         }
+        e.metrics = std::move(parsed.metrics);
         if (e.outcome == Outcome::ok && e.metrics.empty()) throw Error(source + ": no metric in the output");
         for (const auto& m : e.metrics) {
           if (!std::isfinite(m.value) || m.value <= 0) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "config/workload.hpp"
 #include "samples/tool_message.hpp"
 
 namespace abvm {
@@ -49,9 +50,9 @@ void fail_all(TrialResult& result, const std::vector<TrialWorkload>& workloads, 
   }
 }
 
-// What the tool wrote about its failure, in its own words (dd's or fio's error lines).
+// What the tool wrote about its failure, in its own words (its error lines; a kind is its tool's name).
 std::string tool_said(std::string_view output) {
-  for (const std::string_view tool : {"dd", "fio"}) {
+  for (const std::string& tool : workload_kind_names()) {
     if (std::string said = tool_message(output, tool); !said.empty()) return said;
   }
   return "";

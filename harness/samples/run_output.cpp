@@ -1,0 +1,42 @@
+#include "samples/run_output.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "samples/dd.hpp"
+#include "samples/fio.hpp"
+
+namespace abvm {
+
+namespace {
+
+// ---- One sample parser per workload kind. ----
+
+RunMetrics dd_run_metrics(std::string_view workload_name, std::string_view output, const std::string& source) {
+  const auto runs = parse_dd(output, source);
+  if (runs.size() != 1) throw Error(fmt::format("{}: {} dd summaries, expected 1", source, runs.size()));
+  return {.metrics = dd_metrics(workload_name, runs[0])};
+}
+
+RunMetrics fio_run_metrics(std::string_view workload_name, std::string_view output, const std::string& source) {
+  const auto docs = parse_fio(output, source);
+  if (docs.size() != 1) throw Error(fmt::format("{}: {} fio documents, expected 1", source, docs.size()));
+  RunMetrics out;
+  // One failed job fails the run; the last one's error is the one told.
+  for (const auto& job : docs[0].jobs) {
+    if (job.error != 0) out.failure = describe_fio_error(job);
+  }
+  if (out.failure.empty()) out.metrics = fio_metrics(workload_name, docs[0]);
+  return out;
+}
+
+}  // namespace
+
+RunMetrics parse_run_output(const WorkloadSpec& workload, std::string_view workload_name, std::string_view output,
+                            const std::string& source) {
+  return visit_kind(overloaded{[&](const DdWorkload&) { return dd_run_metrics(workload_name, output, source); },
+                               [&](const FioWorkload&) { return fio_run_metrics(workload_name, output, source); }},
+                    workload);
+}
+
+}  // namespace abvm
