@@ -501,9 +501,31 @@ LibvirtDriver::LibvirtDriver(std::string uri, LibvirtDriverOptions options) : im
 }
 
 LibvirtDriver::~LibvirtDriver() {
+  std::lock_guard lock(mutex_);
+  // Guests whose connection was lost while they ran and that no later trial on this host
+  // destroyed (a host of a pool whose daemon restarted after its block moved to another host):
+  // their QEMUs run on under the daemon that came back, a guest that hangs for ever. Made once
+  // more, briefly, to destroy them; a daemon still gone keeps them (the error said which).
+  if (!lost_domains_.empty()) {
+    try {
+      if (!impl_->conn || virConnectIsAlive(impl_->conn.get()) != 1) {
+        impl_->conn.reset();
+        impl_->conn = std::move(open_connection_within(impl_->uri, std::chrono::milliseconds(5000)).conn);
+        if (impl_->conn && impl_->staging) impl_->staging->attach(impl_->conn.get());
+      }
+      for (const auto& name : lost_domains_) {
+        if (!impl_->conn) break;
+        if (virDomainPtr d = virDomainLookupByName(impl_->conn.get(), name.c_str())) {
+          DomainHandle handle(d);
+          virDomainDestroy(d);
+        }
+      }
+    } catch (const std::exception&) {
+      // A destructor: what cannot be destroyed now stays for the user (named when the run ended).
+    }
+  }
   // The run's scratch volumes and what is left of its trials' volumes; a connection that is gone
   // leaves them to the next run from this machine (VolumeStaging::attach).
-  std::lock_guard lock(mutex_);
   if (impl_->staging && impl_->conn && virConnectIsAlive(impl_->conn.get()) == 1) impl_->staging->finish(impl_->conn.get());
 }
 
