@@ -51,6 +51,17 @@
 #   never-ready a paced guest that hangs before its first READY (its partner must not wait forever)
 #   hang-window a paced guest that hangs in its first measured run, after the go
 #   deaf        a paced guest that never hears the go of its first step (a go lost on the way)
+#   panic       the kernel crashes (sysrq c) at the start of the first measured run (after the go
+#               when paced): abvm must record a panic
+#   hang        the agent hangs at the start of the first measured run (after the go when paced):
+#               abvm must end the trial at its timeout
+# Drawn per trial (the soak, harness/bench/soak.sh): abvm.fault_seed=<word> with
+# abvm.fault_rate=<percent> (default 10) and abvm.fault_kinds=<kind>,<kind>... (default
+# panic,hang,flood,forge) draws one fault per trial, the same for the same seed and trial id: n is
+# the first 8 hex digits of md5("<seed>:<trial>") as a number; the trial gets a fault when
+# n % 100 < rate, and then kind number (n / 100) % <number of kinds>. The agent says what it drew on
+# the console ("abvm-fault: <kind> trial <trial> seed <seed>", no record) before its first record.
+# abvm.test_fault wins over a draw. Without abvm.fault_seed nothing is drawn.
 #
 # Host-side test modes (not used in a guest): ABVM_AGENT_MODE=parse prints each parsed workload
 # as NUL-separated fields; ABVM_AGENT_MODE=emit prints sample records (an unpaced and a paced run);
@@ -67,6 +78,9 @@ NONCE=none
 SEQ=0
 CHUNK=600
 TEST_FAULT=
+FAULT_SEED=
+FAULT_RATE=10
+FAULT_KINDS=panic,hang,flood,forge
 
 # A record line is at most 16384 bytes (harness/guest/records.hpp kMaxRecordLength; the parser
 # refuses longer ones): a longer body is replaced by an ERROR record saying so. Sets BODY.
@@ -272,6 +286,7 @@ run_one() {  # dir index warmup
   prepare_run "$dir"
   clock_now; t0=$NOW
   rec RUN "$name,$2,$3,$t0"
+  first_run_fault
   if [ "$TEST_FAULT" = truncate ]; then
     printf 'ABVM1:%s:%s:OUT:dHJ1bmNhdGVk' "$NONCE" "$SEQ"
     sync
@@ -378,6 +393,7 @@ run_paced_step() {  # step dir index warmup
   wait_word "go $step" || return $?
   clock_now; t_go=$NOW
   [ "$TEST_FAULT" = hang-window ] && while :; do sleep 3600; done
+  first_run_fault
   t0=$NOW
   "$@" > "$WORK/out" 2>&1 < /dev/null
   status=$?
@@ -460,6 +476,31 @@ report_dmesg() {
   dmesg | grep -iE 'virtio|abvm|iommu|swiotlb|dma api|dma-api|warn|error|bug|oops|call trace' | head -n 200 > "$WORK/dmesg"
   while IFS= read -r l; do b64 "$l"; echo; done < "$WORK/dmesg" > "$WORK/dmesg.b64"
   rec_lines DMESG "$WORK/dmesg.b64"
+}
+
+# Test-only (see the header): a crash or a hang at the start of the first measured run.
+first_run_fault() {
+  case "$TEST_FAULT" in
+    panic) TEST_FAULT=; sync; echo c > /proc/sysrq-trigger; while :; do sleep 3600; done ;;
+    hang) while :; do sleep 3600; done ;;
+  esac
+}
+
+# Test-only (see the header): draws this trial's fault from abvm.fault_seed, the rate, the kinds
+# and the trial id; sets TEST_FAULT and says what it drew.
+draw_fault() {
+  [ -n "$FAULT_SEED" ] && [ -z "$TEST_FAULT" ] || return 0
+  h=$(printf '%s:%s' "$FAULT_SEED" "${TRIAL:-}" | md5sum)
+  h=${h%"${h#????????}"}
+  n=$((0x$h))
+  case "$FAULT_RATE" in ''|*[!0-9]*) FAULT_RATE=10 ;; esac
+  [ $((n % 100)) -lt "$FAULT_RATE" ] || { printf 'abvm-fault: none trial %s seed %s\n' "${TRIAL:-}" "$FAULT_SEED"; return 0; }
+  set -- $(printf '%s' "$FAULT_KINDS" | tr ',' ' ')
+  [ $# -gt 0 ] || return 0
+  k=$(( (n / 100) % $# ))
+  shift $k
+  TEST_FAULT=$1
+  printf 'abvm-fault: %s trial %s seed %s\n' "$TEST_FAULT" "${TRIAL:-}" "$FAULT_SEED"
 }
 
 # Test-only (see the header): records that must not be trusted.
@@ -556,12 +597,18 @@ agent_main() {
   # still recovers from interleaving, and interesting dmesg lines are sent as records.
   echo 1 > /proc/sys/kernel/printk
   for w in $(cat /proc/cmdline); do
-    case "$w" in abvm.test_fault=*) TEST_FAULT=${w#abvm.test_fault=} ;; esac
+    case "$w" in
+      abvm.test_fault=*) TEST_FAULT=${w#abvm.test_fault=} ;;
+      abvm.fault_seed=*) FAULT_SEED=${w#abvm.fault_seed=} ;;
+      abvm.fault_rate=*) FAULT_RATE=${w#abvm.fault_rate=} ;;
+      abvm.fault_kinds=*) FAULT_KINDS=${w#abvm.fault_kinds=} ;;
+    esac
   done
   # The host types its words (go, stop, abort) into the console: they must not echo back into it.
   stty -echo < "$CONSOLE" 2>/dev/null
   ok=1
   parse_job || ok=0
+  draw_fault
   clock_now
   rec BEGIN "$(b64 "${TRIAL:-}"),$NOW"
   rec UNAME "$(b64 "$(uname -r)")"

@@ -170,8 +170,8 @@ long embedded_qemu_pid(std::string_view uri, const std::string& name) {
 // another session (libvirt's intermediate child calls setsid() and exits). Left unreaped, the
 // zombie looks alive to libvirt, which then waits the whole monitor timeout (about 40 s).
 
-// Zombie children of this process that are QEMUs, or orphaned grandchildren from another
-// session, and that run_process is not waiting for.
+// Zombie children of this process that LibvirtDriver::reapable_zombie gives to the reaper, and
+// that run_process is not waiting for.
 std::vector<pid_t> zombie_qemu_children() {
   std::vector<pid_t> out;
   const pid_t self = ::getpid();
@@ -180,22 +180,9 @@ std::vector<pid_t> zombie_qemu_children() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    const std::string stat = read_proc(entry.path() / "stat");
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split at the last ')'.
-    auto open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close + 4 >= stat.size()) continue;
-    const std::string comm = stat.substr(open + 1, close - open - 1);
-    const char state = stat[close + 2];
-    char* rest = nullptr;
-    const long ppid = std::strtol(stat.c_str() + close + 4, &rest, 10);
-    std::strtol(rest, &rest, 10);  // the process group
-    const long session = std::strtol(rest, nullptr, 10);
     const long pid = std::strtol(name.c_str(), nullptr, 10);
-    // Our own children are in our session or lead their own (setsid); a child in another
-    // session was reparented to us: nobody else will ever wait for it.
-    const bool orphan_of_another_session = session != own_session && session != pid;
-    if (state == 'Z' && ppid == self && (comm.starts_with("qemu-system") || orphan_of_another_session) &&
-        !is_run_process_child(pid)) {
+    if (LibvirtDriver::reapable_zombie(read_proc(entry.path() / "stat"), self, own_session) &&
+        !is_run_process_child(static_cast<pid_t>(pid))) {
       out.push_back(static_cast<pid_t>(pid));
     }
   }
@@ -545,13 +532,55 @@ LibvirtDriver::LibvirtDriver(std::string uri, LibvirtDriverOptions options) : im
 }
 
 LibvirtDriver::~LibvirtDriver() {
+  std::lock_guard lock(mutex_);
+  // Guests whose connection was lost while they ran and that no later trial on this host
+  // destroyed (a host of a pool whose daemon restarted after its block moved to another host):
+  // their QEMUs run on under the daemon that came back, a guest that hangs for ever. Made once
+  // more, briefly, to destroy them; a daemon still gone keeps them (the error said which).
+  if (!lost_domains_.empty()) {
+    try {
+      if (!impl_->conn || virConnectIsAlive(impl_->conn.get()) != 1) {
+        impl_->conn.reset();
+        impl_->conn = std::move(open_connection_within(impl_->uri, std::chrono::milliseconds(5000)).conn);
+        if (impl_->conn && impl_->staging) impl_->staging->attach(impl_->conn.get());
+      }
+      for (const auto& name : lost_domains_) {
+        if (!impl_->conn) break;
+        if (virDomainPtr d = virDomainLookupByName(impl_->conn.get(), name.c_str())) {
+          DomainHandle handle(d);
+          virDomainDestroy(d);
+        }
+      }
+    } catch (const std::exception&) {
+      // A destructor: what cannot be destroyed now stays for the user (named when the run ended).
+    }
+  }
   // The run's scratch volumes and what is left of its trials' volumes; a connection that is gone
   // leaves them to the next run from this machine (VolumeStaging::attach).
-  std::lock_guard lock(mutex_);
   if (impl_->staging && impl_->conn && virConnectIsAlive(impl_->conn.get()) == 1) impl_->staging->finish(impl_->conn.get());
 }
 
 std::string_view LibvirtDriver::embedded_qemu_conf_text() { return embedded_qemu_conf; }
+
+bool LibvirtDriver::reapable_zombie(std::string_view stat, long self, long own_session) {
+  // "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses, so split at
+  // the last ')'.
+  const auto open = stat.find('('), close = stat.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close + 4 >= stat.size()) return false;
+  const std::string_view comm = stat.substr(open + 1, close - open - 1);
+  const std::string text(stat.substr(close + 4));
+  char* rest = nullptr;
+  const long ppid = std::strtol(text.c_str(), &rest, 10);
+  std::strtol(rest, &rest, 10);  // the process group
+  const long session = std::strtol(rest, nullptr, 10);
+  const long pid = std::strtol(std::string(stat.substr(0, open)).c_str(), nullptr, 10);
+  if (stat[close + 2] != 'Z' || ppid != self || session == own_session) return false;
+  // In another session: a QEMU daemonized by libvirt (a domain's, or the daemon of a probe,
+  // which leads its own session), or any child of another session reparented to us, which nobody
+  // else will ever wait for. A child that leads its own session and is no QEMU is one we started
+  // (setsid) and wait for ourselves.
+  return comm.starts_with("qemu-system") || session != pid;
+}
 
 std::filesystem::path LibvirtDriver::embedded_root() { return abvm_cache_dir() / "libvirt"; }
 

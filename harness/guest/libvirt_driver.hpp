@@ -78,6 +78,14 @@ class LibvirtDriver final : public GuestDriver {
   // 30 s. Only names whose abvm pid is dead are touched. Returns the domain names removed.
   static std::vector<std::string> remove_stale_embedded_state(const std::filesystem::path& root);
 
+  // Whether the reaper thread of the embedded driver may reap the process whose /proc/<pid>/stat
+  // is `stat`: a zombie child of `self` that libvirt left to us, i.e. not in `own_session` (a
+  // domain's QEMU, daemonized by libvirt into a session of its own, or another orphan of another
+  // session). A zombie QEMU in our own session is a child libvirt itself waits for (the QEMU
+  // of a capability probe, run with -daemonize: its first process exits once the daemon is
+  // ready), and reaping it makes the probe fail ("Cannot find suitable emulator").
+  static bool reapable_zombie(std::string_view stat, long self, long own_session);
+
   // Boots one transient domain (virDomainCreateXML, paused until its console stream is open),
   // whose console libvirt's event loop drains as it comes; every ~25 ms the caller's predicate
   // sees it and the caller's input is typed. See GuestDriver. On return the domain is destroyed,

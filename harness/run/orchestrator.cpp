@@ -495,7 +495,9 @@ class BlockScheduler {
     if (!whole && traits(spec_.design).guests_at_once) return false;
     for (const auto& r : run.results) {
       if (!r) return false;
-      record(*r);
+      // commit() hands an unfinished block over again at every turn of the loop while other
+      // lanes end: what is recorded already is not recorded twice.
+      if (!finished_.contains(r->trial.id)) record(*r);
     }
     return true;
   }

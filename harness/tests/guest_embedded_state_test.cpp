@@ -101,3 +101,26 @@ TEST(GuestEmbeddedState, RemovesOnlyTheStateOfDeadAbvmRunsAndKillsTheirQemu) {
 TEST(GuestEmbeddedState, MissingRootIsNothingToDo) {
   EXPECT_TRUE(LibvirtDriver::remove_stale_embedded_state("/nonexistent/abvm-root").empty());
 }
+
+// The embedded driver's reaper takes the zombie QEMUs libvirt leaves to abvm (domains' QEMUs,
+// daemonized into sessions of their own) and never a child libvirt waits for itself: the first
+// process of a capability probe's `qemu -daemonize` runs in abvm's own session, and reaping it
+// made the probe fail ("Cannot find suitable emulator for x86_64", found by the soak).
+TEST(GuestEmbeddedState, TheReaperTakesDaemonizedQemusNeverAProbeLibvirtWaitsFor) {
+  const long self = 100, session = 50;
+  // A domain's QEMU: reparented to us, in the session libvirt's intermediate child made.
+  EXPECT_TRUE(LibvirtDriver::reapable_zombie("300 (qemu-system-x86) Z 100 299 299 0", self, session));
+  // The probe's daemon (qemu -daemonize leads its own session).
+  EXPECT_TRUE(LibvirtDriver::reapable_zombie("301 (qemu-system-x86) Z 100 301 301 0", self, session));
+  // Any other orphan of another session.
+  EXPECT_TRUE(LibvirtDriver::reapable_zombie("302 (libvirt_helper) Z 100 7 7 0", self, session));
+  // The probe's first process: our own child, in our session, waited for by libvirt.
+  EXPECT_FALSE(LibvirtDriver::reapable_zombie("303 (qemu-system-x86) Z 100 50 50 0", self, session));
+  // Not a zombie, not our child, or a child of ours leading its own session that is no QEMU.
+  EXPECT_FALSE(LibvirtDriver::reapable_zombie("304 (qemu-system-x86) S 100 299 299 0", self, session));
+  EXPECT_FALSE(LibvirtDriver::reapable_zombie("305 (qemu-system-x86) Z 1 299 299 0", self, session));
+  EXPECT_FALSE(LibvirtDriver::reapable_zombie("306 (sh) Z 100 306 306 0", self, session));
+  // A command name with spaces and parentheses, and a truncated line.
+  EXPECT_TRUE(LibvirtDriver::reapable_zombie("307 (qemu-system-x86 (a) b) Z 100 299 299 0", self, session));
+  EXPECT_FALSE(LibvirtDriver::reapable_zombie("308 (qemu", self, session));
+}

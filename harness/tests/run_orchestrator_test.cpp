@@ -933,3 +933,37 @@ TEST_F(PoolTest, APoolWithNoHostLeftStopsNamingEveryUri) {
 
 }  // namespace
 }  // namespace abvm
+
+namespace abvm {
+namespace {
+
+// Ctrl-C while a lane is in the middle of a sequential block and another lane still runs (found by
+// the soak, in a pool): the block's trials that ended are recorded once, not again at every turn of
+// the loop that waits for the other lane (t0018 was in the journal and the ledger 39 times). With
+// this fake driver the other lane stops within a turn or two, so the test guards the path (a partial
+// block handed over during an interruption) more than it reproduces the race; the soak did.
+TEST_F(DesignTest, AnInterruptedSequentialBlockRecordsItsEndedTrialsOnceWhileAnotherLaneRuns) {
+  std::atomic<bool> signalled = false;
+  driver.fault = [&](const std::string& trial) {
+    if (trial == "t0001") signalled = true;  // "Ctrl-C" as block 0's second guest boots: it is dropped
+    return test::FakeFault::none;
+  };
+  driver.run_time_of = [&](const std::string& trial) {
+    return std::chrono::milliseconds(trial == "t0002" || trial == "t0003" ? 600 : 15);
+  };
+  Orchestrator o(driver, spec, sink);
+  const RunSummary s = o.run(trials(2), {}, {.stop_requested = [&] { return signalled.load(); }});
+  EXPECT_TRUE(s.interrupted);
+  const auto ledger = ledger_trials();
+  std::set<std::string> once(ledger.begin(), ledger.end());
+  std::string all;
+  for (const auto& t : ledger) all += t + " ";
+  EXPECT_EQ(once.size(), ledger.size()) << "a trial is in the ledger twice: " << all;
+  std::set<std::string> ids;
+  for (const auto& r : sink.results) EXPECT_TRUE(ids.insert(r.trial.id).second) << "duplicate " << r.trial.id;
+  EXPECT_EQ(s.ran, ledger.size());
+  EXPECT_EQ(ledger, std::vector<std::string>{"t0000"}) << "block 0's first trial ended and is kept, once";
+}
+
+}  // namespace
+}  // namespace abvm
