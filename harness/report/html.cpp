@@ -10,6 +10,7 @@
 #include "core/files.hpp"
 #include "core/resources.hpp"
 #include "report/format.hpp"
+#include "report/wording.hpp"
 
 namespace abvm {
 namespace {

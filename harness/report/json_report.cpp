@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/findings_json.hpp"
+#include "report/wording.hpp"
+
 namespace abvm {
 namespace {
 
@@ -117,7 +120,7 @@ json side_json(const SideAnalysis& s, bool with_voided) {
   return out;
 }
 
-json metric_json(const MetricAnalysis& m) {
+json metric_json(const MetricAnalysis& m, double margin) {
   json modes = json::array();
   for (std::size_t i = 0; i < m.modes.split.modes.size(); ++i) {
     const auto& md = m.modes.split.modes[i];
@@ -161,9 +164,10 @@ json metric_json(const MetricAnalysis& m) {
               {"modes", std::move(modes)},
               {"mode_test", std::move(mode_test)},
               {"verdict", to_string(m.verdict)},
-              {"headline", m.headline},
-              {"warnings", m.warnings},
-              {"notes", m.notes}};
+              {"headline", headline(m, margin)},
+              {"warnings", sentences(m.findings, Severity::warning)},
+              {"notes", sentences(m.findings, Severity::note)},
+              {"findings", findings_json(m.findings)}};
   out["runs_needed"] = m.runs_needed ? json(*m.runs_needed) : json(nullptr);
   // Absent, not null, when no run records its overlap: reports of such runs stay as they were.
   if (m.overlap) out["overlap"] = overlap_json(*m.overlap);
@@ -180,7 +184,7 @@ json context_json(const SideContext& c) {
 
 nlohmann::json json_report(const Analysis& analysis, const ReportSource& source) {
   json metrics = json::array();
-  for (const auto& m : analysis.metrics) metrics.push_back(metric_json(m));
+  for (const auto& m : analysis.metrics) metrics.push_back(metric_json(m, analysis.options.margin));
   json failures = json::array();
   for (const auto& f : analysis.failures) {
     failures.push_back({{"side", to_string(f.side)}, {"outcome", f.outcome}, {"what", f.what}, {"source", f.source}});
@@ -216,8 +220,9 @@ nlohmann::json json_report(const Analysis& analysis, const ReportSource& source)
           {"context", {{"a", context_json(analysis.context_a)}, {"b", context_json(analysis.context_b)}}},
           {"failed_runs", {{"a", analysis.failed_a}, {"b", analysis.failed_b}}},
           {"failures", std::move(failures)},
-          {"warnings", analysis.warnings},
-          {"notes", analysis.notes},
+          {"warnings", sentences(analysis.findings, Severity::warning)},
+          {"notes", sentences(analysis.findings, Severity::note)},
+          {"findings", findings_json(analysis.findings)},
           {"missing", std::move(missing)},
           {"metrics", std::move(metrics)}};
 }

@@ -12,6 +12,7 @@
 #include "report/json_report.hpp"
 #include "report/report_data.hpp"
 #include "report/terminal.hpp"
+#include "report/wording.hpp"
 #include "report_test_support.hpp"
 #include "samples/load.hpp"
 #include "verdict/analysis.hpp"
@@ -72,7 +73,7 @@ TEST(ReportData, ReadsBackWhatJsonReportWrote) {
   ASSERT_EQ(r.failures.size(), a.failures.size());
   EXPECT_EQ(r.failures[0].side, a.failures[0].side);
   EXPECT_EQ(r.failures[0].source, a.failures[0].source);
-  EXPECT_EQ(r.warnings, a.warnings);
+  EXPECT_EQ(r.warnings, sentences(a.findings, Severity::warning));
   ASSERT_EQ(r.metrics.size(), a.metrics.size());
   for (std::size_t i = 0; i < a.metrics.size(); ++i) {
     const ReportMetric& m = r.metrics[i];
@@ -92,7 +93,7 @@ TEST(ReportData, ReadsBackWhatJsonReportWrote) {
     EXPECT_EQ(m.modes.size(), x.modes.split.modes.size());
     EXPECT_EQ(m.mode_test.has_value(), x.modes.fisher.has_value());
     EXPECT_EQ(m.runs_needed, x.runs_needed);
-    EXPECT_EQ(m.warnings, x.warnings);
+    EXPECT_EQ(m.warnings, sentences(x.findings, Severity::warning));
     EXPECT_TRUE(std::isnan(m.bootstrap_median_ratio.achieved_confidence));
   }
 }
@@ -306,8 +307,9 @@ TEST(ReportData, MismatchedSidesAreSaidFirstAndWithTheVerdict) {
                         .outcome = "mismatch", .source = "trial t0001 run 0"});
   s.context_b.facts["kernel_version"]["#1 SMP foreign-build"] = 3;
   const Analysis a = analyze(s, {});
-  ASSERT_FALSE(a.warnings.empty());
-  EXPECT_TRUE(a.warnings[0].starts_with("THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: 1 run(s)")) << a.warnings[0];
+  const auto warnings = sentences(a.findings, Severity::warning);
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_TRUE(warnings[0].starts_with("THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: 1 run(s)")) << warnings[0];
   const std::string text = terminal_report(a);
   EXPECT_NE(text.find("(BUT THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: see the mismatch warning)\n"), std::string::npos)
       << text;
