@@ -10,6 +10,7 @@
 #include "core/files.hpp"
 #include "core/resources.hpp"
 #include "report/format.hpp"
+#include "report/wording.hpp"
 
 namespace abvm {
 namespace {
@@ -200,8 +201,8 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
                   : fmt::format("<p class=\"runs-needed\">About {} {} per side would likely settle it.</p>\n",
                                 *m.runs_needed, m.a.per_boot ? "boots" : "runs");
   }
-  out += list_items(m.warnings, "warnings");
-  out += list_items(m.notes, "notes");
+  out += list_items(sentences(m.findings, Severity::warning), "warnings");
+  out += list_items(sentences(m.findings, Severity::note), "notes");
   out += "<div class=\"tables\">\n<table class=\"stats\">\n" + side_stat_rows(m, a_label, b_label) + "</table>\n";
   out += "<table class=\"effects\">\n<tr><th>ratio B/A</th><th>estimate</th><th>interval</th><th>level</th>"
          "<th>method</th></tr>\n";
@@ -521,7 +522,7 @@ std::string html_report(const HtmlInputs& in) {
     body += fmt::format("<p class=\"design\">Design {}{}.</p>\n", e(report.source.design),
                         report.source.decided_by.empty() ? "" : "; sequential stopping: " + e(report.source.decided_by));
   }
-  body += list_items(report.warnings, "warnings");
+  body += list_items(sentences(report.findings, Severity::warning), "warnings");
   body += "</section>\n";
 
   body += sides_section(in);

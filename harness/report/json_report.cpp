@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "report/findings_json.hpp"
+#include "report/wording.hpp"
+
 namespace abvm {
 namespace {
 
@@ -131,7 +134,7 @@ json mode_test_json(const std::optional<ReportModeTest>& t) {
           {"dominant_mode_effect", effect_or_null(t->dominant_mode_effect)}};
 }
 
-json metric_json(const ReportMetric& m) {
+json metric_json(const ReportMetric& m, double margin) {
   const ReportEffect& boot = m.bootstrap_median_ratio;
   json out = {{"name", m.name},
               {"unit", m.unit},
@@ -155,9 +158,10 @@ json metric_json(const ReportMetric& m) {
               {"modes", modes_json(m.modes)},
               {"mode_test", mode_test_json(m.mode_test)},
               {"verdict", to_string(m.verdict)},
-              {"headline", m.headline},
-              {"warnings", m.warnings},
-              {"notes", m.notes},
+              {"headline", headline(m, margin)},
+              {"warnings", sentences(m.findings, Severity::warning)},
+              {"notes", sentences(m.findings, Severity::note)},
+              {"findings", findings_json(m.findings)},
               {"runs_needed", or_null(m.runs_needed)}};
   // Absent in reports of older abvm, which the model keeps as it read them.
   if (m.unpaired_effect) out["unpaired_effect"] = effect_json(*m.unpaired_effect);
@@ -210,7 +214,7 @@ json missing_json(const std::vector<MissingData>& missing) {
 
 nlohmann::json json_report(const ReportModel& r) {
   json metrics = json::array();
-  for (const auto& m : r.metrics) metrics.push_back(metric_json(m));
+  for (const auto& m : r.metrics) metrics.push_back(metric_json(m, r.margin));
   return {{"schema_version", r.schema_version},
           {"tool", {{"name", "abvm"}, {"version", r.tool_version}}},
           {"verdict", to_string(r.verdict)},
@@ -225,8 +229,9 @@ nlohmann::json json_report(const ReportModel& r) {
           {"context", {{"a", context_json(r.context_a)}, {"b", context_json(r.context_b)}}},
           {"failed_runs", {{"a", r.failed_a}, {"b", r.failed_b}}},
           {"failures", failures_json(r.failures)},
-          {"warnings", r.warnings},
-          {"notes", r.notes},
+          {"warnings", sentences(r.findings, Severity::warning)},
+          {"notes", sentences(r.findings, Severity::note)},
+          {"findings", findings_json(r.findings)},
           {"missing", missing_json(r.missing)},
           {"metrics", std::move(metrics)}};
 }

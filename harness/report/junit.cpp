@@ -8,6 +8,7 @@
 #include "core/utf8.hpp"
 #include "report/format.hpp"
 #include "report/html.hpp"
+#include "report/wording.hpp"
 
 namespace abvm {
 namespace {
@@ -22,8 +23,8 @@ std::string details(const ReportMetric& m, const std::string& a_label, const std
   const ReportEffect& eff = m.effect;
   t += fmt::format("ratio B/A {:.4f} [{:.4f}, {:.4f}] at {:.4g} % ({})\n", eff.estimate, eff.low, eff.high,
                    eff.confidence * 100, eff.method);
-  for (const auto& w : m.warnings) t += "warning: " + w + "\n";
-  for (const auto& n : m.notes) t += "note: " + n + "\n";
+  for (const auto& w : sentences(m.findings, Severity::warning)) t += "warning: " + w + "\n";
+  for (const auto& n : sentences(m.findings, Severity::note)) t += "note: " + n + "\n";
   return t;
 }
 
@@ -130,7 +131,7 @@ std::string junit_report(const ReportModel& report, const JunitOptions& options)
   }
 
   std::string err;
-  for (const auto& w : report.warnings) err += "warning: " + w + "\n";
+  for (const auto& w : sentences(report.findings, Severity::warning)) err += "warning: " + w + "\n";
   for (const auto& f : report.failures) err += fmt::format("failed run ({}, {}): {}\n", to_string(f.side), f.outcome, f.what);
   if (!err.empty()) set_text(suite.append_child("system-err"), err);
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "report/findings_json.hpp"
 
 namespace abvm {
 namespace {
@@ -79,6 +80,18 @@ class Node {
     const auto v = parse(str());
     if (!v) fail(fmt::format("is {}, not one of {}", j_.dump(), words));
     return *v;
+  }
+
+  // The typed findings at this node (report/findings_json.hpp), its errors in this reader's words.
+  template <class Finding>
+  std::vector<Finding> findings() const {
+    try {
+      return read_findings<Finding>(j_, path_);
+    } catch (const Error& e) {
+      std::string_view what = e.what();
+      if (what.starts_with("analysis.json ")) what.remove_prefix(std::string_view("analysis.json ").size());
+      throw Error(fmt::format("{}: {}; {}", origin_.file, what, origin_.advice));
+    }
   }
 
   [[noreturn]] void fail(std::string_view what) const {
@@ -265,9 +278,7 @@ ReportMetric metric_of(const Node& n) {
   n["modes"].each([&](const Node& md) { m.modes.push_back(mode_of(md)); });
   m.mode_test = mode_test_of(n["mode_test"]);
   if (const Node r = n["runs_needed"]; !r.is_null()) m.runs_needed = r.count();
-  m.headline = n["headline"].str();
-  m.warnings = n["warnings"].strings();
-  m.notes = n["notes"].strings();
+  m.findings = n["findings"].findings<MetricFinding>();
   return m;
 }
 
@@ -347,8 +358,8 @@ ReportModel read_report_data(const nlohmann::json& report, const JsonOrigin& ori
   r.failed_a = root["failed_runs"]["a"].count();
   r.failed_b = root["failed_runs"]["b"].count();
   root["failures"].each([&](const Node& f) { r.failures.push_back(failure_of(f)); });
-  r.warnings = root["warnings"].strings();
-  if (root.has("notes")) r.notes = root["notes"].strings();
+  // The sentences ("warnings", "notes", "headline") are made from the findings: only these are read.
+  r.findings = root["findings"].findings<ExperimentFinding>();
   // Absent in reports of older abvm, which dropped such workloads.
   if (root.has("missing")) root["missing"].each([&](const Node& d) { r.missing.push_back(missing_of(d)); });
   root["metrics"].each([&](const Node& m) { r.metrics.push_back(metric_of(m)); });

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "report/format.hpp"
+#include "report/wording.hpp"
 
 namespace abvm {
 namespace {
@@ -122,12 +123,12 @@ std::string terminal_report(const ReportModel& analysis, const TerminalOptions& 
                                m.a.per_boot ? minutes(m.runs_needed, options.seconds_per_block) : "");
     }
     out += "\n";
-    for (const auto& n : m.notes) out += "  note: " + n + "\n";
-    for (const auto& w : m.warnings) out += "  warning: " + w + "\n";
+    for (const auto& n : sentences(m.findings, Severity::note)) out += "  note: " + n + "\n";
+    for (const auto& w : sentences(m.findings, Severity::warning)) out += "  warning: " + w + "\n";
   }
-  if (!analysis.warnings.empty() || !analysis.notes.empty()) out += "\n";
-  for (const auto& n : analysis.notes) out += "note: " + n + "\n";
-  for (const auto& w : analysis.warnings) out += "warning: " + w + "\n";
+  if (!analysis.findings.empty()) out += "\n";
+  for (const auto& n : sentences(analysis.findings, Severity::note)) out += "note: " + n + "\n";
+  for (const auto& w : sentences(analysis.findings, Severity::warning)) out += "warning: " + w + "\n";
   out += "\nverdict: " + colored(to_string(analysis.verdict), analysis.verdict, options.color);
   // A verdict word that a significant shift stands behind says so, metric by metric.
   std::vector<std::string> qualified;

@@ -12,6 +12,7 @@
 #include "report/plots.hpp"
 #include "report/report_data.hpp"
 #include "report/terminal.hpp"
+#include "report/wording.hpp"
 
 namespace abvm::test {
 
@@ -40,6 +41,12 @@ inline std::vector<std::string> expected_plot_kinds(const nlohmann::json& metric
 }
 inline std::string metric_sentence(const nlohmann::json& metric, const std::string& b_label, double margin) {
   return abvm::metric_sentence(read_metric(metric), b_label, margin);
+}
+
+inline std::string headline(const MetricAnalysis& metric, double margin) {
+  Analysis one;
+  one.metrics.push_back(metric);
+  return abvm::headline(report_model(one, {.kind = "files"}).metrics[0], margin);
 }
 
 }  // namespace abvm::test

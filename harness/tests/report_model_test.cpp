@@ -30,7 +30,7 @@ void expect_round_trip(const ReportModel& model) {
   EXPECT_EQ(read.context_a, model.context_a);
   EXPECT_EQ(read.failures, model.failures);
   EXPECT_EQ(read.missing, model.missing);
-  EXPECT_EQ(read.warnings, model.warnings);
+  EXPECT_EQ(read.findings, model.findings);
   ASSERT_EQ(read.metrics.size(), model.metrics.size());
   for (std::size_t i = 0; i < model.metrics.size(); ++i) {
     const ReportMetric &r = read.metrics[i], &m = model.metrics[i];
@@ -39,8 +39,7 @@ void expect_round_trip(const ReportModel& model) {
     EXPECT_EQ(r.effect, m.effect);
     EXPECT_EQ(r.modes, m.modes);
     EXPECT_EQ(r.overlap.has_value(), m.overlap.has_value());
-    EXPECT_EQ(r.headline, m.headline);
-    EXPECT_EQ(r.warnings, m.warnings);
+    EXPECT_EQ(r.findings, m.findings);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "report_model_support.hpp"
 #include "report/report_data.hpp"
 #include "report/terminal.hpp"
+#include "report/wording.hpp"
 #include "report_test_support.hpp"
 #include "samples/load.hpp"
 #include "verdict/analysis.hpp"
@@ -74,7 +75,7 @@ TEST(ReportData, ReadsBackWhatJsonReportWrote) {
   ASSERT_EQ(r.failures.size(), a.failures.size());
   EXPECT_EQ(r.failures[0].side, a.failures[0].side);
   EXPECT_EQ(r.failures[0].source, a.failures[0].source);
-  EXPECT_EQ(r.warnings, a.warnings);
+  EXPECT_EQ(r.findings, a.findings);
   ASSERT_EQ(r.metrics.size(), a.metrics.size());
   for (std::size_t i = 0; i < a.metrics.size(); ++i) {
     const ReportMetric& m = r.metrics[i];
@@ -94,7 +95,7 @@ TEST(ReportData, ReadsBackWhatJsonReportWrote) {
     EXPECT_EQ(m.modes.size(), x.modes.split.modes.size());
     EXPECT_EQ(m.mode_test.has_value(), x.modes.fisher.has_value());
     EXPECT_EQ(m.runs_needed, x.runs_needed);
-    EXPECT_EQ(m.warnings, x.warnings);
+    EXPECT_EQ(m.findings, x.findings);
     EXPECT_TRUE(std::isnan(m.bootstrap_median_ratio.achieved_confidence));
   }
 }
@@ -107,10 +108,10 @@ TEST(ReportData, AMissingFieldIsAnErrorNamingTheFileAndThePath) {
   // Each field the report shows, wherever it sits.
   for (const char* pointer : {"/verdict", "/tool/version", "/options/margin", "/options/seed", "/source/b_label",
                               "/source/results_dir", "/context/b/accelerators", "/failed_runs/a", "/failures/0/outcome",
-                              "/warnings", "/metrics/0/unit", "/metrics/0/a/mad", "/metrics/0/b/unit_kind",
+                              "/findings", "/metrics/0/unit", "/metrics/0/a/mad", "/metrics/0/b/unit_kind",
                               "/metrics/0/paired_effect", "/metrics/0/mann_whitney/p_holm",
                               "/metrics/0/bootstrap_median_ratio/confidence", "/metrics/0/modes/1/dominant",
-                              "/metrics/0/mode_test/alpha", "/metrics/1/runs_needed", "/metrics/1/notes"}) {
+                              "/metrics/0/mode_test/alpha", "/metrics/1/runs_needed", "/metrics/1/findings"}) {
     json damaged = good;
     const json::json_pointer p(pointer);
     ASSERT_TRUE(damaged.contains(p)) << pointer;
@@ -310,8 +311,9 @@ TEST(ReportData, MismatchedSidesAreSaidFirstAndWithTheVerdict) {
                         .outcome = "mismatch", .source = "trial t0001 run 0"});
   s.context_b.facts["kernel_version"]["#1 SMP foreign-build"] = 3;
   const Analysis a = analyze(s, {});
-  ASSERT_FALSE(a.warnings.empty());
-  EXPECT_TRUE(a.warnings[0].starts_with("THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: 1 run(s)")) << a.warnings[0];
+  const auto warnings = sentences(a.findings, Severity::warning);
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_TRUE(warnings[0].starts_with("THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: 1 run(s)")) << warnings[0];
   const std::string text = terminal_report(a);
   EXPECT_NE(text.find("(BUT THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: see the mismatch warning)\n"), std::string::npos)
       << text;

@@ -148,7 +148,9 @@ TEST(ReportJunit, EscapesMarkupAndDropsControlCharacters) {
   EXPECT_EQ(xml_text("a<b>&\"c'\x01\x1b[0m\td\n\xff."), "a<b>&\"c'[0m\td\n\xEF\xBF\xBD.");
   json j = seed_report();
   j["metrics"][0]["name"] = "<evil attr=\"x\">&";
-  j["warnings"] = json::array({"console said \x07<panic> \xc3("});
+  // Guest output reaches JUnit in a failed run's description.
+  j["failures"] = json::array({{{"side", "A"}, {"outcome", "panic"}, {"what", "console said \x07<panic> \xc3("},
+                                {"source", "t0001"}}});
   const std::string x = junit_report(j);
   EXPECT_THAT(x, HasSubstr("name=\"&lt;evil attr=&quot;x&quot;>&amp;\""));  // ">" may stay in attributes
   EXPECT_THAT(x, HasSubstr("console said &lt;panic&gt; \xEF\xBF\xBD("));

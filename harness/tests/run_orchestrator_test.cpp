@@ -478,12 +478,15 @@ TEST_F(OrchestratorTest, SequentialBlocksAreSaidToRunOneTrialAtATime) {
 TEST_F(OrchestratorTest, CoScheduledBlocksAreSaidToRunBothTrialsAtOnce) {
   spec.design = Design::co_scheduled;
   RunningLog running;
-  driver.hold = std::chrono::milliseconds(1000);  // both alive at once even on a loaded host (300 ms failed at load 14)
+  driver.hold = std::chrono::milliseconds(300);
   Orchestrator o(driver, spec, sink);
   o.run(trials(1), {}, {.on_running = running.record()});
   EXPECT_EQ(running.most_at_once(), 2u);
-  EXPECT_NE(std::find(running.changes.begin(), running.changes.end(), std::vector<std::string>{"t0000", "t0001"}),
-            running.changes.end());
+  // Both at once, in whichever order the two guests' starts were seen (a loaded host may swap them).
+  EXPECT_TRUE(std::any_of(running.changes.begin(), running.changes.end(), [](std::vector<std::string> c) {
+    std::sort(c.begin(), c.end());
+    return c == std::vector<std::string>{"t0000", "t0001"};
+  }));
 }
 
 // The time left is the measured block time times the blocks left; unknown before a block ended.

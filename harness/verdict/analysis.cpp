@@ -1,7 +1,6 @@
 #include "verdict/analysis.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
@@ -46,8 +45,6 @@ std::vector<double> logs(const std::vector<double>& v) {
   std::transform(v.begin(), v.end(), out.begin(), [](double x) { return std::log(x); });
   return out;
 }
-
-std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
 
 // Groups a side's runs into units: one per boot when any boot holds several runs.
 // Takes the samples over (2 x 1M runs hold a few hundred MB: one copy is enough).
@@ -164,8 +161,6 @@ void void_runs(std::vector<Sample>& side, std::vector<Sample>& voided, const Pai
   side = std::move(kept);
 }
 
-std::string share(double fraction) { return fmt::format("{:.3g} %", fraction * 100); }
-
 // Every ratio of two values must be a finite, non-zero double (the effect, the bootstrap and the
 // reports are ratios B/A): values more than ~1e304 apart cannot be compared, whatever the unit.
 // Names the two runs so that the user can check their units.
@@ -266,24 +261,25 @@ std::optional<HostAgreement> host_agreement(const std::vector<Sample>& a, const 
   return out;
 }
 
-// What the pool's hosts say, in words: a disagreement beyond chance is a warning, a host far slower
-// than the others a note.
-void describe_hosts(MetricAnalysis& r) {
+// What the pool's hosts say: a disagreement beyond chance is a warning, a host far slower or
+// faster than the others a note.
+void record_hosts(MetricAnalysis& r) {
   if (!r.hosts) return;
   const HostAgreement& h = *r.hosts;
-  std::vector<std::string> each;
+  std::vector<HostFigure> figures;
   for (const auto& x : h.hosts) {
-    each.push_back(x.effect ? fmt::format("{:.3f} [{:.3f}, {:.3f}] on {} ({} blocks)", x.effect->estimate,
-                                          x.effect->low, x.effect->high, x.host, x.blocks)
-                            : fmt::format("{} blocks on {}", x.blocks, x.host));
+    HostFigure f{.host = x.host, .blocks = x.blocks};
+    if (x.effect) {
+      f.estimate = x.effect->estimate;
+      f.low = x.effect->low;
+      f.high = x.effect->high;
+    }
+    figures.push_back(std::move(f));
   }
   if (h.disagree) {
-    r.warnings.push_back(fmt::format("The hosts disagree about the effect beyond chance (Kruskal-Wallis p = {:.3g}): "
-                                     "B/A {}. The verdict pools every block (each pairs A with B on one host); look at "
-                                     "what differs between the hosts (CPU, kernel, load, libvirt, QEMU).",
-                                     h.p, fmt::join(each, "; ")));
+    r.findings.push_back(HostsDisagree{.p = h.p, .hosts = std::move(figures)});
   } else {
-    r.notes.push_back(fmt::format("Per host: B/A {} (hosts agree: Kruskal-Wallis p = {:.3g}).", fmt::join(each, "; "), h.p));
+    r.findings.push_back(HostsAgree{.p = h.p, .hosts = std::move(figures)});
   }
   for (const auto& x : h.hosts) {
     std::vector<double> others;
@@ -292,11 +288,7 @@ void describe_hosts(MetricAnalysis& r) {
     }
     if (others.empty() || x.median_a <= 0) continue;
     const double ratio = x.median_a / stats::median(others);
-    if (ratio < 0.5 || ratio > 2) {
-      r.notes.push_back(fmt::format("Host {} measures side A at {:.2f}x the other hosts' median: a much {} host (its "
-                                    "blocks still pair A with B there).",
-                                    x.host, ratio, ratio < 1 ? "slower" : "faster"));
-    }
+    if (ratio < 0.5 || ratio > 2) r.findings.push_back(HostFarOff{.host = x.host, .ratio = ratio});
   }
 }
 
@@ -376,39 +368,30 @@ std::uint64_t min_pairs_for_confidence(double confidence) {
 // Orients a ratio B/A so that > 1 means B is better.
 double oriented(double ratio, Better better) { return better == Better::higher ? ratio : 1.0 / ratio; }
 
-// "#3, #7, ...": the first kListedInWords runs, then how many more (a warning is read, not parsed;
-// 2 x 1M runs may have tens of thousands of outliers).
-constexpr std::size_t kListedInWords = 20;
-std::string list_runs(const std::vector<std::size_t>& idx) {
-  std::string out;
-  for (std::size_t k = 0; k < idx.size() && k < kListedInWords; ++k) out += (out.empty() ? "#" : ", #") + std::to_string(idx[k] + 1);
-  if (idx.size() > kListedInWords) out += fmt::format(" and {} more", idx.size() - kListedInWords);
+// Runs by index (0-based, input order) as a finding names them: 1-based, the first kListedRuns.
+RunList run_list(const std::vector<std::size_t>& idx) {
+  RunList out{.count = idx.size()};
+  for (std::size_t k = 0; k < idx.size() && k < kListedRuns; ++k) out.first.push_back(idx[k] + 1);
   return out;
 }
 
-void describe_modes(MetricAnalysis& r, const std::vector<Sample>& a_samples, const std::vector<Sample>& b_samples,
-                    double alpha) {
+void record_modes(MetricAnalysis& r, const std::vector<Sample>& a_samples, const std::vector<Sample>& b_samples,
+                  double alpha) {
   const auto& split = r.modes.split;
   if (split.modes.size() < 2) return;
-  std::string ranges;
+  Multimodal multimodal{.metric = r.name, .unit = r.unit};
   for (const auto& mode : split.modes) {
-    if (!ranges.empty()) ranges += ", ";
-    ranges += fmt::format("{:.4g}..{:.4g} {} (A {}, B {})", mode.low, mode.high, r.unit, percent(mode.a_fraction),
-                          percent(mode.b_fraction));
+    multimodal.modes.push_back(
+        {.low = mode.low, .high = mode.high, .a_fraction = mode.a_fraction, .b_fraction = mode.b_fraction});
   }
-  r.warnings.push_back(fmt::format(
-      "{} is multimodal: {} modes ({}). A single median hides this; look at the runs in the slow mode (host "
-      "interference, caching, CPU frequency) and keep A and B interleaved so that both sides meet it alike.",
-      r.name, split.modes.size(), ranges));
+  r.findings.push_back(std::move(multimodal));
   if (r.modes.b_more_in_worse) {
-    r.notes.push_back(fmt::format("B spends significantly more {} than A in modes worse than the dominant one "
-                                  "(Fisher one-sided p = {:.3g} < {:.3g}).",
-                                  r.a.per_boot ? "boots" : "runs", r.modes.fisher->p_greater, alpha));
+    r.findings.push_back(
+        MoreInWorseModes{.side = Side::b, .per_boot = r.a.per_boot, .p = r.modes.fisher->p_greater, .alpha = alpha});
   }
   if (r.modes.a_more_in_worse) {
-    r.notes.push_back(fmt::format("A spends significantly more {} than B in modes worse than the dominant one "
-                                  "(Fisher one-sided p = {:.3g} < {:.3g}).",
-                                  r.a.per_boot ? "boots" : "runs", r.modes.fisher->p_less, alpha));
+    r.findings.push_back(
+        MoreInWorseModes{.side = Side::a, .per_boot = r.a.per_boot, .p = r.modes.fisher->p_less, .alpha = alpha});
   }
   // Runs in the same positions on both sides falling into worse modes point at the host, not
   // the kernel: only meaningful when each file lists its side's runs in order, side by side.
@@ -436,72 +419,31 @@ void describe_modes(MetricAnalysis& r, const std::vector<Sample>& a_samples, con
   }
   if (both < 2) return;
   auto f = stats::fisher_exact(both, only_a, only_b, neither);
-  if (f.p_greater < 0.05) {
-    r.warnings.push_back(fmt::format(
-        "The runs in the worse mode fall at the same positions on both sides (runs {}; Fisher p = {:.3g}): the "
-        "slowdowns came from the host and hit both sides alike. Running all of A before all of B would confound "
-        "them with the change: use interleaved A/B runs (abvm run does this).",
-        list_runs(same), f.p_greater));
-  }
+  if (f.p_greater < 0.05) r.findings.push_back(SamePositionSlowdowns{.runs = run_list(same), .p = f.p_greater});
 }
 
-void add_warnings(MetricAnalysis& r, double alpha) {
+// What the units themselves warn about: too few, unbalanced, outliers, drift.
+void record_unit_findings(MetricAnalysis& r, double alpha) {
   const std::size_t na = r.a.units.size(), nb = r.b.units.size();
-  const char* unit_word = (r.a.per_boot || r.b.per_boot) ? "boots" : "runs";
+  const bool per_boot = r.a.per_boot || r.b.per_boot;
   if (na < kFewUnits || nb < kFewUnits) {
-    r.warnings.push_back(fmt::format(
-        "Few {}: A has {}, B has {}. Rank-based intervals need about 10 per side to be informative; {}.", unit_word,
-        na, nb,
-        r.runs_needed ? fmt::format("about {} per side would likely settle this", *r.runs_needed)
-                      : std::string("add boots per side")));
+    r.findings.push_back(FewUnits{.per_boot = per_boot, .a = na, .b = nb, .runs_needed = r.runs_needed});
   }
   if (r.effect.achieved_confidence + 1e-9 < r.effect.confidence) {
-    r.warnings.push_back(fmt::format(
-        "With {} and {} {}, no interval can reach {} confidence; the widest one reaches {}. Add {}.", na, nb,
-        unit_word, percent(r.effect.confidence), percent(r.effect.achieved_confidence), unit_word));
+    r.findings.push_back(ConfidenceUnreachable{.per_boot = per_boot,
+                                               .a = na,
+                                               .b = nb,
+                                               .confidence = r.effect.confidence,
+                                               .achieved = r.effect.achieved_confidence});
   }
   if (std::max(na, nb) > 2 * std::min(na, nb)) {
-    r.warnings.push_back(fmt::format(
-        "The sides differ much in size (A {} {}, B {}): check why runs are missing on one side (failed trials?) "
-        "and balance them.",
-        na, unit_word, nb));
+    r.findings.push_back(UnbalancedSides{.per_boot = per_boot, .a = na, .b = nb});
   }
-  for (auto [side, name] : {std::pair{&r.a, "A"}, std::pair{&r.b, "B"}}) {
-    if (!side->outliers.any.empty()) {
-      r.warnings.push_back(fmt::format(
-          "Side {} has {} outlier run(s) ({}) by Tukey fences or MAD z-score. They are kept in the analysis; check "
-          "their logs and host load.",
-          name, side->outliers.any.size(), list_runs(side->outliers.any)));
-    }
+  for (auto [side, which] : {std::pair{&r.a, Side::a}, std::pair{&r.b, Side::b}}) {
+    if (!side->outliers.any.empty()) r.findings.push_back(Outliers{.side = which, .runs = run_list(side->outliers.any)});
     Trend t = spearman_trend(side->units, side->unit_order);
-    if (side->units.size() >= 8 && t.p < alpha) {
-      r.warnings.push_back(fmt::format(
-          "Side {} drifts with run order (Spearman rho = {:.2f}, p = {:.3g}): the host changed during the "
-          "experiment. Keep A and B interleaved and check host load, CPU frequency scaling and thermal state.",
-          name, t.rho, t.p));
-    }
+    if (side->units.size() >= 8 && t.p < alpha) r.findings.push_back(Drift{.side = which, .rho = t.rho, .p = t.p});
   }
-}
-
-std::string headline(const MetricAnalysis& r, double margin) {
-  const OrientedEffect oe = oriented_effect(r);
-  const double o = oe.estimate, olo = oe.low, ohi = oe.high;
-  std::string dir = o < 1 ? "worse" : "better";
-  std::string size = percent(std::abs(o - 1));
-  std::string ci = fmt::format("{:.0f} % CI {:+.1f} % to {:+.1f} %", r.effect.confidence * 100, (olo - 1) * 100,
-                               (ohi - 1) * 100);
-  std::string text = fmt::format("B is {} {} than A in {} (B/A {:.3f}; {}{}, >0 is better): {}", size, dir, r.name,
-                                 r.effect.estimate, r.primary == Estimate::paired ? "paired, " : "", ci,
-                                 to_string(r.verdict));
-  // Said in the headline, not only in a note: a reader of the verdict alone must see it.
-  if (const std::string q = margin_qualifier(r.verdict, oe, margin); !q.empty()) text += " (" + q + ")";
-  if (r.verdict == Verdict::inconclusive && r.runs_needed) {
-    text += r.primary == Estimate::paired
-                ? fmt::format("; about {} A/B blocks would likely settle it", *r.runs_needed)
-                : fmt::format("; about {} {} per side would likely settle it", *r.runs_needed,
-                              r.a.per_boot ? "boots" : "runs");
-  }
-  return text;
 }
 
 }  // namespace
@@ -557,58 +499,43 @@ void check_analysis_inputs(const SampleSet& samples, const AnalysisOptions& opti
 
 // A metric with no valid unit on one side: nothing to compute, inconclusive.
 void mark_one_side_empty(MetricAnalysis& r, double alpha) {
-  const Side empty = r.a.units.empty() ? Side::a : Side::b;
   r.verdict = Verdict::inconclusive;
   r.effect = {kNaN, kNaN, kNaN, 1 - alpha, 0, "none"};
-  r.warnings.push_back(fmt::format("No valid runs of {} on side {}: nothing to compare. Check the failed trials.",
-                                   r.name, to_string(empty)));
-  r.headline = fmt::format("{}: no valid runs on side {}: inconclusive", r.name, to_string(empty));
+  r.findings.push_back(NoValidRuns{.metric = r.name, .side = r.a.units.empty() ? Side::a : Side::b});
 }
 
 // A side left with no run once the pairs that overlapped too little are out (typically every pair
 // of the metric): nothing to compare, inconclusive, never a verdict that looks decided.
 void mark_all_voided(MetricAnalysis& r, double alpha) {
   const OverlapSummary& o = *r.overlap;
-  const char* empty = r.a.units.empty() ? "A" : "B";
   r.verdict = Verdict::inconclusive;
   r.effect = {kNaN, kNaN, kNaN, 1 - alpha, 0, "none"};
-  r.warnings.push_back(fmt::format(
-      "{} of {} pairs of runs of {} overlapped less than the {} schedule.min_overlap asks (the worst {}), and side {} "
-      "has no run left once they are left out: nothing to compare. A's and B's runs did not run at the same time; "
-      "look at their timing (analysis.json runs[].timing, the timeline plot) and the host's load before running "
-      "again.",
-      o.voided, o.pairs, r.name, share(*o.threshold), share(o.min), empty));
-  r.headline = fmt::format("{}: no run of side {} overlapped its partner by {}: inconclusive", r.name, empty,
-                           share(*o.threshold));
+  r.findings.push_back(AllPairsVoided{.metric = r.name,
+                                      .voided = o.voided,
+                                      .pairs = o.pairs,
+                                      .threshold = *o.threshold,
+                                      .min = o.min,
+                                      .side = r.a.units.empty() ? Side::a : Side::b});
 }
 
-// Pairs left out for too little overlap, in words (the all-voided case is mark_all_voided's).
-void describe_voided(MetricAnalysis& r) {
+// Pairs left out for too little overlap (the all-voided case is mark_all_voided's).
+void record_voided(MetricAnalysis& r) {
   if (!r.overlap || r.overlap->voided == 0) return;
   const OverlapSummary& o = *r.overlap;
-  r.warnings.push_back(fmt::format(
-      "{} of {} pairs of runs of {} overlapped less than the {} schedule.min_overlap asks (the worst {}): they are "
-      "left out on both sides, since one side of each measured partly alone. Look at their timing (analysis.json "
-      "runs[].timing, the timeline plot); if many pairs drift apart, check that each block's guests share their "
-      "host CPUs and nothing else loads them, and add blocks to make up for those left out.",
-      o.voided, o.pairs, r.name, share(*o.threshold), share(o.min)));
+  r.findings.push_back(
+      PairsVoided{.metric = r.name, .voided = o.voided, .pairs = o.pairs, .threshold = *o.threshold, .min = o.min});
 }
 
 // A paired design whose pairs do not share the host's noise: the paired estimate buys nothing and
 // something kept A's and B's runs apart.
-void warn_weak_pairing(MetricAnalysis& r, bool paired_design) {
+void record_weak_pairing(MetricAnalysis& r, bool paired_design) {
   const NoiseAnatomy& n = r.noise;
   if (!paired_design || n.pairs < kPairingBlocks || !(n.between_boot_sd >= kPairingNoiseFloor) ||
       !(n.pair_correlation < kWeakPairing)) {
     return;
   }
-  r.warnings.push_back(fmt::format(
-      "The pairing of A and B in {} did not work: over {} blocks their correlation is {:.2f} (co-scheduled A/A runs "
-      "pair at about 0.95), although the boots differ by {:.3f} (sd of ln), so A's and B's runs did not share the "
-      "host's noise and the paired interval is no narrower than the unpaired one. Check that each block's guests "
-      "ran at the same time on the same host CPUs (the runs' overlap and timing) and that nothing else loads them.",
-      r.name, n.pairs, std::abs(n.pair_correlation) < 0.005 ? 0.0 : n.pair_correlation,  // never "-0.00"
-      n.between_boot_sd));
+  r.findings.push_back(WeakPairing{
+      .metric = r.name, .blocks = n.pairs, .correlation = n.pair_correlation, .between_boot_sd = n.between_boot_sd});
 }
 
 // Modes on the pooled units with one set of cut points for both sides (la, lb: log units).
@@ -648,10 +575,7 @@ void decide(MetricAnalysis& r, double margin) {
     r.verdict = Verdict::inconclusive;
   } else if (lo > 1 - dm && hi < 1 + dm) {
     r.verdict = Verdict::no_change;
-    if (lo > 1 || hi < 1) {
-      r.notes.push_back(fmt::format("The shift is statistically significant but inside the ±{} margin.",
-                                    percent(dm)));
-    }
+    if (lo > 1 || hi < 1) r.findings.push_back(SignificantInsideMargin{.margin = dm});
   } else if (hi < 1 && oe.estimate < 1 - dm) {
     r.verdict = Verdict::regression;
   } else if (lo > 1 && oe.estimate > 1 + dm) {
@@ -663,15 +587,12 @@ void decide(MetricAnalysis& r, double margin) {
     // rule; harness/bench/decision_rule_tool.cpp). It waits for the runs that settle it.
     r.verdict = Verdict::inconclusive;
     if (hi < 1 || lo > 1) {
-      r.notes.push_back(fmt::format(
-          "B is significantly {} than A, but by less than the ±{} margin as far as the estimate goes ({}); the "
-          "interval still reaches past the margin, so more runs are needed to show the change is within it.",
-          hi < 1 ? "worse" : "better", percent(dm), percent(std::abs(oe.estimate - 1))));
+      r.findings.push_back(
+          SignificantEstimatedInsideMargin{.worse = hi < 1, .margin = dm, .shift = std::abs(oe.estimate - 1)});
     }
   }
   if (r.modes.b_more_in_worse && r.verdict != Verdict::regression) {
-    r.notes.push_back("Regression by modes: B falls into a worse mode significantly more often than A, even though "
-                      "the overall shift alone does not show it.");
+    r.findings.push_back(RegressionByModes{});
     r.verdict = Verdict::regression;
   }
 }
@@ -680,8 +601,7 @@ void decide(MetricAnalysis& r, double margin) {
 void choose_primary(MetricAnalysis& r, bool paired_primary) {
   if (!paired_primary) return;
   if (!r.paired) {
-    r.warnings.push_back("The design pairs A with B in blocks, but fewer than 2 blocks have valid runs on both "
-                         "sides: the unpaired estimate decides. Look at the failed trials.");
+    r.findings.push_back(PairingUnavailable{});
     return;
   }
   r.effect = *r.paired;
@@ -809,78 +729,56 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
                                paired ? min_pairs_for_confidence(1 - alpha) : min_units_for_confidence(1 - alpha));
     }
   }
-  add_warnings(r, alpha);
-  describe_voided(r);
-  warn_weak_pairing(r, options.paired_primary);
-  describe_hosts(r);
-  describe_modes(r, r.a.samples, r.b.samples, r.modes.alpha);
-  r.headline = headline(r, options.margin);
+  record_unit_findings(r, alpha);
+  record_voided(r);
+  record_weak_pairing(r, options.paired_primary);
+  record_hosts(r);
+  record_modes(r, r.a.samples, r.b.samples, r.modes.alpha);
   return r;
 }
 
-// A workload (or a metric asked for) with no valid run on either side, in words: what is missing, why,
-// that it makes the verdict inconclusive, and what to do.
-std::string missing_warning(const MissingData& d) {
-  const std::string asked = d.metrics.empty() ? "" : fmt::format(" (asked for: {})", fmt::join(d.metrics, ", "));
-  const std::string verdict = "the overall verdict is inconclusive whatever the other metrics say";
-  if (!d.reported.empty()) {
-    return fmt::format("No run of workload {} reported {}, which [analysis] metrics asks for (its runs report {}), so "
-                       "{}. Ask for those in [analysis] metrics.",
-                       d.workload, fmt::join(d.metrics, ", "), fmt::join(d.reported, ", "), verdict);
-  }
-  if (d.first_failure.empty()) return fmt::format("Workload {} has no run in the results{}, so {}.", d.workload, asked, verdict);
-  return fmt::format("Workload {} has no valid run on either side: every one of its runs failed ({} on A, {} on B), "
-                     "so none of its metrics is compared{} and {}. First failure: {}. Fix the workload (each run's "
-                     "output is kept in trials/<trial>/) and run again.",
-                     d.workload, d.runs_a, d.runs_b, asked, verdict, d.first_failure);
+WorkloadMissing workload_missing(const MissingData& d) {
+  return {.workload = d.workload,
+          .metrics = d.metrics,
+          .runs_a = d.runs_a,
+          .runs_b = d.runs_b,
+          .first_failure = d.first_failure,
+          .reported = d.reported};
 }
 
-// Experiment-wide warnings: hosts, accelerators, failed runs.
-void add_experiment_warnings(Analysis& out, const SampleSet& samples) {
+// Experiment-wide findings: hosts, accelerators, failed runs, missing workloads.
+void record_experiment_findings(Analysis& out, const SampleSet& samples) {
   auto as_set = [](const auto& v) { return std::set<typename std::decay_t<decltype(v)>::value_type>(v.begin(), v.end()); };
+  std::size_t mismatched = 0;
+  for (const auto& f : samples.failures) mismatched += f.outcome == "mismatch";
+  // Before anything else: the comparison is not the one the experiment asked for.
+  if (mismatched > 0) out.findings.push_back(SidesMismatch{.runs = mismatched});
   if (!samples.context_a.hosts.empty() && !samples.context_b.hosts.empty() &&
       as_set(samples.context_a.hosts) != as_set(samples.context_b.hosts)) {
-    out.warnings.push_back("A and B were measured on different hosts: host differences are confounded with the "
-                           "change. Run both sides on the same host.");
+    out.findings.push_back(DifferentHosts{});
   }
   if (!samples.context_a.accelerators.empty() && !samples.context_b.accelerators.empty() &&
       as_set(samples.context_a.accelerators) != as_set(samples.context_b.accelerators)) {
-    out.warnings.push_back("A and B ran under different accelerators (KVM vs TCG): the comparison is meaningless. "
-                           "Run both sides with the same accelerator.");
+    out.findings.push_back(DifferentAccelerators{});
   }
   for (const auto* ctx : {&samples.context_a, &samples.context_b}) {
     if (std::find(ctx->accelerators.begin(), ctx->accelerators.end(), Accelerator::tcg) != ctx->accelerators.end()) {
-      out.warnings.push_back("Guests ran under TCG (software emulation): the numbers describe the emulator as much as "
-                             "the kernel. Use a host with working KVM for conclusions about real hardware.");
+      out.findings.push_back(RanUnderTcg{});
       break;
     }
   }
-  std::size_t mismatched = 0;
-  for (const auto& f : samples.failures) mismatched += f.outcome == "mismatch";
-  if (mismatched > 0) {
-    // Before anything else: the comparison is not the one the experiment asked for.
-    out.warnings.insert(out.warnings.begin(),
-                        fmt::format("THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: {} run(s) came from guests whose "
-                                    "kernel, command line or negotiated features differ from their side's (outcome "
-                                    "mismatch, listed below). Fix the configuration or the kernels before trusting "
-                                    "any verdict.",
-                                    mismatched));
-  }
   if (out.failed_a + out.failed_b > 0) {
-    out.warnings.push_back(fmt::format("{} run(s) failed on side A and {} on side B; they are listed and left out of "
-                                       "the statistics.",
-                                       out.failed_a, out.failed_b));
+    out.findings.push_back(RunsFailed{.a = out.failed_a, .b = out.failed_b});
     std::size_t lo = std::min(out.failed_a, out.failed_b), hi = std::max(out.failed_a, out.failed_b);
     if (hi >= 3 && hi >= 3 * std::max<std::size_t>(lo, 1)) {
-      out.warnings.push_back(fmt::format("Side {} fails much more often than side {}: that is itself a finding. Look "
-                                         "at the failed trials' console logs.",
-                                         out.failed_a > out.failed_b ? "A" : "B", out.failed_a > out.failed_b ? "B" : "A"));
+      out.findings.push_back(OneSideFailsMore{.side = out.failed_a > out.failed_b ? Side::a : Side::b});
     }
   }
-  if (out.metrics.empty()) {
-    out.warnings.push_back("No valid run on either side: nothing to compare. Look at the failed trials' console logs.");
+  if (out.metrics.empty()) out.findings.push_back(NothingToCompare{});
+  // Built in place: GCC 12 takes a moved temporary variant for uninitialised (-Wmaybe-uninitialized).
+  for (const MissingData& d : samples.missing) {
+    out.findings.emplace_back(std::in_place_type<WorkloadMissing>, workload_missing(d));
   }
-  for (const MissingData& d : samples.missing) out.warnings.push_back(missing_warning(d));
 }
 
 }  // namespace
@@ -896,17 +794,6 @@ OrientedEffect oriented_effect(double estimate, double low, double high, Better 
           .high = oriented(higher ? high : low, better)};
 }
 
-std::string margin_qualifier(Verdict verdict, const OrientedEffect& e, double margin) {
-  const bool significant = e.high < 1 || e.low > 1;
-  if (!significant) return "";
-  if (verdict == Verdict::no_change) return fmt::format("a significant shift, inside the ±{} margin", percent(margin));
-  if (verdict == Verdict::inconclusive && std::abs(e.estimate - 1) < margin) {
-    return fmt::format("a significant shift, estimated inside the ±{} margin; its interval reaches past it",
-                       percent(margin));
-  }
-  return "";
-}
-
 Analysis analyze(const SampleSet& samples, const AnalysisOptions& options) {
   return analyze(SampleSet(samples), options);
 }
@@ -916,7 +803,7 @@ Analysis analyze(SampleSet&& samples, const AnalysisOptions& options) {
   Analysis out;
   out.options = options;
   out.failures = samples.failures;
-  out.notes = samples.notes;
+  for (const std::string& note : samples.notes) out.findings.push_back(InputNote{.text = note});
   out.context_a = samples.context_a;
   out.context_b = samples.context_b;
   for (const auto& f : samples.failures) (f.side == Side::a ? out.failed_a : out.failed_b)++;
@@ -931,7 +818,7 @@ Analysis analyze(SampleSet&& samples, const AnalysisOptions& options) {
   auto adjusted = stats::holm_adjust(pvalues);
   for (std::size_t i = 0; i < out.metrics.size(); ++i) out.metrics[i].mw_p_holm = adjusted[i];
 
-  add_experiment_warnings(out, samples);
+  record_experiment_findings(out, samples);
   out.verdict = out.metrics.empty() ? Verdict::inconclusive : Verdict::no_change;
   for (const auto& r : out.metrics) out.verdict = worst(out.verdict, r.verdict);
   // A workload asked about and never measured leaves the question unanswered (see the header).

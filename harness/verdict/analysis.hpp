@@ -23,6 +23,7 @@
 // but while a workload the experiment asks about has no valid run on either side (every run failed:
 // SampleSet::missing), it is inconclusive whatever the other metrics say: that workload's question
 // was never measured, and an answer would claim it was (issue 20). Each such workload gets a warning.
+// The analysis records facts (verdict/findings.hpp); the words are report/wording.hpp's.
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -38,6 +39,7 @@
 #include "stats/mann_whitney.hpp"
 #include "stats/modes.hpp"
 #include "stats/outliers.hpp"
+#include "verdict/findings.hpp"
 
 namespace abvm {
 
@@ -162,9 +164,9 @@ struct MetricAnalysis {
   // Units per side (boots, or runs) likely to settle an inconclusive verdict; for a paired
   // primary estimate, blocks.
   std::optional<std::uint64_t> runs_needed;
-  std::string headline;                 // one sentence, e.g. "B is 4.9 % slower in ... : regression"
-  std::vector<std::string> warnings;    // plain words, each with what to do
-  std::vector<std::string> notes;       // facts worth knowing that need no action
+  // Warnings and notes as facts, in the order found (report/wording.hpp says them; the headline
+  // is report/wording.hpp's too, from the figures above).
+  std::vector<MetricFinding> findings;
 };
 
 struct Analysis {
@@ -177,8 +179,9 @@ struct Analysis {
   std::vector<MissingData> missing;
   std::vector<FailedRun> failures;
   std::size_t failed_a = 0, failed_b = 0;
-  std::vector<std::string> warnings;    // experiment-wide (hosts, accelerators, failures)
-  std::vector<std::string> notes;       // from the inputs (partial dd records, an unfinished journal line)
+  // Experiment-wide (hosts, accelerators, failures, missing workloads) and the inputs' own notes
+  // (partial dd records, an unfinished journal line), in the order found.
+  std::vector<ExperimentFinding> findings;
   SideContext context_a, context_b;
 };
 
@@ -191,12 +194,6 @@ struct OrientedEffect {
 OrientedEffect oriented_effect(const MetricAnalysis& metric);
 // The same from a ratio B/A and its interval, as a report holds them.
 OrientedEffect oriented_effect(double estimate, double low, double high, Better better);
-
-// What a reader of the verdict word alone must also see (issue 20): a no_change whose interval
-// excludes 1 ("a significant shift, inside the ±5.0 % margin"), or an inconclusive whose shift is
-// significant but estimated inside the margin while its interval reaches past it. "" otherwise.
-// Every output says it in these words: the headline, the terminal's verdict lines, the HTML.
-std::string margin_qualifier(Verdict verdict, const OrientedEffect& effect, double margin);
 
 // Throws Error when the options are out of range. Values must be > 0 (they are analysed on the
 // log scale). A metric with no valid unit on a side (every run failed, or every pair was left out

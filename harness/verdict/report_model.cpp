@@ -104,9 +104,7 @@ ReportMetric metric_of(const MetricAnalysis& m) {
                                 .achieved_confidence = std::numeric_limits<double>::quiet_NaN()};
   modes_of(m.modes, out);
   out.runs_needed = m.runs_needed;
-  out.headline = m.headline;
-  out.warnings = m.warnings;
-  out.notes = m.notes;
+  out.findings = m.findings;
   return out;
 }
 
@@ -127,8 +125,7 @@ ReportModel report_model(const Analysis& analysis, const ReportSource& source) {
                 .failed_a = analysis.failed_a,
                 .failed_b = analysis.failed_b,
                 .failures = analysis.failures,
-                .warnings = analysis.warnings,
-                .notes = analysis.notes,
+                .findings = analysis.findings,
                 .missing = analysis.missing};
   for (const auto& m : analysis.metrics) r.metrics.push_back(metric_of(m));
   return r;

@@ -15,6 +15,7 @@
 #include "core/vocabulary.hpp"
 #include "samples/sample.hpp"
 #include "verdict/analysis.hpp"
+#include "verdict/findings.hpp"
 
 namespace abvm {
 
@@ -141,8 +142,8 @@ struct ReportMetric {
   std::vector<ReportMode> modes;
   std::optional<ReportModeTest> mode_test;
   std::optional<std::uint64_t> runs_needed;
-  std::string headline;
-  std::vector<std::string> warnings, notes;
+  // What the analysis found beyond the figures; report/wording.hpp says each (and the headline).
+  std::vector<MetricFinding> findings;
   bool operator==(const ReportMetric&) const = default;
 };
 
@@ -159,7 +160,7 @@ struct ReportModel {
   SideContext context_a, context_b;      // hosts and accelerators
   std::uint64_t failed_a = 0, failed_b = 0;
   std::vector<FailedRun> failures;
-  std::vector<std::string> warnings, notes;
+  std::vector<ExperimentFinding> findings;  // experiment-wide (hosts, accelerators, failures, inputs)
   std::vector<MissingData> missing;      // workloads with no valid run on either side ("missing")
   std::vector<ReportMetric> metrics;
   bool operator==(const ReportModel&) const = default;

@@ -1,0 +1,238 @@
+#include "report/findings_json.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace abvm {
+namespace {
+
+using nlohmann::json;
+
+// Each kind's name in the file and its numbers, listed once for the writer and the reader:
+// describe(v, x) calls v.kind(name) and v(key, member) for every member.
+template <class V> void describe(V& v, RunList& x) { v("count", x.count), v("first", x.first); }
+template <class V> void describe(V& v, ModeRange& x) {
+  v("low", x.low), v("high", x.high), v("a_fraction", x.a_fraction), v("b_fraction", x.b_fraction);
+}
+template <class V> void describe(V& v, HostFigure& x) {
+  v("host", x.host), v("blocks", x.blocks), v("estimate", x.estimate), v("low", x.low), v("high", x.high);
+}
+template <class V> void describe(V& v, FewUnits& x) {
+  v.kind("few_units"), v("per_boot", x.per_boot), v("a", x.a), v("b", x.b), v("runs_needed", x.runs_needed);
+}
+template <class V> void describe(V& v, ConfidenceUnreachable& x) {
+  v.kind("confidence_unreachable"), v("per_boot", x.per_boot), v("a", x.a), v("b", x.b),
+      v("confidence", x.confidence), v("achieved", x.achieved);
+}
+template <class V> void describe(V& v, UnbalancedSides& x) {
+  v.kind("unbalanced_sides"), v("per_boot", x.per_boot), v("a", x.a), v("b", x.b);
+}
+template <class V> void describe(V& v, Outliers& x) { v.kind("outliers"), v("side", x.side), v("runs", x.runs); }
+template <class V> void describe(V& v, Drift& x) { v.kind("drift"), v("side", x.side), v("rho", x.rho), v("p", x.p); }
+template <class V> void describe(V& v, Multimodal& x) {
+  v.kind("multimodal"), v("metric", x.metric), v("unit", x.unit), v("modes", x.modes);
+}
+template <class V> void describe(V& v, MoreInWorseModes& x) {
+  v.kind("more_in_worse_modes"), v("side", x.side), v("per_boot", x.per_boot), v("p", x.p), v("alpha", x.alpha);
+}
+template <class V> void describe(V& v, SamePositionSlowdowns& x) {
+  v.kind("same_position_slowdowns"), v("runs", x.runs), v("p", x.p);
+}
+template <class V> void describe(V& v, SignificantInsideMargin& x) {
+  v.kind("significant_inside_margin"), v("margin", x.margin);
+}
+template <class V> void describe(V& v, SignificantEstimatedInsideMargin& x) {
+  v.kind("significant_estimated_inside_margin"), v("worse", x.worse), v("margin", x.margin), v("shift", x.shift);
+}
+template <class V> void describe(V& v, RegressionByModes&) { v.kind("regression_by_modes"); }
+template <class V> void describe(V& v, PairingUnavailable&) { v.kind("pairing_unavailable"); }
+template <class V> void describe(V& v, NoValidRuns& x) { v.kind("no_valid_runs"), v("metric", x.metric), v("side", x.side); }
+template <class V> void describe(V& v, PairsVoided& x) {
+  v.kind("pairs_voided"), v("metric", x.metric), v("voided", x.voided), v("pairs", x.pairs),
+      v("threshold", x.threshold), v("min", x.min);
+}
+template <class V> void describe(V& v, AllPairsVoided& x) {
+  v.kind("all_pairs_voided"), v("metric", x.metric), v("voided", x.voided), v("pairs", x.pairs),
+      v("threshold", x.threshold), v("min", x.min), v("side", x.side);
+}
+template <class V> void describe(V& v, WeakPairing& x) {
+  v.kind("weak_pairing"), v("metric", x.metric), v("blocks", x.blocks), v("correlation", x.correlation),
+      v("between_boot_sd", x.between_boot_sd);
+}
+template <class V> void describe(V& v, HostsDisagree& x) { v.kind("hosts_disagree"), v("p", x.p), v("hosts", x.hosts); }
+template <class V> void describe(V& v, HostsAgree& x) { v.kind("hosts_agree"), v("p", x.p), v("hosts", x.hosts); }
+template <class V> void describe(V& v, HostFarOff& x) { v.kind("host_far_off"), v("host", x.host), v("ratio", x.ratio); }
+template <class V> void describe(V& v, SidesMismatch& x) { v.kind("sides_mismatch"), v("runs", x.runs); }
+template <class V> void describe(V& v, DifferentHosts&) { v.kind("different_hosts"); }
+template <class V> void describe(V& v, DifferentAccelerators&) { v.kind("different_accelerators"); }
+template <class V> void describe(V& v, RanUnderTcg&) { v.kind("ran_under_tcg"); }
+template <class V> void describe(V& v, RunsFailed& x) { v.kind("runs_failed"), v("a", x.a), v("b", x.b); }
+template <class V> void describe(V& v, OneSideFailsMore& x) { v.kind("one_side_fails_more"), v("side", x.side); }
+template <class V> void describe(V& v, NothingToCompare&) { v.kind("nothing_to_compare"); }
+template <class V> void describe(V& v, WorkloadMissing& x) {
+  v.kind("workload_missing"), v("workload", x.workload), v("metrics", x.metrics), v("runs_a", x.runs_a),
+      v("runs_b", x.runs_b), v("first_failure", x.first_failure), v("reported", x.reported);
+}
+template <class V> void describe(V& v, InputNote& x) { v.kind("input_note"), v("text", x.text); }
+
+template <class T> struct is_optional : std::false_type {};
+template <class T> struct is_optional<std::optional<T>> : std::true_type {};
+template <class T> struct is_vector : std::false_type {};
+template <class T> struct is_vector<std::vector<T>> : std::true_type {};
+
+const char* severity_name(Severity s) { return s == Severity::warning ? "warning" : "note"; }
+
+// A kind's name, for the reader's dispatch.
+struct KindOf {
+  std::string_view name;
+  void kind(std::string_view n) { name = n; }
+  template <class T> void operator()(const char*, T&) {}
+};
+template <class T> std::string_view kind_of() {
+  T x{};
+  KindOf k;
+  describe(k, x);
+  return k.name;
+}
+
+struct Writer {
+  json& out;
+  void kind(std::string_view name) { out["kind"] = name; }
+  template <class T> void operator()(const char* key, const T& value) { out[key] = of(value); }
+
+  template <class T> static json of(const T& value) {
+    if constexpr (std::is_same_v<T, double>) {
+      return std::isfinite(value) ? json(value) : json(nullptr);
+    } else if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T> || std::is_same_v<T, std::string>) {
+      return json(value);
+    } else if constexpr (std::is_same_v<T, Side>) {
+      return json(to_string(value));
+    } else if constexpr (is_optional<T>::value) {
+      return value ? of(*value) : json(nullptr);
+    } else if constexpr (is_vector<T>::value) {
+      json array = json::array();
+      for (const auto& x : value) array.push_back(of(x));
+      return array;
+    } else {
+      json object = json::object();
+      Writer w{object};
+      T copy = value;  // describe() lists members for the reader too, so it takes them mutable
+      describe(w, copy);
+      return object;
+    }
+  }
+};
+
+[[noreturn]] void bad(const std::string& path, std::string_view what) {
+  throw Error(fmt::format("analysis.json {}: {}", path, what));
+}
+
+struct Reader {
+  const json& in;
+  const std::string& path;
+  void kind(std::string_view) {}
+  template <class T> void operator()(const char* key, T& value) {
+    const std::string at = path + "/" + key;
+    if (!in.contains(key)) bad(at, "missing");
+    value = of<T>(in.at(key), at);
+  }
+
+  template <class T> static T of(const json& j, const std::string& at) {
+    if constexpr (std::is_same_v<T, double>) {
+      if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();  // written for NaN
+      if (!j.is_number()) bad(at, "expected a number");
+      return j.get<double>();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!j.is_boolean()) bad(at, "expected true or false");
+      return j.get<bool>();
+    } else if constexpr (std::is_unsigned_v<T>) {
+      if (!j.is_number_unsigned()) bad(at, "expected a count (an integer >= 0)");
+      return j.get<T>();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (!j.is_string()) bad(at, "expected a string");
+      return j.get<std::string>();
+    } else if constexpr (std::is_same_v<T, Side>) {
+      const auto side = j.is_string() ? parse_side(j.get<std::string>()) : std::nullopt;
+      if (!side) bad(at, "expected \"A\" or \"B\"");
+      return *side;
+    } else if constexpr (is_optional<T>::value) {
+      if (j.is_null()) return std::nullopt;
+      return of<typename T::value_type>(j, at);
+    } else if constexpr (is_vector<T>::value) {
+      if (!j.is_array()) bad(at, "expected an array");
+      T out;
+      for (std::size_t i = 0; i < j.size(); ++i) out.push_back(of<typename T::value_type>(j[i], fmt::format("{}/{}", at, i)));
+      return out;
+    } else {
+      if (!j.is_object()) bad(at, "expected an object");
+      T out{};
+      Reader r{j, at};
+      describe(r, out);
+      return out;
+    }
+  }
+};
+
+template <class Finding>
+json findings_array(const std::vector<Finding>& findings) {
+  json array = json::array();
+  for (const Finding& finding : findings) {
+    json object = std::visit([](const auto& f) { return Writer::of(f); }, finding);
+    object["severity"] = severity_name(severity_of(finding));
+    array.push_back(std::move(object));
+  }
+  return array;
+}
+
+// The alternative of Finding whose kind is `kind`, read from `object`; nullopt when none is.
+template <class Finding, std::size_t... I>
+std::optional<Finding> read_kind(std::string_view kind, const json& object, const std::string& at,
+                                 std::index_sequence<I...>) {
+  std::optional<Finding> out;
+  const auto try_one = [&]<std::size_t N>() {
+    using T = std::variant_alternative_t<N, Finding>;
+    if (!out && kind_of<T>() == kind) out = Reader::of<T>(object, at);
+  };
+  (try_one.template operator()<I>(), ...);
+  return out;
+}
+
+template <class Finding>
+Finding read_finding(const json& object, const std::string& at) {
+  if (!object.is_object()) bad(at, "expected an object");
+  if (!object.contains("kind") || !object["kind"].is_string()) bad(at + "/kind", "missing (the kind of finding)");
+  const std::string kind = object["kind"].get<std::string>();
+  auto finding = read_kind<Finding>(kind, object, at, std::make_index_sequence<std::variant_size_v<Finding>>{});
+  if (!finding) bad(at + "/kind", fmt::format("unknown kind of finding \"{}\"", kind));
+  const char* severity = severity_name(severity_of(*finding));
+  if (!object.contains("severity") || object["severity"] != severity) {
+    bad(at + "/severity", fmt::format("expected \"{}\" for a {}", severity, kind));
+  }
+  return *finding;
+}
+
+}  // namespace
+
+json findings_json(const std::vector<MetricFinding>& findings) { return findings_array(findings); }
+json findings_json(const std::vector<ExperimentFinding>& findings) { return findings_array(findings); }
+
+template <class Finding>
+std::vector<Finding> read_findings(const json& findings, const std::string& path) {
+  if (!findings.is_array()) bad(path, "expected an array of findings");
+  std::vector<Finding> out;
+  for (std::size_t i = 0; i < findings.size(); ++i) out.push_back(read_finding<Finding>(findings[i], fmt::format("{}/{}", path, i)));
+  return out;
+}
+
+template std::vector<MetricFinding> read_findings<MetricFinding>(const json&, const std::string&);
+template std::vector<ExperimentFinding> read_findings<ExperimentFinding>(const json&, const std::string&);
+
+}  // namespace abvm

@@ -1,0 +1,268 @@
+#include "report/wording.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+
+namespace abvm {
+namespace {
+
+std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
+std::string share(double fraction) { return fmt::format("{:.3g} %", fraction * 100); }
+const char* units_word(bool per_boot) { return per_boot ? "boots" : "runs"; }
+const char* other_side(Side side) { return to_string(side == Side::a ? Side::b : Side::a); }
+
+// "#3, #7, ... and 12 more": a warning is read, not parsed.
+std::string list_runs(const RunList& runs) {
+  std::string out;
+  for (std::size_t run : runs.first) out += (out.empty() ? "#" : ", #") + std::to_string(run);
+  if (runs.count > runs.first.size()) out += fmt::format(" and {} more", runs.count - runs.first.size());
+  return out;
+}
+
+// "1.020 [1.010, 1.030] on h1 (4 blocks); 1 blocks on h2"
+std::string host_figures(const std::vector<HostFigure>& hosts) {
+  std::vector<std::string> each;
+  for (const HostFigure& x : hosts) {
+    each.push_back(x.estimate ? fmt::format("{:.3f} [{:.3f}, {:.3f}] on {} ({} blocks)", *x.estimate, x.low.value_or(0),
+                                            x.high.value_or(0), x.host, x.blocks)
+                              : fmt::format("{} blocks on {}", x.blocks, x.host));
+  }
+  return fmt::format("{}", fmt::join(each, "; "));
+}
+
+std::string mode_ranges(const Multimodal& m) {
+  std::vector<std::string> each;
+  for (const ModeRange& mode : m.modes) {
+    each.push_back(fmt::format("{:.4g}..{:.4g} {} (A {}, B {})", mode.low, mode.high, m.unit, percent(mode.a_fraction),
+                               percent(mode.b_fraction)));
+  }
+  return fmt::format("{}", fmt::join(each, ", "));
+}
+
+// One overload per kind of metric finding: std::visit does not compile while one is missing.
+struct MetricWords {
+  std::string operator()(const FewUnits& f) const {
+    return fmt::format("Few {}: A has {}, B has {}. Rank-based intervals need about 10 per side to be informative; {}.",
+                       units_word(f.per_boot), f.a, f.b,
+                       f.runs_needed ? fmt::format("about {} per side would likely settle this", *f.runs_needed)
+                                     : std::string("add boots per side"));
+  }
+  std::string operator()(const ConfidenceUnreachable& f) const {
+    return fmt::format("With {} and {} {}, no interval can reach {} confidence; the widest one reaches {}. Add {}.", f.a,
+                       f.b, units_word(f.per_boot), percent(f.confidence), percent(f.achieved), units_word(f.per_boot));
+  }
+  std::string operator()(const UnbalancedSides& f) const {
+    return fmt::format("The sides differ much in size (A {} {}, B {}): check why runs are missing on one side (failed "
+                       "trials?) and balance them.",
+                       f.a, units_word(f.per_boot), f.b);
+  }
+  std::string operator()(const Outliers& f) const {
+    return fmt::format("Side {} has {} outlier run(s) ({}) by Tukey fences or MAD z-score. They are kept in the "
+                       "analysis; check their logs and host load.",
+                       to_string(f.side), f.runs.count, list_runs(f.runs));
+  }
+  std::string operator()(const Drift& f) const {
+    return fmt::format("Side {} drifts with run order (Spearman rho = {:.2f}, p = {:.3g}): the host changed during the "
+                       "experiment. Keep A and B interleaved and check host load, CPU frequency scaling and thermal "
+                       "state.",
+                       to_string(f.side), f.rho, f.p);
+  }
+  std::string operator()(const Multimodal& f) const {
+    return fmt::format("{} is multimodal: {} modes ({}). A single median hides this; look at the runs in the slow mode "
+                       "(host interference, caching, CPU frequency) and keep A and B interleaved so that both sides "
+                       "meet it alike.",
+                       f.metric, f.modes.size(), mode_ranges(f));
+  }
+  std::string operator()(const MoreInWorseModes& f) const {
+    return fmt::format("{} spends significantly more {} than {} in modes worse than the dominant one (Fisher one-sided "
+                       "p = {:.3g} < {:.3g}).",
+                       to_string(f.side), units_word(f.per_boot), other_side(f.side), f.p, f.alpha);
+  }
+  std::string operator()(const SamePositionSlowdowns& f) const {
+    return fmt::format("The runs in the worse mode fall at the same positions on both sides (runs {}; Fisher p = "
+                       "{:.3g}): the slowdowns came from the host and hit both sides alike. Running all of A before "
+                       "all of B would confound them with the change: use interleaved A/B runs (abvm run does this).",
+                       list_runs(f.runs), f.p);
+  }
+  std::string operator()(const SignificantInsideMargin& f) const {
+    return fmt::format("The shift is statistically significant but inside the ±{} margin.", percent(f.margin));
+  }
+  std::string operator()(const SignificantEstimatedInsideMargin& f) const {
+    return fmt::format("B is significantly {} than A, but by less than the ±{} margin as far as the estimate goes ({}); "
+                       "the interval still reaches past the margin, so more runs are needed to show the change is "
+                       "within it.",
+                       f.worse ? "worse" : "better", percent(f.margin), percent(f.shift));
+  }
+  std::string operator()(const RegressionByModes&) const {
+    return "Regression by modes: B falls into a worse mode significantly more often than A, even though the overall "
+           "shift alone does not show it.";
+  }
+  std::string operator()(const PairingUnavailable&) const {
+    return "The design pairs A with B in blocks, but fewer than 2 blocks have valid runs on both sides: the unpaired "
+           "estimate decides. Look at the failed trials.";
+  }
+  std::string operator()(const NoValidRuns& f) const {
+    return fmt::format("No valid runs of {} on side {}: nothing to compare. Check the failed trials.", f.metric,
+                       to_string(f.side));
+  }
+  std::string operator()(const PairsVoided& f) const {
+    return fmt::format("{} of {} pairs of runs of {} overlapped less than the {} schedule.min_overlap asks (the worst "
+                       "{}): they are left out on both sides, since one side of each measured partly alone. Look at "
+                       "their timing (analysis.json runs[].timing, the timeline plot); if many pairs drift apart, "
+                       "check that each block's guests share their host CPUs and nothing else loads them, and add "
+                       "blocks to make up for those left out.",
+                       f.voided, f.pairs, f.metric, share(f.threshold), share(f.min));
+  }
+  std::string operator()(const AllPairsVoided& f) const {
+    return fmt::format("{} of {} pairs of runs of {} overlapped less than the {} schedule.min_overlap asks (the worst "
+                       "{}), and side {} has no run left once they are left out: nothing to compare. A's and B's runs "
+                       "did not run at the same time; look at their timing (analysis.json runs[].timing, the timeline "
+                       "plot) and the host's load before running again.",
+                       f.voided, f.pairs, f.metric, share(f.threshold), share(f.min), to_string(f.side));
+  }
+  std::string operator()(const WeakPairing& f) const {
+    return fmt::format("The pairing of A and B in {} did not work: over {} blocks their correlation is {:.2f} "
+                       "(co-scheduled A/A runs pair at about 0.95), although the boots differ by {:.3f} (sd of ln), so "
+                       "A's and B's runs did not share the host's noise and the paired interval is no narrower than "
+                       "the unpaired one. Check that each block's guests ran at the same time on the same host CPUs "
+                       "(the runs' overlap and timing) and that nothing else loads them.",
+                       f.metric, f.blocks, std::abs(f.correlation) < 0.005 ? 0.0 : f.correlation,  // never "-0.00"
+                       f.between_boot_sd);
+  }
+  std::string operator()(const HostsDisagree& f) const {
+    return fmt::format("The hosts disagree about the effect beyond chance (Kruskal-Wallis p = {:.3g}): B/A {}. The "
+                       "verdict pools every block (each pairs A with B on one host); look at what differs between the "
+                       "hosts (CPU, kernel, load, libvirt, QEMU).",
+                       f.p, host_figures(f.hosts));
+  }
+  std::string operator()(const HostsAgree& f) const {
+    return fmt::format("Per host: B/A {} (hosts agree: Kruskal-Wallis p = {:.3g}).", host_figures(f.hosts), f.p);
+  }
+  std::string operator()(const HostFarOff& f) const {
+    return fmt::format("Host {} measures side A at {:.2f}x the other hosts' median: a much {} host (its blocks still "
+                       "pair A with B there).",
+                       f.host, f.ratio, f.ratio < 1 ? "slower" : "faster");
+  }
+};
+
+// A workload with no valid run, what is missing and why, that it makes the verdict inconclusive,
+// and what to do.
+std::string workload_missing_words(const WorkloadMissing& d) {
+  const std::string asked = d.metrics.empty() ? "" : fmt::format(" (asked for: {})", fmt::join(d.metrics, ", "));
+  const std::string verdict = "the overall verdict is inconclusive whatever the other metrics say";
+  if (!d.reported.empty()) {
+    return fmt::format("No run of workload {} reported {}, which [analysis] metrics asks for (its runs report {}), so "
+                       "{}. Ask for those in [analysis] metrics.",
+                       d.workload, fmt::join(d.metrics, ", "), fmt::join(d.reported, ", "), verdict);
+  }
+  if (d.first_failure.empty()) return fmt::format("Workload {} has no run in the results{}, so {}.", d.workload, asked, verdict);
+  return fmt::format("Workload {} has no valid run on either side: every one of its runs failed ({} on A, {} on B), "
+                     "so none of its metrics is compared{} and {}. First failure: {}. Fix the workload (each run's "
+                     "output is kept in trials/<trial>/) and run again.",
+                     d.workload, d.runs_a, d.runs_b, asked, verdict, d.first_failure);
+}
+
+// One overload per kind of experiment-wide finding.
+struct ExperimentWords {
+  std::string operator()(const SidesMismatch& f) const {
+    return fmt::format("THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: {} run(s) came from guests whose kernel, command "
+                       "line or negotiated features differ from their side's (outcome mismatch, listed below). Fix the "
+                       "configuration or the kernels before trusting any verdict.",
+                       f.runs);
+  }
+  std::string operator()(const DifferentHosts&) const {
+    return "A and B were measured on different hosts: host differences are confounded with the change. Run both sides "
+           "on the same host.";
+  }
+  std::string operator()(const DifferentAccelerators&) const {
+    return "A and B ran under different accelerators (KVM vs TCG): the comparison is meaningless. Run both sides with "
+           "the same accelerator.";
+  }
+  std::string operator()(const RanUnderTcg&) const {
+    return "Guests ran under TCG (software emulation): the numbers describe the emulator as much as the kernel. Use a "
+           "host with working KVM for conclusions about real hardware.";
+  }
+  std::string operator()(const RunsFailed& f) const {
+    return fmt::format("{} run(s) failed on side A and {} on side B; they are listed and left out of the statistics.",
+                       f.a, f.b);
+  }
+  std::string operator()(const OneSideFailsMore& f) const {
+    return fmt::format("Side {} fails much more often than side {}: that is itself a finding. Look at the failed "
+                       "trials' console logs.",
+                       to_string(f.side), other_side(f.side));
+  }
+  std::string operator()(const NothingToCompare&) const {
+    return "No valid run on either side: nothing to compare. Look at the failed trials' console logs.";
+  }
+  std::string operator()(const WorkloadMissing& f) const { return workload_missing_words(f); }
+  std::string operator()(const InputNote& f) const { return f.text; }
+};
+
+template <class Finding>
+std::vector<std::string> sentences_of(const std::vector<Finding>& findings, Severity severity) {
+  std::vector<std::string> out;
+  for (const Finding& f : findings) {
+    if (severity_of(f) == severity) out.push_back(sentence(f));
+  }
+  return out;
+}
+
+// The headline of a metric with an effect: size, direction, interval, verdict, and what settles it.
+std::string effect_headline(const ReportMetric& r, double margin) {
+  const OrientedEffect oe = oriented_effect(r);
+  const double o = oe.estimate, olo = oe.low, ohi = oe.high;
+  std::string dir = o < 1 ? "worse" : "better";
+  std::string size = percent(std::abs(o - 1));
+  std::string ci = fmt::format("{:.0f} % CI {:+.1f} % to {:+.1f} %", r.effect.confidence * 100, (olo - 1) * 100,
+                               (ohi - 1) * 100);
+  std::string text = fmt::format("B is {} {} than A in {} (B/A {:.3f}; {}{}, >0 is better): {}", size, dir, r.name,
+                                 r.effect.estimate, r.primary_estimate == Estimate::paired ? "paired, " : "", ci,
+                                 to_string(r.verdict));
+  // Said in the headline, not only in a note: a reader of the verdict alone must see it.
+  if (const std::string q = margin_qualifier(r.verdict, oe, margin); !q.empty()) text += " (" + q + ")";
+  if (r.verdict == Verdict::inconclusive && r.runs_needed) {
+    text += r.primary_estimate == Estimate::paired
+                ? fmt::format("; about {} A/B blocks would likely settle it", *r.runs_needed)
+                : fmt::format("; about {} {} per side would likely settle it", *r.runs_needed, units_word(r.a.per_boot));
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string sentence(const MetricFinding& finding) { return std::visit(MetricWords{}, finding); }
+std::string sentence(const ExperimentFinding& finding) { return std::visit(ExperimentWords{}, finding); }
+
+std::vector<std::string> sentences(const std::vector<MetricFinding>& findings, Severity severity) {
+  return sentences_of(findings, severity);
+}
+std::vector<std::string> sentences(const std::vector<ExperimentFinding>& findings, Severity severity) {
+  return sentences_of(findings, severity);
+}
+
+std::string margin_qualifier(Verdict verdict, const OrientedEffect& e, double margin) {
+  const bool significant = e.high < 1 || e.low > 1;
+  if (!significant) return "";
+  if (verdict == Verdict::no_change) return fmt::format("a significant shift, inside the ±{} margin", percent(margin));
+  if (verdict == Verdict::inconclusive && std::abs(e.estimate - 1) < margin) {
+    return fmt::format("a significant shift, estimated inside the ±{} margin; its interval reaches past it",
+                       percent(margin));
+  }
+  return "";
+}
+
+std::string headline(const ReportMetric& metric, double margin) {
+  // With nothing to compare, the headline says why instead of an effect that does not exist.
+  if (const auto* f = find_finding<NoValidRuns>(metric.findings)) {
+    return fmt::format("{}: no valid runs on side {}: inconclusive", metric.name, to_string(f->side));
+  }
+  if (const auto* f = find_finding<AllPairsVoided>(metric.findings)) {
+    return fmt::format("{}: no run of side {} overlapped its partner by {}: inconclusive", metric.name,
+                       to_string(f->side), share(f->threshold));
+  }
+  return effect_headline(metric, margin);
+}
+
+}  // namespace abvm
