@@ -8,7 +8,7 @@
 namespace abvm {
 namespace {
 
-std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
+std::string percent_of(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
 std::string share(double fraction) { return fmt::format("{:.3g} %", fraction * 100); }
 const char* units_word(bool per_boot) { return per_boot ? "boots" : "runs"; }
 const char* other_side(Side side) { return to_string(side == Side::a ? Side::b : Side::a); }
@@ -35,8 +35,8 @@ std::string host_figures(const std::vector<HostFigure>& hosts) {
 std::string mode_ranges(const Multimodal& m) {
   std::vector<std::string> each;
   for (const ModeRange& mode : m.modes) {
-    each.push_back(fmt::format("{:.4g}..{:.4g} {} (A {}, B {})", mode.low, mode.high, m.unit, percent(mode.a_fraction),
-                               percent(mode.b_fraction)));
+    each.push_back(fmt::format("{:.4g}..{:.4g} {} (A {}, B {})", mode.low, mode.high, m.unit, percent_of(mode.a_fraction),
+                               percent_of(mode.b_fraction)));
   }
   return fmt::format("{}", fmt::join(each, ", "));
 }
@@ -51,7 +51,7 @@ struct MetricWords {
   }
   std::string operator()(const ConfidenceUnreachable& f) const {
     return fmt::format("With {} and {} {}, no interval can reach {} confidence; the widest one reaches {}. Add {}.", f.a,
-                       f.b, units_word(f.per_boot), percent(f.confidence), percent(f.achieved), units_word(f.per_boot));
+                       f.b, units_word(f.per_boot), percent_of(f.confidence), percent_of(f.achieved), units_word(f.per_boot));
   }
   std::string operator()(const UnbalancedSides& f) const {
     return fmt::format("The sides differ much in size (A {} {}, B {}): check why runs are missing on one side (failed "
@@ -87,13 +87,13 @@ struct MetricWords {
                        list_runs(f.runs), f.p);
   }
   std::string operator()(const SignificantInsideMargin& f) const {
-    return fmt::format("The shift is statistically significant but inside the ±{} margin.", percent(f.margin));
+    return fmt::format("The shift is statistically significant but inside the ±{} margin.", percent_of(f.margin));
   }
   std::string operator()(const SignificantEstimatedInsideMargin& f) const {
     return fmt::format("B is significantly {} than A, but by less than the ±{} margin as far as the estimate goes ({}); "
                        "the interval still reaches past the margin, so more runs are needed to show the change is "
                        "within it.",
-                       f.worse ? "worse" : "better", percent(f.margin), percent(f.shift));
+                       f.worse ? "worse" : "better", percent_of(f.margin), percent_of(f.shift));
   }
   std::string operator()(const RegressionByModes&) const {
     return "Regression by modes: B falls into a worse mode significantly more often than A, even though the overall "
@@ -214,7 +214,7 @@ std::string effect_headline(const ReportMetric& r, double margin) {
   const OrientedEffect oe = oriented_effect(r);
   const double o = oe.estimate, olo = oe.low, ohi = oe.high;
   std::string dir = o < 1 ? "worse" : "better";
-  std::string size = percent(std::abs(o - 1));
+  std::string size = percent_of(std::abs(o - 1));
   std::string ci = fmt::format("{:.0f} % CI {:+.1f} % to {:+.1f} %", r.effect.confidence * 100, (olo - 1) * 100,
                                (ohi - 1) * 100);
   std::string text = fmt::format("B is {} {} than A in {} (B/A {:.3f}; {}{}, >0 is better): {}", size, dir, r.name,
@@ -245,10 +245,10 @@ std::vector<std::string> sentences(const std::vector<ExperimentFinding>& finding
 std::string margin_qualifier(Verdict verdict, const OrientedEffect& e, double margin) {
   const bool significant = e.high < 1 || e.low > 1;
   if (!significant) return "";
-  if (verdict == Verdict::no_change) return fmt::format("a significant shift, inside the ±{} margin", percent(margin));
+  if (verdict == Verdict::no_change) return fmt::format("a significant shift, inside the ±{} margin", percent_of(margin));
   if (verdict == Verdict::inconclusive && std::abs(e.estimate - 1) < margin) {
     return fmt::format("a significant shift, estimated inside the ±{} margin; its interval reaches past it",
-                       percent(margin));
+                       percent_of(margin));
   }
   return "";
 }
