@@ -623,6 +623,21 @@ std::filesystem::path private_roots_dir() { return abvm_cache_dir() / "libvirt-p
 // libvirt keeps each domain's QEMU log (log/qemu/<name>.log) after the domain is gone: one or two
 // files per trial, 800 in a day here. What a trial needs of it is in its results (the console,
 // libvirt's reason for a failure); a run that is over no longer needs the rest.
+int kill_leftover_probes(const std::string& prefix);  // below
+
+// The probe QEMUs of private roots (private_roots_dir()/<pid>) whose process is gone.
+void kill_probes_of_dead_private_roots() {
+  const std::string dir = private_roots_dir().string() + "/";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string args = read_proc(entry.path() / "cmdline");
+    const auto at = args.find("unix:" + dir);
+    if (at == std::string::npos) continue;
+    const long owner = std::strtol(args.c_str() + at + 5 + dir.size(), nullptr, 10);
+    if (owner > 0 && !process_alive(owner)) kill_leftover_probes(dir + std::to_string(owner) + "/lib/qemu/qmp-");
+  }
+}
+
 long abvm_pid_of(std::string_view name);  // below, with the leftovers of dead runs
 void remove_logs_of_dead_runs(const std::filesystem::path& root) {
   std::error_code ec;
@@ -638,9 +653,10 @@ void remove_logs_of_dead_runs(const std::filesystem::path& root) {
 // qmp-XXXXXX/qmp.monitor` and kills it when the probe is done; a process killed mid-probe leaves
 // that QEMU running forever, reparented to init (found three times here). Called for a root no live
 // process uses (this one's claim on the shared root, or a dead process's private root): every such
-// QEMU naming it is a leftover. Returns how many were killed.
-int kill_leftover_probes(const std::filesystem::path& root) {
-  const std::string qmp_dir = (root / "lib" / "qemu" / "qmp-").string();
+// QEMU naming it is a leftover. `prefix` (from the root up to "qmp-") may stop earlier: every QEMU
+// whose socket path starts with it. Returns how many were killed.
+int kill_leftover_probes(const std::string& prefix) {
+  const std::string& qmp_dir = prefix;
   int killed = 0;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
@@ -691,18 +707,21 @@ std::string LibvirtDriver::embedded_uri() {
   remove_stale_embedded_state(root);
   // Private roots of abvm processes that are gone.
   std::error_code ec;
+  // A private root goes with its process (atexit), but a probe QEMU it left does not: those of
+  // private roots whose process is gone, whether or not the directory still exists.
+  kill_probes_of_dead_private_roots();
   if (std::filesystem::is_directory(private_roots_dir(), ec)) {
     for (const auto& entry : std::filesystem::directory_iterator(private_roots_dir(), ec)) {
       long pid = std::strtol(entry.path().filename().c_str(), nullptr, 10);
       if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
         remove_stale_embedded_state(entry.path());
-        kill_leftover_probes(entry.path());
+        kill_leftover_probes((entry.path() / "lib" / "qemu" / "qmp-").string());
         std::filesystem::remove_all(entry.path(), ec);
       }
     }
   }
   if (claim_shared_root(root) && !embedded_root_in_use(root)) {
-    kill_leftover_probes(root);
+    kill_leftover_probes((root / "lib" / "qemu" / "qmp-").string());
     remove_logs_of_dead_runs(root);
   } else {
     // Another abvm run holds the shared root: use a root of our own, seeded with the shared

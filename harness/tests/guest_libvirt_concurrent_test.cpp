@@ -171,8 +171,21 @@ TEST(GuestLibvirtConcurrent, AProbeQemuLeftByAKilledProcessIsKilledByTheNextOne)
   std::ifstream(qmp / "qmp.pid") >> pid;
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(process_alive(pid));
+  // One of a private root whose process is gone, and its directory with it (atexit removed it).
+  const fs::path private_qmp = dir / "cache" / "abvm" / "libvirt-private" / "4194303" / "lib" / "qemu" / "qmp-TEST34";
+  fs::create_directories(private_qmp);
+  const auto second = run_process({qemu->string(), "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
+                                   "none,accel=tcg", "-qmp", "unix:" + (private_qmp / "qmp.monitor").string() + ",server=on,wait=off",
+                                   "-pidfile", (dir / "private.pid").string(), "-daemonize"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  long private_pid = 0;
+  std::ifstream(dir / "private.pid") >> private_pid;
+  fs::remove_all(dir / "cache" / "abvm" / "libvirt-private");
+  ASSERT_TRUE(process_alive(private_pid));
   (void)LibvirtDriver::embedded_uri();
   EXPECT_TRUE(wait_for([&] { return !process_alive(pid); }, std::chrono::seconds(5))) << "the leftover probe still runs";
+  EXPECT_TRUE(wait_for([&] { return !process_alive(private_pid); }, std::chrono::seconds(5)))
+      << "the probe of a gone private root still runs";
   fs::remove_all(dir);
 }
 
