@@ -57,6 +57,9 @@ template <class... Lambdas>
 struct overloaded : Lambdas... {
   using Lambdas::operator()...;
 };
+// clang before 17 deduces no aggregate's template arguments by itself (the fuzz build's clang 14).
+template <class... Lambdas>
+overloaded(Lambdas...) -> overloaded<Lambdas...>;
 
 // No kind: a visitor that accepts it has a catch-all, which would take a new kind in silently.
 struct NotAWorkloadKind {};
