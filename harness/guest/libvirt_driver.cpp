@@ -294,18 +294,32 @@ struct LibvirtDriver::Impl {
 
 namespace {
 
-// QEMU processes on this machine whose command line names domain `name` ("-name guest=NAME,"):
-// how a guest is found when the daemon that started it has gone.
-std::vector<pid_t> local_qemus_of(const std::string& name) {
-  std::vector<pid_t> out;
+// Every process of this machine with its command line, arguments joined by spaces.
+struct ProcessArgs {
+  pid_t pid;
+  std::filesystem::path proc;  // /proc/<pid>
+  std::string args;
+};
+std::vector<ProcessArgs> processes_with_args() {
+  std::vector<ProcessArgs> out;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string pid = entry.path().filename().string();
     if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
     std::string args = read_proc(entry.path() / "cmdline");
     std::replace(args.begin(), args.end(), '\0', ' ');
-    if (args.find("qemu-system") != std::string::npos && args.find("guest=" + name + ",") != std::string::npos) {
-      out.push_back(static_cast<pid_t>(std::strtol(pid.c_str(), nullptr, 10)));
+    out.push_back({static_cast<pid_t>(std::strtol(pid.c_str(), nullptr, 10)), entry.path(), std::move(args)});
+  }
+  return out;
+}
+
+// QEMU processes on this machine whose command line names domain `name` ("-name guest=NAME,"):
+// how a guest is found when the daemon that started it has gone.
+std::vector<pid_t> local_qemus_of(const std::string& name) {
+  std::vector<pid_t> out;
+  for (const auto& p : processes_with_args()) {
+    if (p.args.find("qemu-system") != std::string::npos && p.args.find("guest=" + name + ",") != std::string::npos) {
+      out.push_back(p.pid);
     }
   }
   return out;
@@ -628,12 +642,10 @@ int kill_leftover_probes(const std::string& prefix);  // below
 // The probe QEMUs of private roots (private_roots_dir()/<pid>) whose process is gone.
 void kill_probes_of_dead_private_roots() {
   const std::string dir = private_roots_dir().string() + "/";
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string args = read_proc(entry.path() / "cmdline");
-    const auto at = args.find("unix:" + dir);
+  for (const auto& p : processes_with_args()) {
+    const auto at = p.args.find("unix:" + dir);
     if (at == std::string::npos) continue;
-    const long owner = std::strtol(args.c_str() + at + 5 + dir.size(), nullptr, 10);
+    const long owner = std::strtol(p.args.c_str() + at + 5 + dir.size(), nullptr, 10);
     if (owner > 0 && !process_alive(owner)) kill_leftover_probes(dir + std::to_string(owner) + "/lib/qemu/qmp-");
   }
 }
@@ -656,24 +668,18 @@ void remove_logs_of_dead_runs(const std::filesystem::path& root) {
 // QEMU naming it is a leftover. `prefix` (from the root up to "qmp-") may stop earlier: every QEMU
 // whose socket path starts with it. Returns how many were killed.
 int kill_leftover_probes(const std::string& prefix) {
-  const std::string& qmp_dir = prefix;
   int killed = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string pid = entry.path().filename().string();
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string args = read_proc(entry.path() / "cmdline");
-    std::replace(args.begin(), args.end(), '\0', ' ');
-    if (args.find("qemu-system") == std::string::npos || args.find("-machine none") == std::string::npos) continue;
-    if (args.find("unix:" + qmp_dir) == std::string::npos) continue;
+  for (const auto& p : processes_with_args()) {
+    if (p.args.find("qemu-system") == std::string::npos || p.args.find("-machine none") == std::string::npos) continue;
+    if (p.args.find("unix:" + prefix) == std::string::npos) continue;
     // Not a probe this process runs now (its QEMUs are its children: it is their subreaper).
-    const std::string stat = read_proc(entry.path() / "stat");
+    const std::string stat = read_proc(p.proc / "stat");
     const auto close = stat.rfind(')');
     if (close != std::string::npos && close + 4 < stat.size() &&
         std::strtol(stat.c_str() + close + 4, nullptr, 10) == ::getpid()) {
       continue;
     }
-    killed += ::kill(static_cast<pid_t>(std::strtol(pid.c_str(), nullptr, 10)), SIGKILL) == 0;
+    killed += ::kill(p.pid, SIGKILL) == 0;
   }
   return killed;
 }

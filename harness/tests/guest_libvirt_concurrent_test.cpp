@@ -76,6 +76,17 @@ struct Holder {
   ~Holder() { stop(); }
 };
 
+// A probe QEMU started as libvirt 9.0 starts one (qemu_capabilities.c virQEMUCapsInitQMPCommandNew),
+// daemonized, with its QMP socket in `qmp_dir`; its pid, or 0.
+long start_probe_qemu(const fs::path& qemu, const fs::path& qmp_dir, const fs::path& pidfile) {
+  const auto r = run_process({qemu.string(), "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
+                              "none,accel=tcg", "-qmp", "unix:" + (qmp_dir / "qmp.monitor").string() + ",server=on,wait=off",
+                              "-pidfile", pidfile.string(), "-daemonize"});
+  long pid = 0;
+  if (r.exit_code == 0) std::ifstream(pidfile) >> pid;
+  return pid;
+}
+
 }  // namespace
 
 TEST(GuestLibvirtConcurrent, BusySharedRootGivesAPrivateRootThatWorksAndIsRemovedAtExit) {
@@ -162,24 +173,14 @@ TEST(GuestLibvirtConcurrent, AProbeQemuLeftByAKilledProcessIsKilledByTheNextOne)
   test::ScopedEnv xdg("XDG_CACHE_HOME", (dir / "cache").string());
   const fs::path qmp = dir / "cache" / "abvm" / "libvirt" / "lib" / "qemu" / "qmp-TEST12";
   fs::create_directories(qmp);
-  // As libvirt 9.0 starts its probe (qemu_capabilities.c virQEMUCapsInitQMPCommandNew).
-  const auto started = run_process({qemu->string(), "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
-                                    "none,accel=tcg", "-qmp", "unix:" + (qmp / "qmp.monitor").string() + ",server=on,wait=off",
-                                    "-pidfile", (qmp / "qmp.pid").string(), "-daemonize"});
-  ASSERT_EQ(started.exit_code, 0) << started.err;
-  long pid = 0;
-  std::ifstream(qmp / "qmp.pid") >> pid;
+  const long pid = start_probe_qemu(*qemu, qmp, qmp / "qmp.pid");
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(process_alive(pid));
   // One of a private root whose process is gone, and its directory with it (atexit removed it).
   const fs::path private_qmp = dir / "cache" / "abvm" / "libvirt-private" / "4194303" / "lib" / "qemu" / "qmp-TEST34";
   fs::create_directories(private_qmp);
-  const auto second = run_process({qemu->string(), "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
-                                   "none,accel=tcg", "-qmp", "unix:" + (private_qmp / "qmp.monitor").string() + ",server=on,wait=off",
-                                   "-pidfile", (dir / "private.pid").string(), "-daemonize"});
-  ASSERT_EQ(second.exit_code, 0) << second.err;
-  long private_pid = 0;
-  std::ifstream(dir / "private.pid") >> private_pid;
+  const long private_pid = start_probe_qemu(*qemu, private_qmp, dir / "private.pid");
+  ASSERT_GT(private_pid, 0);
   fs::remove_all(dir / "cache" / "abvm" / "libvirt-private");
   ASSERT_TRUE(process_alive(private_pid));
   (void)LibvirtDriver::embedded_uri();
