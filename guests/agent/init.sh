@@ -320,8 +320,10 @@ wait_word() {
 
 # The faster guest's load goes on, unmeasured, until the host's stop (Duet benchmarking: its
 # partner must not measure alone on the CPU): the same command again and again, output dropped.
+# Its files are cleared before READY (clear_filler): a fork at the run's end would widen the gap
+# before the filler's load, where the partner measures alone.
+clear_filler() { rm -f "$WORK/fill.stop" "$WORK/fill.done" "$WORK/fill.pid"; }
 start_filler() {  # dir
-  rm -f "$WORK/fill.stop" "$WORK/fill.done" "$WORK/fill.pid"
   echo 0 > "$WORK/fill.count"
   (
     n=0
@@ -383,6 +385,7 @@ run_paced_step() {  # step dir index warmup
   prepare_run "$dir"
   set --
   while IFS= read -r a; do set -- "$@" "$a"; done < "$dir/argv"
+  [ "$FILL" = 1 ] && clear_filler
   [ "$TEST_FAULT" = never-ready ] && while :; do sleep 3600; done
   clock_now; t_ready=$NOW
   rec READY "$step,$t_ready"

@@ -37,8 +37,8 @@ label = "second"
 [[workload]]
 name = "dd-write"
 type = "dd"
-bs = "1M"
-count = 8
+bs = "4k"
+count = 2000
 oflag = ["direct"]
 repetitions = 2
 [schedule]
