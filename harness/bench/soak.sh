@@ -163,7 +163,7 @@ qemus_of() {
   local p cmd name
   for p in /proc/[0-9]*; do
     cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
-    if [[ $cmd == *qemu-system*"guest=abvm-$1-"* ]]; then
+    if [[ $cmd == *qemu-system*"guest=abvm-$1."* ]]; then
       name=${cmd#*guest=}
       echo "${p#/proc/} ${name%%,*}"
     fi

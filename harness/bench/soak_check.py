@@ -215,7 +215,7 @@ def main():
             left.append((name, [line.strip() for line in open(p) if line.strip()]))
     pids = {line.split()[2] for line in open(os.path.join(work, "abvm-pids")) if line.strip()}
     state = [n for n in open(os.path.join(work, "embedded-state.txt")).read().split()
-             if n.startswith("abvm-") and n.split("-")[1] in pids]
+             if n.startswith("abvm-") and n.split("-")[1].split(".")[0] in pids]
     final_left = left[-1][1] if left else []
 
     print("soak figures")

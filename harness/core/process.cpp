@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <fmt/format.h>
@@ -264,6 +266,19 @@ std::string host_name() {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   return host;
+}
+
+std::string boot_tag() {
+  static const std::string tag = [] {
+    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::string id, hex;
+    std::getline(in, id);
+    for (char c : id) {
+      if (std::isxdigit(static_cast<unsigned char>(c)) && hex.size() < 8) hex += static_cast<char>(std::tolower(c));
+    }
+    return hex.size() == 8 ? hex : std::string("0");
+  }();
+  return tag;
 }
 
 }  // namespace abvm

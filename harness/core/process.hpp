@@ -51,4 +51,9 @@ std::string describe_command(const std::vector<std::string>& argv);
 // This machine's name (gethostname): journal lines and the host calibration carry it.
 std::string host_name();
 
+// This boot of this machine, as 8 hex digits of the kernel's random boot id
+// (/proc/sys/kernel/random/boot_id; "0" when it cannot be read): a pid means one process only
+// together with the boot it was given in. Containers share their host's boot id.
+std::string boot_tag();
+
 }  // namespace abvm

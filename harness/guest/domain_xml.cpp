@@ -11,6 +11,7 @@
 
 #include "config/rules.hpp"
 #include "core/error.hpp"
+#include "core/process.hpp"
 #include "core/units.hpp"
 #include "core/utf8.hpp"
 
@@ -267,7 +268,26 @@ std::string domain_name(std::string_view label, long serial) {
   std::string clean;
   for (char c : label) clean += name_char(c) ? c : '_';
   if (clean.size() > 120) clean.resize(120);
-  return fmt::format("{}{}-{}-{}", domain_name_prefix, static_cast<long>(::getpid()), clean, serial);
+  return fmt::format("{}{}.{}-{}-{}", domain_name_prefix, static_cast<long>(::getpid()), boot_tag(), clean, serial);
+}
+
+std::optional<DomainOwner> domain_owner(std::string_view name) {
+  if (!name.starts_with(domain_name_prefix)) return std::nullopt;
+  name.remove_prefix(domain_name_prefix.size());
+  const std::string_view owner = name.substr(0, name.find('-'));
+  const std::string_view pid = owner.substr(0, owner.find('.'));
+  if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  DomainOwner out{.pid = std::stol(std::string(pid)), .boot = ""};
+  if (pid.size() < owner.size()) out.boot = std::string(owner.substr(pid.size() + 1));
+  return out;
+}
+
+bool is_leftover_domain(std::string_view name, bool local_daemon, std::string_view this_boot,
+                        const std::function<bool(long)>& alive) {
+  const auto owner = domain_owner(name);
+  if (!owner || owner->pid <= 0) return false;
+  if (owner->boot.empty() ? !local_daemon : owner->boot != this_boot) return false;
+  return !alive(owner->pid);
 }
 
 HostFiles local_host_files(const DomainSpec& spec) {

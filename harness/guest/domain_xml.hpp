@@ -9,6 +9,8 @@
 // panicking guest with panic=-1 ends at once instead of booting again; the scratch disks as
 // virtio-blk 'vda', 'vdb' with their options.
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,9 +50,26 @@ void validate_domain_name(std::string_view name);
 // Names every abvm domain starts with; leftovers with it are ours to clean up.
 inline constexpr std::string_view domain_name_prefix = "abvm-";
 
-// A unique name for one trial's domain: "abvm-<pid>-<label>-<serial>", `label` reduced to the
-// allowed characters. The pid lets a cleanup tell leftovers of dead abvm processes from domains of
-// a live one; `serial` (e.g. the trial index) keeps names unique within the process.
+// A unique name for one trial's domain: "abvm-<pid>.<boot>-<label>-<serial>" (boot: boot_tag()),
+// `label` reduced to the allowed characters. The pid and boot let a later abvm tell leftovers of
+// dead abvm processes of this machine from domains of a live one, on this machine's daemon and on a
+// remote one; `serial` (e.g. the trial index) keeps names unique within the process.
 std::string domain_name(std::string_view label, long serial);
+
+// The abvm process a domain name says it belongs to: its pid and the boot tag ("" in names from
+// before the tag, "abvm-<pid>-..."); nullopt when the name is not abvm's.
+struct DomainOwner {
+  long pid = 0;
+  std::string boot;
+};
+std::optional<DomainOwner> domain_owner(std::string_view name);
+
+// Whether the domain `name` is a leftover that abvm, running in boot `this_boot`, may destroy: its
+// abvm process was of this boot and is gone (`alive(pid)` false). A name with another boot's tag
+// belongs to another machine (or an earlier boot, whose domains did not survive it) and is never
+// ours to judge. An untagged name is judged by its pid alone, and only on this machine's own daemon
+// (`local_daemon`): a remote one also runs other machines' guests.
+bool is_leftover_domain(std::string_view name, bool local_daemon, std::string_view this_boot,
+                        const std::function<bool(long)>& alive);
 
 }  // namespace abvm

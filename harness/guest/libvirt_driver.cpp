@@ -756,11 +756,10 @@ std::string LibvirtDriver::embedded_uri() {
 
 namespace {
 
-// The abvm pid in a domain name "abvm-<pid>-...", or 0.
+// The abvm pid in a domain name "abvm-<pid>[.<boot>]-...", or 0.
 long abvm_pid_of(std::string_view name) {
-  if (!name.starts_with(domain_name_prefix)) return 0;
-  std::string_view rest = name.substr(domain_name_prefix.size());
-  return std::strtol(std::string(rest.substr(0, rest.find('-'))).c_str(), nullptr, 10);
+  const auto owner = domain_owner(name);
+  return owner ? owner->pid : 0;
 }
 
 
@@ -1135,13 +1134,12 @@ std::optional<std::filesystem::path> LibvirtDriver::pool_path() const {
 
 std::vector<std::string> LibvirtDriver::destroy_leftovers() {
   std::vector<std::string> destroyed;
-  // The pid in a name says whether its abvm process lives only on this machine: a host that
-  // other machines use too may run their live guests under the same prefix.
-  if (!is_local(impl_->uri)) return destroyed;
+  // A host that other machines use too runs their live guests under the same prefix: the boot tag
+  // in a name says whether its pid is one of this machine's (is_leftover_domain).
+  const bool local = is_local(impl_->uri);
+  const std::string boot = boot_tag();
   for (const auto& name : active_domains()) {
-    if (!name.starts_with(domain_name_prefix)) continue;
-    // "abvm-<pid>-...": a domain of a live abvm process is not a leftover.
-    if (process_alive(abvm_pid_of(name))) continue;
+    if (!is_leftover_domain(name, local, boot, process_alive)) continue;
     virDomainPtr d = virDomainLookupByName(impl_->conn.get(), name.c_str());
     if (!d) continue;  // ended meanwhile
     DomainHandle handle(d);

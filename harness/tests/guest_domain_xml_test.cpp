@@ -179,7 +179,43 @@ TEST(GuestDomainXml, DomainNamesAreValidUniqueAndCarryThePid) {
   auto b = domain_name("demo/side A", 2);
   EXPECT_NO_THROW(validate_domain_name(a));
   EXPECT_NE(a, b);
-  EXPECT_EQ(a, "abvm-" + std::to_string(::getpid()) + "-demo_side_A-1");
+  EXPECT_EQ(a, "abvm-" + std::to_string(::getpid()) + "." + boot_tag() + "-demo_side_A-1");
+  EXPECT_EQ(boot_tag().size(), 8u) << "this machine's boot id could not be read";
+  const auto owner = domain_owner(a);
+  ASSERT_TRUE(owner);
+  EXPECT_EQ(owner->pid, ::getpid());
+  EXPECT_EQ(owner->boot, boot_tag());
+}
+
+TEST(GuestDomainXml, DomainOwnersAreReadFromTaggedAndOlderNames) {
+  EXPECT_FALSE(domain_owner("demo-1"));
+  EXPECT_FALSE(domain_owner("abvm-x1-demo-1"));
+  EXPECT_FALSE(domain_owner("abvm--demo-1"));
+  EXPECT_FALSE(domain_owner("abvm-1234567890-demo-1"));  // longer than any pid
+  const auto old = domain_owner("abvm-42-demo-1");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->pid, 42);
+  EXPECT_EQ(old->boot, "");
+  const auto tagged = domain_owner("abvm-42.0a1b2c3d-demo.x-1");
+  ASSERT_TRUE(tagged);
+  EXPECT_EQ(tagged->pid, 42);
+  EXPECT_EQ(tagged->boot, "0a1b2c3d");
+}
+
+// Which domains a starting abvm destroys: those of its own machine's dead processes, on its own
+// daemon and on remote ones, and nothing of another machine's (a remote daemon serves several).
+TEST(GuestDomainXml, LeftoversAreTheDomainsOfThisBootsDeadProcesses) {
+  const auto dead = [](long) { return false; };
+  const auto alive = [](long) { return true; };
+  for (const bool local : {true, false}) {
+    EXPECT_TRUE(is_leftover_domain("abvm-42.0a1b2c3d-t0001-1", local, "0a1b2c3d", dead)) << local;
+    EXPECT_FALSE(is_leftover_domain("abvm-42.0a1b2c3d-t0001-1", local, "0a1b2c3d", alive)) << local;
+    EXPECT_FALSE(is_leftover_domain("abvm-42.ffffffff-t0001-1", local, "0a1b2c3d", dead)) << local;
+    EXPECT_FALSE(is_leftover_domain("other-42.0a1b2c3d-t0001-1", local, "0a1b2c3d", dead)) << local;
+  }
+  EXPECT_TRUE(is_leftover_domain("abvm-42-t0001-1", true, "0a1b2c3d", dead));
+  EXPECT_FALSE(is_leftover_domain("abvm-42-t0001-1", false, "0a1b2c3d", dead));
+  EXPECT_FALSE(is_leftover_domain("abvm-42-t0001-1", true, "0a1b2c3d", alive));
 }
 
 TEST(GuestDomainXml, ImpossibleSettingsAreClearErrors) {

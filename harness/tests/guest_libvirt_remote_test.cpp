@@ -5,6 +5,10 @@
 // it. The guests are guest_libvirt_support.hpp's test init.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <future>
+#include <thread>
+#include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
 #include <regex>
@@ -12,6 +16,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include "core/process.hpp"
 #include "guest/domain_xml.hpp"
 #include "guest/libvirt_handles.hpp"
 #include "guest/volume_staging.hpp"
@@ -346,6 +351,49 @@ TEST(GuestLibvirtRemote, VolumesOfDeadAbvmProcessesOfThisMachineAreRemovedOthers
   EXPECT_TRUE(names.contains(other));
   VolHandle v(virStorageVolLookupByName(pool.get(), other.c_str()));
   if (v) virStorageVolDelete(v.get(), 0);
+}
+
+// A guest left running on a remote daemon by an abvm of this machine that died (SIGKILL: nothing
+// of it could clean up) is destroyed by the next abvm that connects there; a guest another
+// machine runs there under the same prefix (another boot tag) is left alone. Before the boot tag
+// in domain names, no leftover on a remote daemon was ever destroyed: the chaos soak found a
+// flooding guest of a SIGKILLed run still on its test daemon at the end.
+TEST(GuestLibvirtRemote, GuestsOfDeadAbvmProcessesOfThisMachineAreDestroyedOthersKept) {
+  ABVM_REQUIRE_DAEMON();
+  LibvirtDriver driver(daemon().tcp_uri());
+  const std::string other_boot = boot_tag() == "00000000" ? "11111111" : "00000000";
+  auto orphan = spec_for("orphan", "hang", false);
+  orphan.name = fmt::format("abvm-99999999.{}-remote-orphan-1", boot_tag());  // a pid above pid_max
+  auto foreign = spec_for("foreign", "hang", false);
+  foreign.name = fmt::format("abvm-99999999.{}-remote-foreign-1", other_boot);
+  std::atomic<bool> release{false};
+  std::atomic<int> up{0};
+  const auto hang = [&](const DomainSpec& spec) {
+    return std::async(std::launch::async, [&, spec] {
+      bool seen = false;
+      return driver.run_guest(spec, kBootTimeout, [&](std::string_view c) {
+        if (!seen && contains(c, "ABVM-TEST-UP")) seen = true, ++up;
+        return release.load();
+      });
+    });
+  };
+  auto orphan_run = hang(orphan);
+  auto foreign_run = hang(foreign);
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (up < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
+  ASSERT_EQ(up.load(), 2) << "the two guests did not come up";
+  const auto active = [&](const std::string& name) {
+    const auto names = driver.active_domains();
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  LibvirtDriver next(daemon().tcp_uri());  // the next abvm to connect
+  EXPECT_EQ(next.destroy_leftovers(), std::vector<std::string>{orphan.name});
+  EXPECT_FALSE(active(orphan.name));
+  EXPECT_TRUE(active(foreign.name));
+  EXPECT_EQ(to_string(orphan_run.get().end), "powered_off");
+  release = true;
+  EXPECT_EQ(to_string(foreign_run.get().end), "finished");
+  EXPECT_FALSE(active(foreign.name));
 }
 
 TEST(GuestLibvirtRemote, APoolElsewhereThanAskedIsAClearErrorAndAnImpossiblePathAnInfraError) {

@@ -156,10 +156,10 @@ std::map<pid_t, std::string> processes_with(const std::string& needle) {
   return found;
 }
 
-// QEMU processes that run a guest of the abvm process `abvm` (domains are "abvm-<pid>-...").
+// QEMU processes that run a guest of the abvm process `abvm` (domains are "abvm-<pid>.<boot>-...").
 std::map<pid_t, std::string> qemus_of(pid_t abvm) {
   std::map<pid_t, std::string> out;
-  for (auto& [pid, args] : processes_with(fmt::format("guest=abvm-{}-", abvm))) {
+  for (auto& [pid, args] : processes_with(fmt::format("guest=abvm-{}.", abvm))) {
     if (args.find("qemu-system") != std::string::npos) out[pid] = args;
   }
   return out;
@@ -754,7 +754,7 @@ TEST_F(HostFaultsE2ETest, AbvmKilledAtRandomMomentsAndResumedKeepsEveryRunExactl
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(state, ec)) {
     for (pid_t p : killed) {
-      EXPECT_FALSE(e.path().filename().string().starts_with(fmt::format("abvm-{}-", p)))
+      EXPECT_FALSE(e.path().filename().string().starts_with(fmt::format("abvm-{}.", p)))
           << "state of killed run left: " << e.path();
     }
   }
