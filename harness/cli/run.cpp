@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 
@@ -143,10 +144,33 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
 
 // ---- analysis ------------------------------------------------------------------------------
 
+// The command that writes a finished run's outputs again: --resume analyses a run whose trials
+// are all done without connecting to libvirt or booting anything (execute, below). `abvm
+// analyze DIR` writes nothing there, and `abvm report DIR` needs the analysis.json that is missing.
+std::string finish_command(const ResultsDir& dir, const RunArgs& args) {
+  std::string command = "abvm run --resume " + dir.root().string();
+  if (!args.junit.empty()) command += " --junit " + args.junit;
+  return command;
+}
+
+// The last writes of a run come after every trial it ran is in the journal: when one fails (the
+// results filesystem turned read-only, or full), nothing measured is lost, and the user needs the
+// command that writes them once the filesystem takes writes again.
+void write_final(const ResultsDir& dir, const RunArgs& args, const std::function<void()>& write) {
+  try {
+    write();
+  } catch (const InfraError& ex) {
+    throw InfraError(fmt::format("{}; every trial this run ran is recorded in {} (no run was lost); once the "
+                                 "filesystem is writable again, write the reports with: {}",
+                                 ex.what(), dir.journal().string(), finish_command(dir, args)));
+  }
+}
+
 // The end of every run: analysis.json, summary.txt and report.html (run_session.hpp), the
 // terminal summary, JUnit.
 int finish_run(const Experiment& e, const ResultsDir& dir, double confidence, const RunArgs& args) {
-  const Decision d = write_run_outputs(e, dir, confidence);
+  const Decision d = decide(e, dir, confidence);
+  write_final(dir, args, [&] { write_decision(dir, d); });
   std::cout << (::isatty(STDOUT_FILENO) != 0
                     ? terminal_report(d.report, {.a_label = e.a.label, .b_label = e.b.label, .color = true,
                                                    .seconds_per_block = d.seconds_per_block})
@@ -154,7 +178,7 @@ int finish_run(const Experiment& e, const ResultsDir& dir, double confidence, co
             << std::flush;
   const fs::path report = dir.report_html();
   if (!args.junit.empty()) {
-    write_file_atomic(args.junit, junit_report(d.report, {.suite = e.name}));
+    write_final(dir, args, [&] { write_file_atomic(args.junit, junit_report(d.report, {.suite = e.name})); });
   }
   say(fmt::format("report: {}", report.string()));
   say(fmt::format("results: {}", dir.root().string()));

@@ -44,11 +44,15 @@ std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, cons
   return hosts;
 }
 
-Decision write_run_outputs(const Experiment& e, const ResultsDir& dir, double confidence) {
-  Decision d = decide(e, dir, confidence);
+void write_decision(const ResultsDir& dir, const Decision& d) {
   write_file_atomic(dir.analysis(), d.json_text);
   write_file_atomic(dir.summary(), d.summary);
   write_results_dir_report(dir.root(), d.report);
+}
+
+Decision write_run_outputs(const Experiment& e, const ResultsDir& dir, double confidence) {
+  Decision d = decide(e, dir, confidence);
+  write_decision(dir, d);
   return d;
 }
 

@@ -45,9 +45,13 @@ std::unique_ptr<LibvirtDriver> connect_libvirt(const std::string& uri, RunObserv
 std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, const HostSettings& settings,
                                       RunObserver& observer, std::vector<std::unique_ptr<LibvirtDriver>>& drivers);
 
-// The end of a run: analysis.json and summary.txt (saved first: a report that cannot be written
-// loses nothing gathered), then report.html. Returns the decision; Error when there is nothing to
-// analyse.
+// A finished run's outputs of `d`: analysis.json and summary.txt (saved first: a report that
+// cannot be written loses nothing gathered), then report.html. InfraError naming the file that
+// could not be written (core/files.hpp write_file_atomic).
+void write_decision(const ResultsDir& dir, const Decision& d);
+
+// The end of a run: its decision (Error when there is nothing to analyse), written by
+// write_decision. Returns the decision.
 Decision write_run_outputs(const Experiment& experiment, const ResultsDir& dir, double confidence);
 
 }  // namespace abvm::cli

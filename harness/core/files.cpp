@@ -54,10 +54,15 @@ std::string read_file_from(const std::filesystem::path& path, std::uintmax_t off
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
   std::filesystem::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
+  // Every message names `path`, the file the caller asked for, not only its temporary file.
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw InfraError(tmp.string() + ": cannot create: " + std::strerror(errno));
+  if (fd < 0) {
+    const int err = errno;
+    throw InfraError(path.string() + ": cannot write (its temporary file " + tmp.filename().string() +
+                     " cannot be created): " + std::strerror(err));
+  }
   try {
-    write_all(fd, content, tmp);
+    write_all(fd, content, path);
   } catch (...) {
     ::close(fd);
     ::unlink(tmp.c_str());

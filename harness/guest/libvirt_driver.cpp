@@ -239,26 +239,30 @@ class DomainHandle {
 // crash) looks, from the console alone, like a guest that powered off early; libvirt tells them
 // apart (VIR_DOMAIN_EVENT_STOPPED_FAILED: the monitor closed without a SHUTDOWN event).
 struct StopWatch {
-  std::string name;
   std::atomic<int> detail{-1};  // a virDomainEventStoppedDetailType once the domain stopped
 };
 
-int on_lifecycle(virConnectPtr, virDomainPtr dom, int event, int detail, void* opaque) {
+int on_lifecycle(virConnectPtr, virDomainPtr, int event, int detail, void* opaque) {
   auto* watch = static_cast<std::shared_ptr<StopWatch>*>(opaque);
-  const char* name = virDomainGetName(dom);
-  if (event == VIR_DOMAIN_EVENT_STOPPED && name != nullptr && (*watch)->name == name) (*watch)->detail = detail;
+  if (event == VIR_DOMAIN_EVENT_STOPPED) (*watch)->detail = detail;
   return 0;
 }
 
-// Registers a lifecycle callback for the domain `name` for its lifetime. The watch is shared with
+// Registers a lifecycle callback for one domain for its lifetime. The watch is shared with
 // libvirt, which frees its reference when the callback is deregistered (possibly later, from the
 // event loop thread).
+// Registered for the domain itself, not for the whole connection: libvirt refuses a second
+// registration of one callback for the same event and object on a connection ("event callback
+// already tracked"), so while one guest ran, every other guest booted on the connection (a paced
+// block's partner, another lane's) had no stop events, and its QEMU killed looked like a guest
+// that powered off early (invalid-output instead of an infrastructure error). The domain's own
+// filter (its UUID, new at every boot) also keeps out a late event of an earlier boot of the
+// same name.
 class StopEvents {
  public:
-  StopEvents(virConnectPtr conn, std::string name) : conn_(conn), watch_(std::make_shared<StopWatch>()) {
-    watch_->name = std::move(name);
+  StopEvents(virConnectPtr conn, virDomainPtr dom) : conn_(conn), watch_(std::make_shared<StopWatch>()) {
     auto* opaque = new std::shared_ptr<StopWatch>(watch_);
-    id_ = virConnectDomainEventRegisterAny(conn_, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+    id_ = virConnectDomainEventRegisterAny(conn_, dom, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
                                            VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), opaque,
                                            [](void* p) { delete static_cast<std::shared_ptr<StopWatch>*>(p); });
     if (id_ < 0) delete opaque;  // without events the console alone decides, as before
@@ -981,7 +985,6 @@ void boot_and_watch(Boot& b, GuestOutcome& outcome) {
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   ConsoleCap console(b.spec.console_limit);
-  StopEvents events(b.conn, b.spec.name);
   virDomainPtr raw = virDomainCreateXML(b.conn, b.xml.c_str(), VIR_DOMAIN_START_PAUSED);
   if (!raw) {
     outcome.end = GuestOutcome::End::infra_error;
@@ -991,6 +994,8 @@ void boot_and_watch(Boot& b, GuestOutcome& outcome) {
     return;
   }
   DomainHandle dom(raw);
+  // While the domain is paused: the guest cannot have ended on its own before this.
+  const StopEvents events(b.conn, raw);
   const long qemu_pid = embedded_qemu_pid(b.uri, b.spec.name);
   // After `dom`: however this is left, the stream is closed before the domain is destroyed.
   ConsoleStream stream(b.spec.name, console, b.log_copy);

@@ -152,6 +152,7 @@ enum class FakeFault {
   hang_window,   // hangs after its first go
   deaf,          // never hears the first go
   die_window,    // its boot ends (QEMU killed) in the middle of its first run
+  die_after_done,  // its boot ends (QEMU killed) after its first DONE, before its stop and records
 };
 
 class FakeDriver : public GuestDriver {
@@ -349,6 +350,10 @@ class FakeDriver : public GuestDriver {
       if (over()) return false;
       const std::string t1 = now(), t_fill = now();
       rec("DONE", fmt::format("{},{}", n, now()));
+      if (fault_ == FakeFault::die_after_done) {
+        outcome_ = {.end = GuestOutcome::End::infra_error, .detail = "fake: QEMU killed after DONE"};
+        return false;
+      }
       const int stop = wait_word(fmt::format("stop {}", n));
       if (stop == 2) return false;
       const std::string t_stop = now();

@@ -1,6 +1,8 @@
 // Real guests through libvirt's embedded QEMU driver (TCG here): see guest_libvirt_support.hpp.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -37,6 +39,18 @@ DomainSpec spec_for(const std::string& label, const std::string& mode, bool with
 }
 
 bool contains(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
+
+// The QEMU running domain `name` (domain names carry this process's pid), or 0.
+pid_t qemu_of(const std::string& name) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const long pid = std::strtol(e.path().filename().c_str(), nullptr, 10);
+    if (pid <= 0) continue;
+    const std::string args = read_proc(e.path() / "cmdline");
+    if (contains(args, "qemu-system") && contains(args, "guest=" + name + ",")) return static_cast<pid_t>(pid);
+  }
+  return 0;
+}
 
 bool is_active(const std::string& name) {
   auto names = test::shared().driver->active_domains();
@@ -143,6 +157,41 @@ TEST(GuestLibvirtDriver, AGuestQemuCannotStartIsAnInfraErrorOutcomeWithLibvirtsR
   // Said at once, not after libvirt's monitor timeout (about 40 s when the failed QEMU's zombie
   // is left unreaped and so looks alive to libvirt; measured 0.3 s with it reaped).
   EXPECT_LT(out.seconds, 15.0) << "the failed start was reported only after " << out.seconds << " s";
+}
+
+// Two guests at once on one connection (a paced block's pair, or two lanes), each QEMU killed
+// while both run: each is an infrastructure error, never a guest that powered off early. Only
+// libvirt's stop event tells the two apart, and libvirt refuses a second registration of one
+// callback for the whole connection: with the events registered that way, the guest booted second
+// had none, and its killed QEMU came back powered_off (a paced trial's invalid-output).
+TEST(GuestLibvirtDriver, EachOfTwoGuestsRunningAtOnceWhoseQemuIsKilledIsAnInfraError) {
+  ABVM_REQUIRE_LIBVIRT();
+  std::atomic<int> running{0};
+  const auto boot = [&](const DomainSpec& spec) {
+    bool up = false, killed = false;
+    return test::shared().driver->run_guest(spec, kBootTimeout, [&](std::string_view c) {
+      if (!up && contains(c, "ABVM-TEST-HANGING")) {
+        up = true;
+        ++running;
+      }
+      // Not before both run: each boot holds its registration from its start to its end.
+      if (up && !killed && running == 2) {
+        if (const pid_t qemu = qemu_of(spec.name); qemu > 0) killed = ::kill(qemu, SIGKILL) == 0;
+      }
+      return false;
+    });
+  };
+  const DomainSpec a = spec_for("killed-a", "hang", false), b = spec_for("killed-b", "hang", false);
+  auto first = std::async(std::launch::async, boot, std::cref(a));
+  auto second = std::async(std::launch::async, boot, std::cref(b));
+  for (auto* f : {&first, &second}) {
+    const GuestOutcome out = f->get();
+    EXPECT_EQ(to_string(out.end), "infra_error") << out.detail << "\n" << out.console;
+    EXPECT_TRUE(contains(out.detail, "ended unexpectedly (killed, or it crashed)")) << out.detail;
+    EXPECT_TRUE(contains(out.console, "ABVM-TEST-HANGING")) << out.console;
+  }
+  EXPECT_FALSE(is_active(a.name));
+  EXPECT_FALSE(is_active(b.name));
 }
 
 TEST(GuestLibvirtDriver, AnInvalidSpecIsAUserErrorBeforeAnythingStarts) {

@@ -2,7 +2,8 @@
 // paced protocol of guests/agent/init.sh: READY, the host's go, DONE, the host's stop, records.
 // The barrier must release both guests on one go, hold the faster one's load until the slower one
 // is done, and survive every fault of the window without hanging: a guest that never says READY,
-// one that hangs after its go, one that never hears its go, one whose QEMU dies mid-window.
+// one that hangs after its go, one that never hears its go, one whose QEMU dies mid-window or
+// after its DONE.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -229,13 +230,17 @@ INSTANTIATE_TEST_SUITE_P(
                             "did not end step 0 within 1 s of the go (it hung, or the go was lost)"},
                       Fault{test::FakeFault::deaf, Outcome::timeout,
                             "did not end step 0 within 1 s of the go (it hung, or the go was lost)"},
-                      Fault{test::FakeFault::die_window, Outcome::infra_error, "QEMU killed mid-window"}),
+                      Fault{test::FakeFault::die_window, Outcome::infra_error, "QEMU killed mid-window"},
+                      // The driver's part (the stop event of a guest beside another) is
+                      // GuestLibvirtDriver.EachOfTwoGuestsRunningAtOnceWhoseQemuIsKilledIsAnInfraError.
+                      Fault{test::FakeFault::die_after_done, Outcome::infra_error, "QEMU killed after DONE"}),
     [](const ::testing::TestParamInfo<Fault>& info) {
       switch (info.param.fault) {
         case test::FakeFault::never_ready: return std::string("NeverReady");
         case test::FakeFault::hang_window: return std::string("HangsInTheWindow");
         case test::FakeFault::deaf: return std::string("GoLost");
         case test::FakeFault::die_window: return std::string("DiesInTheWindow");
+        case test::FakeFault::die_after_done: return std::string("DiesAfterDone");
         case test::FakeFault::none: break;
       }
       return std::string("None");
