@@ -7,6 +7,7 @@
 // the command's door: --help, --dry-run and the errors of bad input, through the real binary.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -101,8 +102,9 @@ class BisectRunTest : public ::testing::Test {
 
   void SetUp() override {
     ::setenv("ABVM_PYTHON", "/nonexistent/python3", 1);  // report.html without plots: fast
-    root = fs::temp_directory_path() /
-           ("abvm-bisect-run-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    // With the pid: other checkouts on this machine run the same tests at the same time.
+    root = fs::temp_directory_path() / fmt::format("abvm-bisect-run-{}-{}", ::getpid(),
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root);
     fs::create_directories(root / "kernels" / "patches");
     preparer.dir = root;
