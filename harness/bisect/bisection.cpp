@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <stdexcept>
 
 #include "bisect/step_experiment.hpp"
@@ -9,6 +10,7 @@
 #include "core/files.hpp"
 #include "plan/plan.hpp"
 #include "results/directory.hpp"
+#include "verdict/look.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -38,15 +40,6 @@ class SkippingPreparer final : public GuestPreparer {
  private:
   GuestPreparer& inner_;
 };
-
-// The step's lock-holding run, with the finding of each look as its decision.
-LookDecision step_looks(const StepAnalysis& analyse, const Experiment& step) {
-  return [&analyse, &step](const ResultsDir& d, double confidence) -> std::optional<std::string> {
-    const StepJudgement j = judge_step(analyse(step, d, confidence));
-    if (j.finding == StepFinding::unknown) return std::nullopt;
-    return std::string(to_string(j.finding));
-  };
-}
 
 double trial_seconds(const ResultsDir& dir) {
   double s = 0;
@@ -111,6 +104,16 @@ int boots_used(const std::vector<StepRecord>& steps) {
   int n = 0;
   for (const auto& s : steps) n += s.boots_per_side;
   return n;
+}
+
+LookDecision step_looks(const Experiment& step) {
+  // Shared: a std::function copies what it holds, and every copy must keep the one reader.
+  auto looks = std::make_shared<LookDecider>(step);
+  return [looks](const ResultsDir& d, double confidence) -> std::optional<std::string> {
+    const StepJudgement j = judge_step(looks->analysis(d.root(), confidence));
+    if (j.finding == StepFinding::unknown) return std::nullopt;
+    return std::string(to_string(j.finding));
+  };
 }
 
 BisectState bisection_state(const BisectPlan& plan, const std::vector<StepRecord>& steps, int first_look) {
@@ -186,7 +189,7 @@ std::optional<StepRecord> Bisection::run_step(const Experiment& e, const BisectP
                 {.connect = [this] { return std::vector<HostDriver>{{.name = "", .driver = &driver()}}; },
                  .preparer = preparer,
                  .observer = c_.observer,
-                 .decide = step_looks(c_.analyse, se),
+                 .decide = step_looks(se),
                  .stop_requested = c_.stop_requested});
   StepRecord r{.step = step, .question = q, .results_dir = fs::relative(rd.root(), dir_.root()).string()};
   RunEnd run;

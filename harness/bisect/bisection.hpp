@@ -12,8 +12,10 @@
 //                       session, which does not run finished steps again.
 //
 // Its collaborators are parameters, as the runner's are: the connection (made once, shared by the
-// steps), the preparer (kernel builds), the observer, the analysis (a later stage's), the stop
-// request. A step whose kernels cannot be prepared (a patch that does not apply or does not
+// steps), the preparer (kernel builds), the observer, the step's final analysis and outputs (a later
+// stage's), the stop request. A step's looks are `abvm run`'s (verdict/look.hpp LookDecider: the
+// journal read as it grows, the verdict-deciding analysis alone), judged by the step's finding
+// (step_looks). A step whose kernels cannot be prepared (a patch that does not apply or does not
 // build: an Error of the preparer) or whose runs give nothing to analyse is `unknown`, as
 // `git bisect skip` would leave it, with the reason; the search goes on around it.
 #include <cstdint>
@@ -32,15 +34,15 @@
 
 namespace abvm {
 
-// The experiment's analysis of a step's results directory at a confidence (cli/results_analysis
-// decide()); Error when there is nothing to analyse yet.
+// The experiment's analysis of a step's finished results directory at the confidence it decided
+// with, with its outputs written (cli/run_session write_run_outputs()); Error when there is nothing
+// to analyse.
 using StepAnalysis = std::function<Analysis(const Experiment& step, const ResultsDir& dir, double confidence)>;
 
 struct BisectCollaborators {
   std::function<GuestDriver&()> connect;  // called once, when the first step needs guests
   GuestPreparer& preparer;
   RunObserver& observer;
-  StepAnalysis analyse;                   // at each look of a step
   StepAnalysis finish;                    // at a step's end: writes analysis.json, summary.txt, report.html
   std::function<bool()> stop_requested;
   // Called after every finished step with the state so far (the caller rewrites the reports).
@@ -105,5 +107,10 @@ BisectState bisection_state(const BisectPlan& plan, const std::vector<StepRecord
 
 // Boots per side used by the steps of a ledger.
 int boots_used(const std::vector<StepRecord>& steps);
+
+// A step's looks, one LookDecider for all of them (`step` must outlive it): the step's finding
+// (bisect/classify.hpp) of the verdict-deciding analysis, nullopt while unknown. It finds at each
+// look what judge_step() finds of the full analysis of the same results at the same confidence.
+LookDecision step_looks(const Experiment& step);
 
 }  // namespace abvm

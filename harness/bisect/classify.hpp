@@ -9,7 +9,8 @@
 //               call no_change but already clear of a slowdown that matters);
 //   unknown     otherwise.
 // The same function decides each look of a step (it stops as soon as the finding is not
-// unknown) and the step's final finding.
+// unknown), from the look's verdict-deciding analysis (verdict/look.hpp: the verdicts and primary
+// effects of the full one), and the step's final finding.
 #include <optional>
 #include <string>
 #include <vector>

@@ -10,7 +10,6 @@
 #include "bisect/bisection.hpp"
 #include "bisect/report.hpp"
 #include "bisect/step_experiment.hpp"
-#include "cli/results_analysis.hpp"
 #include "cli/run_session.hpp"
 #include "config/experiment.hpp"
 #include "core/error.hpp"
@@ -91,14 +90,12 @@ int execute(const BisectDir& dir, const BisectArgs& args) {
   TerminalObserver observer;
   BuildingPreparer preparer([&](const std::string& s) { observer.note(s); });
   std::unique_ptr<LibvirtDriver> driver;
-  const StepAnalysis analyse = [](const Experiment& e, const ResultsDir& d, double c) { return decide(e, d, c).analysis; };
   const StepAnalysis finish = [](const Experiment& e, const ResultsDir& d, double c) {
     return write_run_outputs(e, d, c).analysis;
   };
   Bisection bisection(dir, {.connect = [&]() -> GuestDriver& { return *(driver = connect_libvirt(uri, observer)); },
                             .preparer = preparer,
                             .observer = observer,
-                            .analyse = analyse,
                             .finish = finish,
                             .stop_requested = [] { return interrupt_requested(); },
                             .step_done = [&](const BisectState& state, const std::vector<StepRecord>& steps) {

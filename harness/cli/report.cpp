@@ -78,10 +78,9 @@ HtmlInputs results_dir_html_inputs(const fs::path& dir, const ReportModel& repor
     const Experiment e = load_experiment_text(read_file(results.config()), results.config().string(), dir);
     in.title = e.name;
     in.description = e.description;
+    // Only the sides' section: the model keeps the labels analysis.json has, so that the HTML
+    // says each metric's sentence as analysis.json's headline does (report/wording.hpp).
     in.sides = sides_from_config(e, kernels);
-    // The labels of the experiment name the sides everywhere in the report.
-    in.report.source.a_label = e.a.label;
-    in.report.source.b_label = e.b.label;
   }
   if (fs::exists(results.environment())) {
     const fs::path env = results.environment();
@@ -140,7 +139,6 @@ int run_report(const ReportArgs& args) {
   const fs::path out = args.output.empty() ? ResultsDir(dir).report_html() : fs::path(args.output);
   write_file_atomic(out, html_report(in));
   if (!args.junit.empty()) {
-    // The sides as the HTML report names them (the experiment's labels).
     write_file_atomic(args.junit, junit_report(in.report, {.suite = in.title}));
   }
   for (const auto& m : in.plots.missing) {

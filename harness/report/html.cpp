@@ -21,26 +21,6 @@ std::string fixed(double v, int digits) { return std::isfinite(v) ? fmt::format(
 
 std::string pvalue(double p) { return std::isfinite(p) ? fmt::format("{:.3g}", p) : "-"; }
 
-bool is_time_unit(const std::string& unit) { return unit == "ns" || unit == "us" || unit == "ms" || unit == "s"; }
-
-// The word for a ratio B/A above or below 1 in this metric's terms.
-std::string change_word(double ratio, const std::string& unit) {
-  if (unit == "B/s" || unit == "IOPS") return ratio < 1 ? "slower" : "faster";
-  if (is_time_unit(unit)) return ratio > 1 ? "slower" : "faster";
-  return ratio < 1 ? "lower" : "higher";
-}
-
-std::string percent(double ratio) { return fmt::format("{:.1f} %", std::abs(ratio - 1) * 100); }
-
-std::string verdict_words(Verdict verdict, double margin) {
-  if (verdict == Verdict::no_change) return fmt::format("no change (within ±{:.3g} %)", margin * 100);
-  return to_string(verdict);
-}
-
-std::string labelled(const std::string& letter, const std::string& label) {
-  return label.empty() || label == letter ? letter : fmt::format("{} ({})", label, letter);
-}
-
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
@@ -193,14 +173,8 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
   out += fmt::format("<h2>{} <span class=\"badge verdict-{}\">{}</span></h2>\n", e(m.name), e(verdict), e(verdict));
   out += fmt::format("<p class=\"unit\">unit {}, {} is better</p>\n", e(m.unit.empty() ? "none" : m.unit),
                      e(to_string(m.better)));
-  out += fmt::format("<p class=\"sentence\">{}</p>\n", e(metric_sentence(m, b_label, in.report.margin)));
+  out += fmt::format("<p class=\"sentence\">{}</p>\n", e(headline(m, in.report)));
   const bool paired = m.primary_estimate == Estimate::paired;
-  if (m.runs_needed) {
-    out += paired ? fmt::format("<p class=\"runs-needed\">About {} A/B blocks would likely settle it.</p>\n",
-                                *m.runs_needed)
-                  : fmt::format("<p class=\"runs-needed\">About {} {} per side would likely settle it.</p>\n",
-                                *m.runs_needed, m.a.per_boot ? "boots" : "runs");
-  }
   out += list_items(sentences(m.findings, Severity::warning), "warnings");
   out += list_items(sentences(m.findings, Severity::note), "notes");
   out += "<div class=\"tables\">\n<table class=\"stats\">\n" + side_stat_rows(m, a_label, b_label) + "</table>\n";
@@ -451,45 +425,9 @@ std::vector<FailedTrial> failures_from_report(const ReportModel& report) {
   return out;
 }
 
-namespace {
-
-std::string metric_qualifier(const ReportMetric& metric, double margin) {
-  const ReportEffect& eff = metric.effect;
-  return margin_qualifier(metric.verdict, oriented_effect(eff.estimate, eff.low, eff.high, metric.better), margin);
-}
-
-}  // namespace
-
-std::string metric_sentence(const ReportMetric& metric, const std::string& b_label, double margin) {
-  const ReportEffect& eff = metric.effect;
-  const double r = eff.estimate, lo = eff.low, hi = eff.high;
-  const std::string& unit = metric.unit;
-  const std::string& name = metric.name;
-  const std::string who = labelled("B", b_label);
-  const std::string verdict = to_string(metric.verdict);
-  if (!std::isfinite(r)) return fmt::format("{} in {}: no estimate: {}", who, name, verdict);
-  std::string s = std::abs(r - 1) < 5e-4 ? fmt::format("{} is as fast as A in {}", who, name)
-                                         : fmt::format("{} is {} {} in {}", who, percent(r), change_word(r, unit), name);
-  if (std::isfinite(lo) && std::isfinite(hi)) {
-    const std::string conf = fmt::format("{:.3g} % CI", eff.confidence * 100);
-    if ((lo - 1) * (hi - 1) > 0) {
-      const double near = std::abs(lo - 1) < std::abs(hi - 1) ? lo : hi, far = near == lo ? hi : lo;
-      s += fmt::format(" ({} {} to {} {})", conf, fmt::format("{:.1f}", std::abs(near - 1) * 100), percent(far),
-                       change_word(lo, unit));
-    } else {
-      s += fmt::format(" ({} from {} {} to {} {})", conf, percent(lo), change_word(lo, unit), percent(hi),
-                       change_word(hi, unit));
-    }
-  }
-  const std::string q = metric_qualifier(metric, margin);
-  return s + ": " + verdict + (q.empty() ? "" : " (" + q + ")");
-}
-
-
 std::string html_report(const HtmlInputs& in) {
   const ReportModel& report = in.report;
   const std::string verdict = to_string(report.verdict);
-  const std::string& b_label = report.source.b_label;
 
   std::string body;
   body += "<header>\n<h1>" + e(in.title) + "</h1>\n";
@@ -499,7 +437,7 @@ std::string html_report(const HtmlInputs& in) {
   // The verdict first, in words: the metrics that decided it, then every other metric.
   body += fmt::format("<section class=\"verdict verdict-{0}\" id=\"verdict\">\n<p class=\"overall\">Verdict: "
                       "<strong>{1}</strong></p>\n<ul class=\"headlines\">\n",
-                      e(verdict), e(verdict_words(report.verdict, report.margin)));
+                      e(verdict), e(verdict_headline(report)));
   // A workload with no data decides first: it alone makes the verdict inconclusive.
   for (const MissingData& d : report.missing) {
     body += "<li class=\"decides missing\">" + e(missing_words(d));
@@ -511,7 +449,7 @@ std::string html_report(const HtmlInputs& in) {
       const bool decides = report.metrics[i].verdict == report.verdict;
       if (decides != (pass == 0)) continue;
       body += fmt::format("<li class=\"{}\"><a href=\"#metric-{}\">{}</a></li>\n", decides ? "decides" : "other", i,
-                          e(metric_sentence(report.metrics[i], b_label, report.margin)));
+                          e(headline(report.metrics[i], report)));
     }
   }
   body += "</ul>\n";

@@ -55,11 +55,6 @@ std::string load_html_template();
 // console_log is left empty for the caller to fill.
 std::vector<FailedTrial> failures_from_report(const ReportModel& report);
 
-// The verdict of one metric in words, from its effect: "dma-api is 4.9 % slower in
-// dd-write.bandwidth (95 % CI 2.1 % to 7.6 % slower): regression", with margin_qualifier's words
-// after the verdict when a significant shift stands behind a no_change or an inconclusive.
-std::string metric_sentence(const ReportMetric& metric, const std::string& b_label, double margin);
-
 // Throws Error when the template lacks {{title}} or {{body}}.
 std::string html_report(const HtmlInputs& inputs);
 

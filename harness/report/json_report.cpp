@@ -134,7 +134,7 @@ json mode_test_json(const std::optional<ReportModeTest>& t) {
           {"dominant_mode_effect", effect_or_null(t->dominant_mode_effect)}};
 }
 
-json metric_json(const ReportMetric& m, double margin) {
+json metric_json(const ReportMetric& m, const ReportModel& report) {
   const ReportEffect& boot = m.bootstrap_median_ratio;
   json out = {{"name", m.name},
               {"unit", m.unit},
@@ -158,7 +158,7 @@ json metric_json(const ReportMetric& m, double margin) {
               {"modes", modes_json(m.modes)},
               {"mode_test", mode_test_json(m.mode_test)},
               {"verdict", to_string(m.verdict)},
-              {"headline", headline(m, margin)},
+              {"headline", headline(m, report)},
               {"warnings", sentences(m.findings, Severity::warning)},
               {"notes", sentences(m.findings, Severity::note)},
               {"findings", findings_json(m.findings)},
@@ -214,7 +214,7 @@ json missing_json(const std::vector<MissingData>& missing) {
 
 nlohmann::json json_report(const ReportModel& r) {
   json metrics = json::array();
-  for (const auto& m : r.metrics) metrics.push_back(metric_json(m, r.margin));
+  for (const auto& m : r.metrics) metrics.push_back(metric_json(m, r));
   return {{"schema_version", r.schema_version},
           {"tool", {{"name", "abvm"}, {"version", r.tool_version}}},
           {"verdict", to_string(r.verdict)},

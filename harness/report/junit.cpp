@@ -7,7 +7,6 @@
 
 #include "core/utf8.hpp"
 #include "report/format.hpp"
-#include "report/html.hpp"
 #include "report/wording.hpp"
 
 namespace abvm {
@@ -54,14 +53,6 @@ void add_counts(pugi::xml_node node, std::size_t tests, std::size_t failures, st
   set_attr(node, "errors", "0");
   if (with_skipped) set_attr(node, "skipped", std::to_string(skipped));
   set_attr(node, "time", "0");
-}
-
-std::string inconclusive_reason(const ReportMetric& m, const std::string& sentence) {
-  std::string reason = sentence;
-  if (m.runs_needed) {
-    reason += fmt::format("; about {} {} per side would likely settle it", *m.runs_needed, m.a.per_boot ? "boots" : "runs");
-  }
-  return reason;
 }
 
 }  // namespace
@@ -114,7 +105,7 @@ std::string junit_report(const ReportModel& report, const JunitOptions& options)
     set_text(f, d.first_failure.empty() ? "" : "first failure: " + d.first_failure + "\n");
   }
   for (const auto& m : report.metrics) {
-    const std::string sentence = metric_sentence(m, b_label, report.margin);
+    const std::string sentence = headline(m, report);
     pugi::xml_node tc = suite.append_child("testcase");
     set_attr(tc, "classname", options.suite);
     set_attr(tc, "name", m.name);
@@ -125,7 +116,7 @@ std::string junit_report(const ReportModel& report, const JunitOptions& options)
       set_attr(f, "message", sentence);
       set_text(f, details(m, a_label, b_label));
     } else if (m.verdict == Verdict::inconclusive) {
-      set_attr(tc.append_child("skipped"), "message", inconclusive_reason(m, sentence));
+      set_attr(tc.append_child("skipped"), "message", sentence);
     }
     set_text(tc.append_child("system-out"), sentence + "\n" + details(m, a_label, b_label));
   }

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -110,38 +109,19 @@ std::string terminal_report(const ReportModel& analysis, const TerminalOptions& 
         out += "\n";
       }
     }
-    out += "  verdict: " + colored(to_string(m.verdict), m.verdict, options.color);
-    if (const std::string q = margin_qualifier(m.verdict, oriented_effect(m), analysis.margin); !q.empty()) {
-      out += " (" + q + ")";
+    out += "  " + colored(headline(m, analysis), m.verdict, options.color) + "\n";
+    // What the sentence's blocks would cost at this run's pace, which only the run knows.
+    const bool blocks = m.primary_estimate == Estimate::paired || m.a.per_boot;
+    if (const std::string time = minutes(m.runs_needed, options.seconds_per_block); blocks && !time.empty()) {
+      out += fmt::format("  {} blocks at this run's pace{}\n", *m.runs_needed, time);
     }
-    if (m.runs_needed) {
-      out += m.primary_estimate == Estimate::paired
-                 ? fmt::format(" (about {} A/B blocks would likely settle it{})", *m.runs_needed,
-                               minutes(m.runs_needed, options.seconds_per_block))
-                 : fmt::format(" (about {} {} per side would likely settle it{})", *m.runs_needed,
-                               m.a.per_boot ? "boots" : "runs",
-                               m.a.per_boot ? minutes(m.runs_needed, options.seconds_per_block) : "");
-    }
-    out += "\n";
     for (const auto& n : sentences(m.findings, Severity::note)) out += "  note: " + n + "\n";
     for (const auto& w : sentences(m.findings, Severity::warning)) out += "  warning: " + w + "\n";
   }
   if (!analysis.findings.empty()) out += "\n";
   for (const auto& n : sentences(analysis.findings, Severity::note)) out += "note: " + n + "\n";
   for (const auto& w : sentences(analysis.findings, Severity::warning)) out += "warning: " + w + "\n";
-  out += "\nverdict: " + colored(to_string(analysis.verdict), analysis.verdict, options.color);
-  // A verdict word that a significant shift stands behind says so, metric by metric.
-  std::vector<std::string> qualified;
-  for (const auto& m : analysis.metrics) {
-    const std::string q = margin_qualifier(m.verdict, oriented_effect(m), analysis.margin);
-    if (!q.empty()) qualified.push_back(m.name + ": " + q);
-  }
-  if (!qualified.empty()) out += fmt::format(" ({})", fmt::join(qualified, "; "));
-  // Said with the verdict itself, which is what a reader looks at last.
-  const bool mismatch = std::any_of(analysis.failures.begin(), analysis.failures.end(),
-                                    [](const FailedRun& f) { return f.outcome == "mismatch"; });
-  if (mismatch) out += " (BUT THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: see the mismatch warning)";
-  out += "\n";
+  out += "\nverdict: " + colored(verdict_headline(analysis), analysis.verdict, options.color) + "\n";
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace abvm {
@@ -209,25 +210,65 @@ std::vector<std::string> sentences_of(const std::vector<Finding>& findings, Seve
   return out;
 }
 
-// The headline of a metric with an effect: size, direction, interval, verdict, and what settles it.
-std::string effect_headline(const ReportMetric& r, double margin) {
-  const OrientedEffect oe = oriented_effect(r);
-  const double o = oe.estimate, olo = oe.low, ohi = oe.high;
-  std::string dir = o < 1 ? "worse" : "better";
-  std::string size = percent_of(std::abs(o - 1));
-  std::string ci = fmt::format("{:.0f} % CI {:+.1f} % to {:+.1f} %", r.effect.confidence * 100, (olo - 1) * 100,
-                               (ohi - 1) * 100);
-  std::string text = fmt::format("B is {} {} than A in {} (B/A {:.3f}; {}{}, >0 is better): {}", size, dir, r.name,
-                                 r.effect.estimate, r.primary_estimate == Estimate::paired ? "paired, " : "", ci,
-                                 to_string(r.verdict));
-  // Said in the headline, not only in a note: a reader of the verdict alone must see it.
-  if (const std::string q = margin_qualifier(r.verdict, oe, margin); !q.empty()) text += " (" + q + ")";
-  if (r.verdict == Verdict::inconclusive && r.runs_needed) {
-    text += r.primary_estimate == Estimate::paired
-                ? fmt::format("; about {} A/B blocks would likely settle it", *r.runs_needed)
-                : fmt::format("; about {} {} per side would likely settle it", *r.runs_needed, units_word(r.a.per_boot));
+bool is_time_unit(const std::string& unit) { return unit == "ns" || unit == "us" || unit == "ms" || unit == "s"; }
+
+// The word for a ratio B/A above or below 1 in the metric's terms: a bandwidth below 1 is slower,
+// a latency above 1 is.
+std::string change_word(double ratio, const std::string& unit) {
+  if (unit == "B/s" || unit == "IOPS") return ratio < 1 ? "slower" : "faster";
+  if (is_time_unit(unit)) return ratio > 1 ? "slower" : "faster";
+  return ratio < 1 ? "lower" : "higher";
+}
+
+// "4.9 %": how far a ratio lies from 1, whichever way.
+std::string distance(double ratio) { return percent_of(std::abs(ratio - 1)); }
+
+// "dma-api (B) is 4.9 % slower than direct (A) in dd-write.bandwidth": the raw ratio B/A in the
+// metric's own terms (a latency 7.6 % higher is 7.6 % slower), which is what a developer measures.
+std::string change_words(const ReportMetric& m, const ReportSource& sides) {
+  const double r = m.effect.estimate;
+  const std::string a = labelled("A", sides.a_label), b = labelled("B", sides.b_label);
+  if (std::abs(r - 1) < 5e-4) return fmt::format("{} is as fast as {} in {}", b, a, m.name);
+  return fmt::format("{} is {} {} than {} in {}", b, distance(r), change_word(r, m.unit), a, m.name);
+}
+
+// "paired, 97.5 % CI 2.1 to 7.6 % slower", or "95 % CI from 3.0 % slower to 6.0 % faster" for an
+// interval that holds 1.
+std::string interval_words(const ReportMetric& m) {
+  const double lo = m.effect.low, hi = m.effect.high;
+  const std::string ci = fmt::format("{}{:.3g} % CI", m.primary_estimate == Estimate::paired ? "paired, " : "",
+                                     m.effect.confidence * 100);
+  if ((lo - 1) * (hi - 1) > 0) {
+    const double near = std::abs(lo - 1) < std::abs(hi - 1) ? lo : hi, far = near == lo ? hi : lo;
+    return fmt::format("{} {:.1f} to {} {}", ci, std::abs(near - 1) * 100, distance(far), change_word(lo, m.unit));
+  }
+  return fmt::format("{} from {} {} to {} {}", ci, distance(lo), change_word(lo, m.unit), distance(hi),
+                     change_word(hi, m.unit));
+}
+
+// "regression", "no_change (a significant shift, inside the ±5.0 % margin)", "inconclusive; about
+// 30 A/B blocks would likely settle it".
+std::string verdict_words(const ReportMetric& m, double margin) {
+  std::string text = to_string(m.verdict);
+  // Said with the verdict, not only in a note: a reader of the verdict alone must see it.
+  if (const std::string q = margin_qualifier(m.verdict, oriented_effect(m), margin); !q.empty()) text += " (" + q + ")";
+  if (m.runs_needed) {
+    text += m.primary_estimate == Estimate::paired
+                ? fmt::format("; about {} A/B blocks would likely settle it", *m.runs_needed)
+                : fmt::format("; about {} {} per side would likely settle it", *m.runs_needed, units_word(m.a.per_boot));
   }
   return text;
+}
+
+// Why a metric has no effect to state, or "" when it has one.
+std::string no_effect_words(const ReportMetric& m, const ReportSource& sides) {
+  const auto side = [&](Side s) { return labelled(to_string(s), s == Side::a ? sides.a_label : sides.b_label); };
+  if (const auto* f = find_finding<NoValidRuns>(m.findings)) return "no valid runs on side " + side(f->side);
+  if (const auto* f = find_finding<AllPairsVoided>(m.findings)) {
+    return fmt::format("no run of side {} overlapped its partner by {}", side(f->side), share(f->threshold));
+  }
+  if (!std::isfinite(m.effect.estimate)) return "no estimate";
+  return "";
 }
 
 }  // namespace
@@ -253,16 +294,34 @@ std::string margin_qualifier(Verdict verdict, const OrientedEffect& e, double ma
   return "";
 }
 
-std::string headline(const ReportMetric& metric, double margin) {
+std::string labelled(const std::string& letter, const std::string& label) {
+  return label.empty() || label == letter ? letter : fmt::format("{} ({})", label, letter);
+}
+
+std::string headline(const ReportMetric& metric, const ReportModel& report) {
   // With nothing to compare, the headline says why instead of an effect that does not exist.
-  if (const auto* f = find_finding<NoValidRuns>(metric.findings)) {
-    return fmt::format("{}: no valid runs on side {}: inconclusive", metric.name, to_string(f->side));
+  if (const std::string why = no_effect_words(metric, report.source); !why.empty()) {
+    return fmt::format("{}: {}: {}", metric.name, why, verdict_words(metric, report.margin));
   }
-  if (const auto* f = find_finding<AllPairsVoided>(metric.findings)) {
-    return fmt::format("{}: no run of side {} overlapped its partner by {}: inconclusive", metric.name,
-                       to_string(f->side), share(f->threshold));
+  std::string text = change_words(metric, report.source);
+  if (std::isfinite(metric.effect.low) && std::isfinite(metric.effect.high)) text += " (" + interval_words(metric) + ")";
+  return text + ": " + verdict_words(metric, report.margin);
+}
+
+std::string verdict_headline(const ReportModel& report) {
+  std::string text = to_string(report.verdict);
+  // A verdict word that a significant shift stands behind says so, metric by metric.
+  std::vector<std::string> qualified;
+  for (const ReportMetric& m : report.metrics) {
+    const std::string q = margin_qualifier(m.verdict, oriented_effect(m), report.margin);
+    if (!q.empty()) qualified.push_back(m.name + ": " + q);
   }
-  return effect_headline(metric, margin);
+  if (!qualified.empty()) text += fmt::format(" ({})", fmt::join(qualified, "; "));
+  // Said with the verdict itself, which is what a reader looks at first and last.
+  const bool mismatch = std::any_of(report.failures.begin(), report.failures.end(),
+                                    [](const FailedRun& f) { return f.outcome == "mismatch"; });
+  if (mismatch) text += " (BUT THE SIDES ARE NOT WHAT THE EXPERIMENT ASKS: see the mismatch warning)";
+  return text;
 }
 
 }  // namespace abvm

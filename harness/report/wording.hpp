@@ -22,12 +22,23 @@ std::vector<std::string> sentences(const std::vector<ExperimentFinding>& finding
 // What a reader of the verdict word alone must also see (issue 20): a no_change whose interval
 // excludes 1 ("a significant shift, inside the ±5.0 % margin"), or an inconclusive whose shift is
 // significant but estimated inside the margin while its interval reaches past it. "" otherwise.
-// Every output says it in these words: the headline, the terminal's verdict lines, the HTML.
+// Every output says it in these words, in the headline and the verdict line.
 std::string margin_qualifier(Verdict verdict, const OrientedEffect& effect, double margin);
 
-// The metric's verdict in one sentence, e.g.
-//   "B is 4.9 % worse than A in dd-read.bandwidth (B/A 0.951; 95 % CI -7.1 % to -2.6 %, >0 is better): regression"
-// or, with nothing to compare, why: "bw: no valid runs on side B: inconclusive".
-std::string headline(const ReportMetric& metric, double margin);
+// A side as every output names it: "dma-api (B)" when it has a label of its own, else "B".
+std::string labelled(const std::string& letter, const std::string& label);
+
+// The metric's verdict in one sentence, the one every output shows (analysis.json's "headline",
+// the terminal, the HTML, JUnit), with the sides as the report's source names them, e.g.
+//   "dma-api (B) is 7.8 % slower than direct (A) in dd-write.bandwidth (paired, 97.5 % CI 3.9 to
+//    72.4 % slower): regression"
+// with margin_qualifier's words after the verdict and, when inconclusive, what would likely settle
+// it; with nothing to compare, why: "bw: no valid runs on side B: inconclusive".
+std::string headline(const ReportMetric& metric, const ReportModel& report);
+
+// The experiment's verdict with what stands behind it, the line the terminal and the HTML end and
+// begin with: "no_change (bw: a significant shift, inside the ±5.0 % margin)", and a mismatch of
+// the sides said with it.
+std::string verdict_headline(const ReportModel& report);
 
 }  // namespace abvm

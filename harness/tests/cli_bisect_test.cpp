@@ -1,12 +1,13 @@
 // abvm bisect without libvirt: whole bisections through the real Bisection and Runner (the same
 // journal, plan, resume, looks and reports as abvm run) with the tests' one fake driver, whose
-// guests print real dd output at a bandwidth the test scripts per kernel; the analysis is
-// cli/results_analysis decide(), the step's outputs cli/run_session write_run_outputs(). Covers
-// naming the scripted culprit with every step's results directory, a resume after an
+// guests print real dd output at a bandwidth the test scripts per kernel; each look of a step is
+// bisect/bisection.hpp step_looks(), its end cli/run_session write_run_outputs(). Covers naming the scripted culprit with every step's results directory, each
+// look finding what the full analysis (cli/results_analysis decide()) finds, a resume after an
 // interruption that runs no finished step or trial again, a step whose kernel does not build, and
 // the command's door: --help, --dry-run and the errors of bad input, through the real binary.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -29,6 +30,7 @@
 #include "fake_driver.hpp"
 #include "results/directory.hpp"
 #include "samples/journal.hpp"
+#include "verdict/look.hpp"
 
 namespace abvm {
 namespace {
@@ -100,8 +102,9 @@ class BisectRunTest : public ::testing::Test {
 
   void SetUp() override {
     ::setenv("ABVM_PYTHON", "/nonexistent/python3", 1);  // report.html without plots: fast
-    root = fs::temp_directory_path() /
-           ("abvm-bisect-run-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    // With the pid: other checkouts on this machine run the same tests at the same time.
+    root = fs::temp_directory_path() / fmt::format("abvm-bisect-run-{}-{}", ::getpid(),
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root);
     fs::create_directories(root / "kernels" / "patches");
     preparer.dir = root;
@@ -146,7 +149,6 @@ class BisectRunTest : public ::testing::Test {
     Bisection b(dir, {.connect = [this]() -> GuestDriver& { return driver; },
                       .preparer = preparer,
                       .observer = notes,
-                      .analyse = [](const Experiment& e, const ResultsDir& d, double c) { return cli::decide(e, d, c).analysis; },
                       .finish = [](const Experiment& e, const ResultsDir& d, double c) {
                         return cli::write_run_outputs(e, d, c).analysis;
                       },
@@ -189,6 +191,39 @@ TEST_F(BisectRunTest, TheScriptedCulpritIsNamedAndEveryStepIsAnAbvmRunOfItsOwn) 
   EXPECT_EQ(end.boots_per_side, 40);
   EXPECT_EQ(driver.boots.size(), 80u);
   EXPECT_EQ(preparer.prepared.count(1), 0u) << "kernel 1 is never needed";
+}
+
+// A step's looks are `abvm run`'s (verdict/look.hpp LookDecider: the journal read as it grows, the
+// verdict-deciding analysis alone). On every step of a bisection, its journal replayed a block at
+// a time, each look finds what judge_step() finds of the full analysis (cli/results_analysis
+// decide()) of the same results at the same confidence, for the same reason.
+TEST_F(BisectRunTest, EveryLookOfAStepFindsWhatTheFullAnalysisFinds) {
+  const BisectDir dir = start();
+  const BisectEnd end = run(dir);
+  ASSERT_EQ(end.steps.size(), 4u);
+  int found = 0;
+  for (const auto& s : end.steps) {
+    const ResultsDir done(dir.root() / s.results_dir);
+    const Experiment step = load_saved_experiment(done, read_manifest(done));
+    const std::string journal = read_file(done.journal());
+    const ResultsDir replay(root / fmt::format("replay-{}", s.step));
+    fs::create_directories(replay.root());
+    write_manifest(replay, {.abvm_version = "test", .started = "2026-11-29T00:00:00Z"});
+    const LookDecision look = step_looks(step);
+    LookDecider reasons(step);
+    for (std::size_t pos = 0; pos < journal.size();) {
+      for (int line = 0; line < 4 && pos < journal.size(); ++line) pos = journal.find('\n', pos) + 1;  // a block
+      write_file_atomic(replay.journal(), journal.substr(0, pos));
+      for (double confidence : {s.confidence, 0.95}) {
+        SCOPED_TRACE(fmt::format("step {}, {} bytes at {}", s.step, pos, confidence));
+        const StepJudgement full = judge_step(cli::decide(step, replay, confidence).analysis);
+        EXPECT_EQ(look(replay, confidence).value_or("unknown"), to_string(full.finding));
+        EXPECT_EQ(judge_step(reasons.analysis(replay.root(), confidence)).reason, full.reason);
+        found += full.finding != StepFinding::unknown;
+      }
+    }
+  }
+  EXPECT_GT(found, 8) << "the looks find slower and not slower, not only unknown";
 }
 
 TEST_F(BisectRunTest, AResumedBisectionRunsNoFinishedStepOrTrialAgain) {

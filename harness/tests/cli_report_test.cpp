@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "environment_skip.hpp"
 #include "cli/compare.hpp"
 #include "core/error.hpp"
 #include "core/process.hpp"
+#include "report/html.hpp"
 #include "report_test_support.hpp"
 #include "samples/load.hpp"
 
@@ -149,9 +151,9 @@ TEST(CliReport, AnalyzeWritesHtmlAndJunitForTheSeedAndKeepsItsExitCode) {
   const std::string h = read_file(tmp / "seed.html");
   EXPECT_THAT(h, HasSubstr("<h1>dd-without-patches.txt vs dd-with-patches.txt</h1>"));
   EXPECT_THAT(h, HasSubstr("Verdict: <strong>inconclusive</strong>"));
-  EXPECT_THAT(h, HasSubstr("B is 4.9 % slower in dd.bandwidth"));
+  EXPECT_THAT(h, HasSubstr("B is 4.9 % slower than A in dd.bandwidth"));
   const std::string x = read_file(tmp / "seed.xml");
-  EXPECT_THAT(x, HasSubstr("<skipped message=\"B is 4.9 % slower in dd.bandwidth"));
+  EXPECT_THAT(x, HasSubstr("<skipped message=\"B is 4.9 % slower than A in dd.bandwidth"));
 }
 
 TEST(CliReport, CompareFindsTheNewRunsRegressionAgainstTheBaseline) {
@@ -223,9 +225,45 @@ TEST(CliReport, CompareSamplesKeepsBootsApartAndOrdersTheNewRunAfterTheBaseline)
   }
 }
 
+namespace {
+
+// The first line of each test case's output in a JUnit file, in order: the metric's sentence (as
+// XML writes it: the sentences of these tests hold no character it escapes).
+std::vector<std::string> junit_sentences(const std::string& xml) {
+  std::vector<std::string> out;
+  const std::string tag = "<system-out>";
+  for (auto at = xml.find(tag); at != std::string::npos; at = xml.find(tag, at + 1)) {
+    const auto from = at + tag.size();
+    out.push_back(xml.substr(from, xml.find('\n', from) - from));
+  }
+  return out;
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// `text` with its i-th line that starts with `prefix` replaced by `lines[i]`.
+std::string lines_replaced(const std::string& text, const std::string& prefix, const std::vector<std::string>& lines) {
+  std::string out;
+  std::size_t i = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    out += (line.starts_with(prefix) && i < lines.size() ? lines[i++] : line) + "\n";
+  }
+  EXPECT_EQ(i, lines.size()) << "every line replaced";
+  return out;
+}
+
+}  // namespace
+
 // Issue 21: every reporter takes one model now, and a results directory's outputs are as they
-// were before (harness/tests/data/report/before-issue-21/, made by abvm at e9b857e). Only the path
-// of the copy the analysis ran on and the tool's version may differ.
+// were before (harness/tests/data/report/before-issue-21/, made by abvm at e9b857e), but for the
+// metric's sentence, on purpose. Only the path of the copy the analysis ran on and the tool's
+// version may differ besides.
 TEST(CliReport, OutputsAreAsBeforeTheOneModel) {
   ReportTempDir tmp;
   for (const std::string name : {"results-slower", "results-co-scheduled", "results-demo"}) {
@@ -236,10 +274,29 @@ TEST(CliReport, OutputsAreAsBeforeTheOneModel) {
     const auto r = abvm_cmd({"analyze", dir.string(), "--json", (tmp / "a.json").string(), "--junit",
                              (tmp / "junit.xml").string()});
     ASSERT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_EQ(r.out, read_file(before / (name + ".summary.txt")));
-    EXPECT_EQ(read_file(tmp / "junit.xml"), read_file(before / (name + ".junit.xml")));
     auto now = nlohmann::json::parse(read_file(tmp / "a.json"));
     auto then = nlohmann::json::parse(read_file(before / (name + ".analysis.json")));
+    // Changed on purpose (issue 21): one sentence per metric (report/wording.hpp headline) where
+    // analysis.json's headline, the terminal's verdict line and JUnit's sentence said it three ways.
+    // It is JUnit's sentence of before with the side it compares with: made here from what abvm
+    // printed before, not from what it prints now (these verdicts are all unpaired regressions,
+    // with nothing to qualify and no runs needed).
+    const std::string old_junit = read_file(before / (name + ".junit.xml"));
+    const std::vector<std::string> old_sentences = junit_sentences(old_junit);
+    ASSERT_EQ(old_sentences.size(), then["metrics"].size());
+    std::string junit = old_junit;
+    std::vector<std::string> verdict_lines;
+    for (std::size_t i = 0; i < old_sentences.size(); ++i) {
+      const std::string metric = then["metrics"][i]["name"];
+      ASSERT_EQ(then["metrics"][i]["verdict"], "regression");
+      const std::string sentence = replaced(old_sentences[i], " in " + metric + " (", " than A in " + metric + " (");
+      ASSERT_NE(sentence, old_sentences[i]);
+      then["metrics"][i]["headline"] = sentence;
+      junit = replaced(junit, old_sentences[i], sentence);
+      verdict_lines.push_back("  " + sentence);
+    }
+    EXPECT_EQ(r.out, lines_replaced(read_file(before / (name + ".summary.txt")), "  verdict: ", verdict_lines));
+    EXPECT_EQ(read_file(tmp / "junit.xml"), junit);
     for (auto* j : {&now, &then}) {
       (*j)["source"].erase("results_dir");
       (*j)["tool"].erase("version");
@@ -248,5 +305,48 @@ TEST(CliReport, OutputsAreAsBeforeTheOneModel) {
     now.erase("findings");
     for (auto& m : now["metrics"]) m.erase("findings");
     EXPECT_EQ(now.dump(), then.dump());
+  }
+}
+
+// Issue 21: a metric's verdict is one sentence (report/wording.hpp headline), and every output
+// shows it: analysis.json's headline, the terminal summary, JUnit and report.html as `abvm analyze`
+// writes them at once, and report.html and JUnit as `abvm report` writes them from analysis.json.
+TEST(CliReport, EveryOutputShowsTheSameSentenceOfEachMetric) {
+  ReportTempDir tmp;
+  const std::string seed = std::string(ABVM_TEST_DATA) + "/seed/";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> inputs = {
+      {"results-demo", {(tmp / "results-demo").string()}},
+      {"results-co-scheduled", {(tmp / "results-co-scheduled").string()}},
+      {"results-slower", {(tmp / "results-slower").string()}},
+      {"files", {"--a", seed + "dd-without-patches.txt", "--b", seed + "dd-with-patches.txt"}}};
+  const std::string no_plots = "ABVM_PYTHON=/nonexistent/python3";
+  for (const auto& [name, args] : inputs) {
+    SCOPED_TRACE(name);
+    const fs::path json = tmp / (name + ".json"), junit = tmp / (name + ".xml"), html = tmp / (name + ".html");
+    std::vector<std::string> analyze = {"analyze"};
+    analyze.insert(analyze.end(), args.begin(), args.end());
+    analyze.insert(analyze.end(), {"--json", json.string(), "--junit", junit.string(), "--html", html.string()});
+    if (name != "files") fs::copy(report_data("report/" + name), tmp / name, fs::copy_options::recursive);
+    const auto r = abvm_cmd(analyze, {no_plots});
+    ASSERT_TRUE(r.exit_code == 1 || r.exit_code == 4) << r.err;
+    std::vector<std::pair<std::string, std::string>> reports = {{read_file(html), read_file(junit)}};
+    if (name != "files") {
+      fs::copy_file(json, tmp / name / "analysis.json");
+      const auto again = abvm_cmd({"report", (tmp / name).string(), "--junit", (tmp / "again.xml").string()}, {no_plots});
+      ASSERT_EQ(again.exit_code, 0) << again.err;
+      reports.emplace_back(read_file(tmp / name / "report.html"), read_file(tmp / "again.xml"));
+    }
+    const auto metrics = nlohmann::json::parse(read_file(json))["metrics"];
+    ASSERT_FALSE(metrics.empty());
+    std::vector<std::string> sentences;
+    for (const auto& m : metrics) sentences.push_back(m["headline"]);
+    for (const std::string& sentence : sentences) {
+      EXPECT_EQ(count(r.out, "\n  " + sentence + "\n"), 1) << sentence << "\n" << r.out;
+      for (const auto& [h, x] : reports) {
+        EXPECT_EQ(count(h, "<p class=\"sentence\">" + html_escape(sentence) + "</p>"), 1) << sentence;
+        EXPECT_EQ(count(h, "\">" + html_escape(sentence) + "</a></li>"), 1) << sentence;
+      }
+    }
+    for (const auto& [h, x] : reports) EXPECT_EQ(junit_sentences(x), sentences);
   }
 }

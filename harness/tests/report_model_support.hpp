@@ -39,14 +39,17 @@ inline PlotSet make_plots(const nlohmann::json& report, const PlotOptions& optio
 inline std::vector<std::string> expected_plot_kinds(const nlohmann::json& metric) {
   return abvm::expected_plot_kinds(read_metric(metric));
 }
-inline std::string metric_sentence(const nlohmann::json& metric, const std::string& b_label, double margin) {
-  return abvm::metric_sentence(read_metric(metric), b_label, margin);
+// A metric's sentence (report/wording.hpp headline) in a report of `margin` whose side B is `b_label`.
+inline std::string headline(const ReportMetric& metric, const std::string& b_label, double margin) {
+  ReportModel report{.margin = margin};
+  report.source.b_label = b_label;
+  return abvm::headline(metric, report);
 }
 
 inline std::string headline(const MetricAnalysis& metric, double margin) {
   Analysis one;
   one.metrics.push_back(metric);
-  return abvm::headline(report_model(one, {.kind = "files"}).metrics[0], margin);
+  return headline(report_model(one, {.kind = "files"}).metrics[0], "B", margin);
 }
 
 }  // namespace abvm::test

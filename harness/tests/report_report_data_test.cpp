@@ -158,8 +158,8 @@ TEST(ReportData, NullIsANumberThatWasNotFiniteNotAMissingOne) {
   const ReportModel r = read_report_data(j, kAnalysis);
   EXPECT_TRUE(std::isnan(r.metrics[0].effect.estimate));
   EXPECT_TRUE(std::isnan(r.metrics[0].a.cv));
-  EXPECT_EQ(metric_sentence(r.metrics[0], "B", 0.05), "B in dd-write.bandwidth: no estimate: " +
-                                                    std::string(to_string(r.metrics[0].verdict)));
+  EXPECT_EQ(headline(r.metrics[0], "B", 0.05), "dd-write.bandwidth: no estimate: " +
+                                                std::string(to_string(r.metrics[0].verdict)));
   // Where null is not allowed, it is named.
   j["metrics"][0]["name"] = nullptr;
   EXPECT_EQ(report_error(j), "r/analysis.json: metrics[0].name is null, not a string; regenerate it with abvm analyze r");

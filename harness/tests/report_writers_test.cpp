@@ -277,42 +277,49 @@ TEST(ReportHtml, Base64MatchesRfc4648Vectors) {
   EXPECT_EQ(base64_encode(std::string("\xff\xfe\x00", 3)), "//4A");
 }
 
-TEST(ReportHtml, SentenceSaysHowMuchSlowerWithTheIntervalAndTheVerdict) {
+TEST(ReportWording, TheSentenceSaysHowMuchSlowerWithTheIntervalAndTheVerdict) {
   ReportMetric m{.name = "dd write bandwidth", .unit = "B/s", .better = Better::higher, .verdict = Verdict::regression,
                  .effect = {.estimate = 0.951, .low = 0.924, .high = 0.979, .confidence = 0.95}};
-  EXPECT_EQ(metric_sentence(m, "B", 0.05), "B is 4.9 % slower in dd write bandwidth (95 % CI 2.1 to 7.6 % slower): regression");
+  EXPECT_EQ(headline(m, "B", 0.05),
+            "B is 4.9 % slower than A in dd write bandwidth (95 % CI 2.1 to 7.6 % slower): regression");
   m.effect = {.estimate = 1.02, .low = 0.97, .high = 1.06, .confidence = 0.975};
   m.verdict = Verdict::inconclusive;
-  EXPECT_EQ(metric_sentence(m, "dma", 0.05),
-            "dma (B) is 2.0 % faster in dd write bandwidth (97.5 % CI from 3.0 % slower to 6.0 % faster): inconclusive");
+  EXPECT_EQ(headline(m, "dma", 0.05), "dma (B) is 2.0 % faster than A in dd write bandwidth (97.5 % CI from 3.0 % "
+                                      "slower to 6.0 % faster): inconclusive");
+  // Paired, with what would settle it.
+  m.primary_estimate = Estimate::paired;
+  m.runs_needed = 30;
+  EXPECT_EQ(headline(m, "dma", 0.05), "dma (B) is 2.0 % faster than A in dd write bandwidth (paired, 97.5 % CI from "
+                                      "3.0 % slower to 6.0 % faster): inconclusive; about 30 A/B blocks would likely "
+                                      "settle it");
   // Latency: a higher ratio is slower.
   m = {.name = "clat", .unit = "ns", .better = Better::lower, .verdict = Verdict::regression,
        .effect = {.estimate = 1.10, .low = 1.05, .high = 1.20, .confidence = 0.95}};
-  EXPECT_EQ(metric_sentence(m, "B", 0.05), "B is 10.0 % slower in clat (95 % CI 5.0 to 20.0 % slower): regression");
+  EXPECT_EQ(headline(m, "B", 0.05), "B is 10.0 % slower than A in clat (95 % CI 5.0 to 20.0 % slower): regression");
 }
 
 // A reader of the verdict word alone sees the significant shift behind a no_change or an inconclusive
-// (issue 20): the HTML sentence, the terminal's verdict lines and the JSON headline in the same words.
-TEST(ReportHtml, ASignificantShiftInsideTheMarginIsSaidWithTheVerdict) {
+// (issue 20), in the one sentence every output shows.
+TEST(ReportWording, ASignificantShiftInsideTheMarginIsSaidWithTheVerdict) {
   ReportMetric m{.name = "bw", .unit = "B/s", .better = Better::higher, .verdict = Verdict::no_change,
                  .effect = {.estimate = 0.98, .low = 0.965, .high = 0.995, .confidence = 0.95}};
-  EXPECT_EQ(metric_sentence(m, "B", 0.05),
-            "B is 2.0 % slower in bw (95 % CI 0.5 to 3.5 % slower): no_change (a significant shift, inside the "
-            "±5.0 % margin)");
+  EXPECT_EQ(headline(m, "B", 0.05),
+            "B is 2.0 % slower than A in bw (95 % CI 0.5 to 3.5 % slower): no_change (a significant shift, inside "
+            "the ±5.0 % margin)");
   // Latency, inconclusive: significant, estimated inside the margin, interval past it.
   m = {.name = "clat", .unit = "ns", .better = Better::lower, .verdict = Verdict::inconclusive,
        .effect = {.estimate = 1.03, .low = 1.01, .high = 1.07, .confidence = 0.95}};
-  EXPECT_EQ(metric_sentence(m, "B", 0.05),
-            "B is 3.0 % slower in clat (95 % CI 1.0 to 7.0 % slower): inconclusive (a significant shift, estimated "
-            "inside the ±5.0 % margin; its interval reaches past it)");
+  EXPECT_EQ(headline(m, "B", 0.05),
+            "B is 3.0 % slower than A in clat (95 % CI 1.0 to 7.0 % slower): inconclusive (a significant shift, "
+            "estimated inside the ±5.0 % margin; its interval reaches past it)");
   // Not significant, or a margin the estimate is beyond: the verdict alone.
   m.effect.low = 0.99;
-  EXPECT_EQ(metric_sentence(m, "B", 0.05).find("significant"), std::string::npos);
+  EXPECT_EQ(headline(m, "B", 0.05).find("significant"), std::string::npos);
   m.effect.low = 1.01;
-  EXPECT_EQ(metric_sentence(m, "B", 0.02).find("significant"), std::string::npos);
+  EXPECT_EQ(headline(m, "B", 0.02).find("significant"), std::string::npos);
 }
 
-TEST(ReportTerminal, ASignificantShiftInsideTheMarginIsSaidOnBothVerdictLines) {
+TEST(ReportTerminal, ASignificantShiftInsideTheMarginIsSaidInTheSentenceAndTheVerdict) {
   Analysis a;
   a.options.margin = 0.05;
   MetricAnalysis m;
@@ -326,11 +333,30 @@ TEST(ReportTerminal, ASignificantShiftInsideTheMarginIsSaidOnBothVerdictLines) {
   a.metrics.push_back(m);
   a.verdict = Verdict::no_change;
   const std::string text = terminal_report(a);
-  EXPECT_THAT(text, HasSubstr("  verdict: no_change (a significant shift, inside the ±5.0 % margin)\n"));
+  EXPECT_THAT(text, HasSubstr("\n  B is 2.0 % slower than A in dd-write.bandwidth (95 % CI 0.5 to 3.5 % slower): "
+                              "no_change (a significant shift, inside the ±5.0 % margin)\n"));
   EXPECT_THAT(text, HasSubstr("\nverdict: no_change (dd-write.bandwidth: a significant shift, inside the ±5.0 % "
                               "margin)\n"));
   a.metrics.erase(a.metrics.begin());
   EXPECT_THAT(terminal_report(a), HasSubstr("\nverdict: no_change\n"));
+}
+
+// The terminal says what the sentence's blocks would take at the run's pace, after the sentence
+// (which every output shows alike, so without what only the run knows).
+TEST(ReportTerminal, TheBlocksThatWouldSettleItComeWithTheirTimeAtThisRunsPace) {
+  ReportModel r{.verdict = Verdict::inconclusive, .margin = 0.05};
+  r.metrics = {{.name = "bw", .unit = "B/s", .better = Better::higher, .verdict = Verdict::inconclusive,
+                .effect = {.estimate = 0.97, .low = 0.9, .high = 1.04, .confidence = 0.95},
+                .primary_estimate = Estimate::paired, .runs_needed = 30}};
+  const std::string sentence = abvm::headline(r.metrics[0], r);
+  EXPECT_THAT(sentence, HasSubstr("; about 30 A/B blocks would likely settle it"));
+  EXPECT_THAT(terminal_report(r, {.seconds_per_block = 24}),
+              HasSubstr("\n  " + sentence + "\n  30 blocks at this run's pace (~12 min)\n"));
+  EXPECT_THAT(terminal_report(r), HasSubstr("\n  " + sentence + "\n"));
+  EXPECT_THAT(terminal_report(r), Not(HasSubstr("this run's pace")));
+  // Runs that are not boots are not blocks: no time for them.
+  r.metrics[0].primary_estimate = Estimate::unpaired;
+  EXPECT_THAT(terminal_report(r, {.seconds_per_block = 24}), Not(HasSubstr("this run's pace")));
 }
 
 class ReportHtmlDemo : public ::testing::Test {
