@@ -276,7 +276,8 @@ std::optional<DomainOwner> domain_owner(std::string_view name) {
   name.remove_prefix(domain_name_prefix.size());
   const std::string_view owner = name.substr(0, name.find('-'));
   const std::string_view pid = owner.substr(0, owner.find('.'));
-  if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  const bool digits = pid.find_first_not_of("0123456789") == std::string_view::npos;
+  if (pid.empty() || pid.size() > 9 || !digits) return std::nullopt;
   DomainOwner out{.pid = std::stol(std::string(pid)), .boot = ""};
   if (pid.size() < owner.size()) out.boot = std::string(owner.substr(pid.size() + 1));
   return out;

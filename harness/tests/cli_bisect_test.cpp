@@ -1,8 +1,9 @@
 // abvm bisect without libvirt: whole bisections through the real Bisection and Runner (the same
 // journal, plan, resume, looks and reports as abvm run) with the tests' one fake driver, whose
 // guests print real dd output at a bandwidth the test scripts per kernel; each look of a step is
-// bisect/bisection.hpp step_looks(), its end cli/run_session write_run_outputs(). Covers naming the scripted culprit with every step's results directory, each
-// look finding what the full analysis (cli/results_analysis decide()) finds, a resume after an
+// bisect/bisection.hpp step_looks(), its end cli/run_session write_run_outputs(). Covers naming
+// the scripted culprit with every step's results directory, each look finding what the full
+// analysis (cli/results_analysis decide()) finds, a resume after an
 // interruption that runs no finished step or trial again, a step whose kernel does not build, and
 // the command's door: --help, --dry-run and the errors of bad input, through the real binary.
 #include <fmt/format.h>
