@@ -18,7 +18,8 @@ packages=(
 )
 # --tests adds what the tests, benchmarks and CI need: GoogleTest and Google Benchmark, the
 # independent references (SciPy, jsonschema, xmllint), the report in Chromium, YAML for the
-# nightly rehearsal, clang for the fuzzers, fio on the host, and the tests' own libvirt daemons:
+# nightly rehearsal, clang for the fuzzers, fio on the host, strace (the agent's window traced:
+# guest_agent_steps_test), and the tests' own libvirt daemons:
 # libvirt-daemon (libvirtd, for `--connect qemu:///system` and the test daemons; it brings the
 # storage driver with the dir backend, abvm's pool on a remote host, and virt-ssh-helper, which a
 # qemu+ssh:// client runs on the remote side) and openssh-server/-client (one test daemon is
@@ -28,7 +29,7 @@ packages=(
 test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-scipy python3-jsonschema libxml2-utils python3-yaml chromium
-  libvirt-daemon openssh-server openssh-client openssl fio
+  libvirt-daemon openssh-server openssh-client openssl fio strace
   clang-14 libclang-rt-14-dev
 )
 usage() { echo "usage: $0 [--tests] [--print]" >&2; exit 2; }

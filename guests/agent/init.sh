@@ -27,13 +27,14 @@
 #   Types: BEGIN trial_b64,uptime | UNAME b64 | KVERSION b64 (uname -v) | CMDLINE b64
 #          FEATURES serial,bits|none (one per scratch disk the job names)
 #          RUN workload,index,warmup,t_start | OUT b64chunk | RUNEND workload,index,status,t_end
-#          paced steps: READY step,t (waiting for "go <step>") | DONE step,t (measured; waiting for
-#          "stop <step>") | RUN workload,index,warmup,t_start,step,t_ready,t_go
-#          RUNEND workload,index,status,t_end,t_fill,t_stop,t_load_end,fills (after the window)
+#          paced steps: READY step,t (waiting for "go <step>") | DONE step (measured; waiting for
+#          "stop <step>"; made before READY, so its time comes later, as RUNEND's t_done)
+#          RUN workload,index,warmup,t_start,step,t_ready,t_go
+#          RUNEND workload,index,status,t_end,t_fill,t_stop,t_load_end,fills,t_done (after the window)
 #          MODPARAM b64("<module>.<param>=<value>") | DMESG b64 | ERROR b64 | END record_count
 #   Times (t_*) are the guest's CLOCK_MONOTONIC in seconds (clock_now). The host maps them to its own
-#   clock from when live records (BEGIN, READY, DONE, unpaced RUN and RUNEND) reached it and when it
-#   typed go and stop (harness/run/designs/windows.hpp).
+#   clock from when live records (BEGIN, READY, DONE with RUNEND's t_done, unpaced RUN and RUNEND)
+#   reached it and when it typed go and stop (harness/run/designs/windows.hpp).
 #
 # Test-only faults (harness/tests/run_guest_faults_e2e_test.cpp): the kernel command-line word
 # abvm.test_fault=<fault> makes the agent misbehave on purpose, so that tests can prove what abvm
@@ -320,22 +321,35 @@ wait_word() {
 
 # The faster guest's load goes on, unmeasured, until the host's stop (Duet benchmarking: its
 # partner must not measure alone on the CPU): the same command again and again, output dropped.
-# Its files are cleared before READY (clear_filler): a fork at the run's end would widen the gap
-# before the filler's load, where the partner measures alone.
-clear_filler() { rm -f "$WORK/fill.stop" "$WORK/fill.done" "$WORK/fill.pid"; }
-start_filler() {  # dir
+# Nothing but the filler may take the CPU between the end of the measured run and the filler's first
+# run, while the partner may still measure (issue 26: a fork costs tens of ms under TCG, and one
+# there made the slower side's runs 4-5 ms longer): the filler is forked before READY and parked on
+# the FIFO fill.go, which the agent holds open on fd 4 (open_filler_fifo); after the run the agent
+# only writes "go" into it. A step that never gets its go releases the parked filler with "skip".
+# Every parked filler reads exactly one word, so no word is left for the next step's.
+open_filler_fifo() {
+  rm -f "$WORK/fill.go"
+  mkfifo "$WORK/fill.go" && exec 4<>"$WORK/fill.go"
+}
+park_filler() {  # dir
+  rm -f "$WORK/fill.stop" "$WORK/fill.done" "$WORK/fill.pid"
   echo 0 > "$WORK/fill.count"
   (
-    n=0
-    while [ ! -e "$WORK/fill.stop" ]; do
-      PIDFILE=$WORK/fill.pid run_argv "$1" /dev/null
-      n=$((n + 1))
-      echo $n > "$WORK/fill.count"
-    done
+    IFS= read -r word < "$WORK/fill.go"
+    if [ "$word" = go ]; then
+      n=0
+      while [ ! -e "$WORK/fill.stop" ]; do
+        PIDFILE=$WORK/fill.pid run_argv "$1" /dev/null
+        n=$((n + 1))
+        echo $n > "$WORK/fill.count"
+      done
+    fi
     : > "$WORK/fill.done"
   ) &
   FILLER=$!
 }
+release_filler() { echo go >&4; }
+unpark_filler() { echo skip >&4; wait "$FILLER"; }
 
 # Kills process $1 and its children (fio's job processes) with SIGKILL, the children first: once
 # their parent is gone they belong to init and cannot be told apart.
@@ -373,11 +387,21 @@ stop_filler() {
   FILLS=$((FILLS + 1))
 }
 
+# DONE's record line for step $1, made before READY (READY is the record before it): its checksum
+# is a fork, and DONE is printed when the run ends, while the partner may still measure. DONE carries
+# the step alone; the guest time it was printed at comes with the run's RUNEND (t_done).
+make_done_line() {  # step
+  record_body $((SEQ + 1)) DONE "$1"
+  sum=$(printf '%s' "$BODY" | md5sum)
+  DONE_LINE="ABVM1:$BODY:${sum%% *}"
+}
+
 # One step of a paced job: a window the host opens with "go <n>" for both guests at once (or for
 # one at a time: pace turns) and closes with "stop <n>" once every guest of the window is done.
-# Everything that costs time is done before READY (sync, drop caches, the argument vector); nothing
-# is printed between the go and DONE, and the run's records only after the stop. Returns
-# wait_word's status (1: abort, 2: no word).
+# Everything that costs time is done before READY (sync, drop caches, the argument vector, the
+# parked filler, DONE's record); between the go and the filler's start the agent reads the clock,
+# runs the tool, writes "go" to the filler and prints DONE, all with builtins; the run's records
+# come only after the stop. Returns wait_word's status (1: abort, 2: no word).
 run_paced_step() {  # step dir index warmup
   dir=$2
   first_line "$dir/name"; name=$LINE
@@ -385,15 +409,23 @@ run_paced_step() {  # step dir index warmup
   prepare_run "$dir"
   set --
   while IFS= read -r a; do set -- "$@" "$a"; done < "$dir/argv"
-  [ "$FILL" = 1 ] && clear_filler
+  [ "$FILL" = 1 ] && park_filler "$dir"
   [ "$TEST_FAULT" = never-ready ] && while :; do sleep 3600; done
+  make_done_line "$step"
   clock_now; t_ready=$NOW
   rec READY "$step,$t_ready"
   if [ "$TEST_FAULT" = deaf ] && [ "$step" = 0 ]; then
     wait_word "go never"
-    return $?
+    heard=$?
+    [ "$FILL" = 1 ] && unpark_filler
+    return $heard
   fi
-  wait_word "go $step" || return $?
+  wait_word "go $step"
+  heard=$?
+  if [ $heard != 0 ]; then
+    [ "$FILL" = 1 ] && unpark_filler
+    return $heard
+  fi
   clock_now; t_go=$NOW
   [ "$TEST_FAULT" = hang-window ] && while :; do sleep 3600; done
   first_run_fault
@@ -403,9 +435,10 @@ run_paced_step() {  # step dir index warmup
   clock_now; t1=$NOW
   t_fill=$t1
   FILLS=0
-  if [ "$FILL" = 1 ]; then start_filler "$dir"; clock_now; t_fill=$NOW; fi
-  clock_now
-  rec DONE "$step,$NOW"
+  if [ "$FILL" = 1 ]; then release_filler; clock_now; t_fill=$NOW; fi
+  clock_now; t_done=$NOW
+  printf '%s\n' "$DONE_LINE"
+  SEQ=$((SEQ + 1))
   wait_word "stop $step"
   heard=$?
   clock_now; t_stop=$NOW
@@ -414,7 +447,7 @@ run_paced_step() {  # step dir index warmup
   [ "$FILL" = 1 ] || t_load_end=$t1
   rec RUN "$name,$index,$warm,$t0,$step,$t_ready,$t_go"
   emit_output "$WORK/out"
-  rec RUNEND "$name,$index,$status,$t1,$t_fill,$t_stop,$t_load_end,$FILLS"
+  rec RUNEND "$name,$index,$status,$t1,$t_fill,$t_stop,$t_load_end,$FILLS,$t_done"
   return $heard
 }
 
@@ -457,6 +490,7 @@ prepare_disks() {
 
 run_steps() {
   n=0
+  [ "$PACE" != free ] && [ "$FILL" = 1 ] && { open_filler_fifo || error "cannot make the filler's FIFO"; }
   while IFS=' ' read -r w warm idx; do
     if [ "$PACE" = free ]; then
       run_one "$WORK/$w" "$idx" "$warm"
@@ -678,10 +712,10 @@ case "${ABVM_AGENT_MODE:-guest}" in
     emit_output "$WORK/out"
     rec RUNEND "demo,0,3,2.75"
     rec READY "0,3.000001"
-    rec DONE "0,4.500000"
+    rec DONE "0"
     rec RUN "paced,0,0,3.100000,0,3.000001,3.050000"
     emit_output "$WORK/out"
-    rec RUNEND "paced,0,0,4.400000,4.450000,5.000000,5.100000,2"
+    rec RUNEND "paced,0,0,4.400000,4.450000,5.000000,5.100000,2,4.500000"
     rec END "$SEQ"
     exit 0 ;;
   *)

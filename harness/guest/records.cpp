@@ -436,15 +436,7 @@ class ReportReader {
     } else if (rec.type == "ERROR") {
       if (auto t = text(rec)) report_.agent_errors.push_back(*t);
     } else if (rec.type == "READY" || rec.type == "DONE") {
-      // A paced step: the host reads them from the live console; here they are clock marks.
-      long step = -1;
-      double t = 0;
-      if (fields.size() != 2 || !parse_number(fields[0], step) || step < 0 || !parse_number(fields[1], t)) {
-        bad(rec, "malformed step record");
-      } else {
-        mark({.seq = seq, .t = t, .step = step});
-        if (rec.type == "DONE" && report_.steps_done.size() < kMaxClockMarks) report_.steps_done.push_back(step);
-      }
+      step_record(seq, rec, fields);
     } else if (rec.type == "END") {
       report_.ended = true;
     } else {
@@ -531,6 +523,27 @@ class ReportReader {
     }
   }
 
+  // A paced step: the host reads READY and DONE from the live console; here they are clock marks.
+  // READY is "step,t". DONE is "step" (the agent makes it before READY, so that no checksum runs as
+  // the measured run ends: its time comes with the run's RUNEND, t_done) or "step,t" (older agents).
+  void step_record(std::uint64_t seq, const Record& rec, const std::vector<std::string>& fields) {
+    long step = -1;
+    double t = 0;
+    const bool timeless_done = rec.type == "DONE" && fields.size() == 1;
+    if ((fields.size() != 2 && !timeless_done) || !parse_number(fields[0], step) || step < 0 ||
+        (!timeless_done && !parse_number(fields[1], t))) {
+      bad(rec, "malformed step record");
+      return;
+    }
+    if (timeless_done) {
+      done_seq_[step] = seq;  // a mark once its RUNEND gives the time (bounded: at most one per step)
+      if (done_seq_.size() > kMaxClockMarks) done_seq_.erase(step);
+    } else {
+      mark({.seq = seq, .t = t, .step = step});
+    }
+    if (rec.type == "DONE" && report_.steps_done.size() < kMaxClockMarks) report_.steps_done.push_back(step);
+  }
+
   void mark(const GuestClockMark& m) {
     if (report_.clock_marks.size() < kMaxClockMarks) report_.clock_marks.push_back(m);
   }
@@ -575,7 +588,8 @@ class ReportReader {
     open_run_ = std::move(run);
   }
 
-  // "workload,index,status,t_end", or for a paced run ",t_fill,t_stop,t_load_end,fills" more.
+  // "workload,index,status,t_end", or for a paced run ",t_fill,t_stop,t_load_end,fills" more, and
+  // ",t_done" (when DONE was printed) from agents whose DONE carries no time.
   void end_run(std::uint64_t seq, const Record& rec, const std::vector<std::string>& fields) {
     if (!open_run_) {
       bad(rec, "run end without a run start");
@@ -584,7 +598,8 @@ class ReportReader {
     GuestRun run = std::move(*open_run_);
     open_run_.reset();
     int index = -1;
-    const std::size_t expected = run.window ? 8 : 4;
+    const bool with_done = run.window && fields.size() == 9;
+    const std::size_t expected = run.window ? (with_done ? 9 : 8) : 4;
     if (fields.size() != expected || fields[0] != run.workload || !parse_number(fields[1], index) ||
         index != run.index || !parse_number(fields[2], run.exit_status) || !parse_number(fields[3], run.t_end)) {
       bad(rec, "run end does not match its start");
@@ -596,6 +611,16 @@ class ReportReader {
           !parse_number(fields[6], w.t_load_end) || !parse_number(fields[7], w.fills) || w.fills < 0) {
         bad(rec, "malformed paced run end");
         return;
+      }
+      if (with_done) {
+        double t_done = 0;
+        if (!parse_number(fields[8], t_done)) {
+          bad(rec, "malformed paced run end");
+          return;
+        }
+        if (const auto done = done_seq_.find(w.step); done != done_seq_.end()) {
+          mark({.seq = done->second, .t = t_done, .step = w.step});
+        }
       }
     }
     auto out = base64_decode(open_b64_);
@@ -614,6 +639,7 @@ class ReportReader {
   GuestReport& report_;
   std::optional<GuestRun> open_run_;
   std::optional<GuestClockMark> open_mark_;  // an unpaced run's start, until it has ended
+  std::map<long, std::uint64_t> done_seq_;    // a timeless DONE's sequence number by its step
   std::string open_b64_;    // the open run's OUT payloads so far
   std::uint64_t expected_ = 0;
 };

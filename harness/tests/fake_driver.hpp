@@ -348,8 +348,8 @@ class FakeDriver : public GuestDriver {
       }
       measure(run);
       if (over()) return false;
-      const std::string t1 = now(), t_fill = now();
-      rec("DONE", fmt::format("{},{}", n, now()));
+      const std::string t1 = now(), t_fill = now(), t_done = now();
+      rec("DONE", fmt::format("{}", n));  // the agent's DONE: its time comes with RUNEND
       if (fault_ == FakeFault::die_after_done) {
         outcome_ = {.end = GuestOutcome::End::infra_error, .detail = "fake: QEMU killed after DONE"};
         return false;
@@ -361,8 +361,8 @@ class FakeDriver : public GuestDriver {
       rec("RUN", fmt::format("{},{},{},{},{},{},{}", name, index, warm, t0, n, t_ready, t_go));
       const auto [status, output] = result(name, index, warm == 1);
       rec("OUT", base64_encode(output));
-      rec("RUNEND", fmt::format("{},{},{},{},{},{},{},{}", name, index, status, t1, job_.fill ? t_fill : t1, t_stop,
-                                job_.fill ? t_stop : t1, job_.fill ? 1 : 0));
+      rec("RUNEND", fmt::format("{},{},{},{},{},{},{},{},{}", name, index, status, t1, job_.fill ? t_fill : t1, t_stop,
+                                job_.fill ? t_stop : t1, job_.fill ? 1 : 0, t_done));
       keep(run);
       return stop == 0;
     }

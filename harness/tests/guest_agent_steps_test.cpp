@@ -12,6 +12,7 @@
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "guest/job.hpp"
+#include "environment_skip.hpp"
 #include "guest/records.hpp"
 
 namespace abvm {
@@ -62,7 +63,9 @@ struct Steps {
 
 // Runs the agent on `job` while `host` (shell lines, with wait_for PATTERN and say WORD) plays the
 // host; returns what came out.
-Steps run_steps(const std::string& name, const std::string& job, const std::string& host) {
+// `launcher` goes before the agent's command (e.g. a tracer).
+Steps run_steps(const std::string& name, const std::string& job, const std::string& host,
+                const std::string& launcher = "") {
   const fs::path dir = fs::temp_directory_path() / ("abvm-agent-steps-" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -73,7 +76,7 @@ cd "$1"
 mkfifo console
 exec 3<>console
 ABVM_AGENT_MODE=steps ABVM_JOB="$1/job" ABVM_WORK="$1/work" ABVM_CONSOLE="$1/console" ABVM_DISK="..$1/disk" \
-  busybox sh "$2" > out 2> err &
+  )" + launcher + R"( busybox sh "$2" > out 2> err &
 agent=$!
 wait_for() {
   i=0
@@ -101,13 +104,13 @@ TEST(GuestAgentSteps, APacedWindowHoldsItsLoadUntilTheStopAndPrintsAfterIt) {
   const Steps s = run_steps("paced", sleep_job(Pacing::together, 2, "0.2"), R"(
 wait_for ':READY:0,'
 say "go 0"
-wait_for ':DONE:0,'
+wait_for ':DONE:0:'
 sleep 0.6
 grep -c ':RUN:' out > runs-before-stop
 say "stop 0"
 wait_for ':READY:1,'
 say "go 1"
-wait_for ':DONE:1,'
+wait_for ':DONE:1:'
 say "stop 1"
 )");
   ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
@@ -134,6 +137,64 @@ say "stop 1"
   EXPECT_FALSE(fs::exists("/proc/" + pid.substr(0, pid.find('\n')))) << "the filler's last run still runs";
 }
 
+// Issue 26: between the end of the measured run and its filler's first run, nothing but the filler may
+// take the CPU that the partner may still measure on (a fork costs tens of ms under TCG): no
+// checksum, no record, no fork of the agent's. Traced with strace: from the measured tool's exit
+// until both DONE is printed and the filler's tool is executed, one process is created (the
+// filler's run, by the filler parked before READY) and no other program runs.
+TEST(GuestAgentSteps, NothingButTheFillerRunsBetweenTheRunsEndAndItsFiller) {
+  if (run_process({"sh", "-c", "command -v strace"}).exit_code != 0) {
+    ABVM_SKIP_WITHOUT("strace is not installed (harness/setup.sh --tests installs it)");
+  }
+  const fs::path trace = fs::temp_directory_path() / "abvm-agent-steps-trace.txt";
+  const Steps s = run_steps("traced", sleep_job(Pacing::together, 1, "0.3"), R"(
+wait_for ':READY:0,'
+say "go 0"
+wait_for ':DONE:0:'
+sleep 0.5
+say "stop 0"
+wait_for ':END:'
+)", "strace -f -qq -s 256 -e trace=process,write -o " + trace.string());
+  ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
+  ASSERT_EQ(s.report.runs.size(), 1u) << s.records;
+  ASSERT_GE(s.report.runs[0].window->fills, 1) << s.records;
+  const std::string text = read_file(trace);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t nl = text.find('\n', at);
+    lines.push_back(text.substr(at, nl - at));
+    at = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  const auto pid_of = [](const std::string& l) { return l.substr(0, l.find(' ')); };
+  const auto is_exec = [](const std::string& l) { return l.find(" execve(\"") != std::string::npos; };
+  const auto is_sleep = [](const std::string& l) { return l.find(" execve(\"/usr/bin/sleep\"") != std::string::npos; };
+  // The measured run: the first sleep executed; its end: that process's exit_group (-qq: no exit lines).
+  std::size_t i = 0;
+  while (i < lines.size() && !is_sleep(lines[i])) ++i;
+  ASSERT_LT(i, lines.size()) << text;
+  const std::string measured = pid_of(lines[i]);
+  while (i < lines.size() && !(pid_of(lines[i]) == measured && lines[i].find(" exit_group(") != std::string::npos)) ++i;
+  ASSERT_LT(i, lines.size()) << text;
+  bool done_printed = false, filler_ran = false;
+  int forks = 0;
+  std::vector<std::string> programs;
+  for (++i; i < lines.size() && !(done_printed && filler_ran); ++i) {
+    const std::string& l = lines[i];
+    if (l.find(" write(") != std::string::npos && l.find(":DONE:0:") != std::string::npos) done_printed = true;
+    if (l.find(" clone(") != std::string::npos || l.find(" clone3(") != std::string::npos ||
+        l.find(" fork(") != std::string::npos || l.find(" vfork(") != std::string::npos) {
+      ++forks;
+    }
+    if (is_exec(l)) {
+      if (is_sleep(l)) filler_ran = true;
+      else programs.push_back(l);
+    }
+  }
+  EXPECT_TRUE(done_printed && filler_ran) << text;
+  EXPECT_EQ(forks, 1) << "processes created between the run's end and its filler's start:\n" << text;
+  EXPECT_TRUE(programs.empty()) << ::testing::PrintToString(programs);
+}
+
 // A filler run that ignores SIGTERM and waits for a child (as a fio can while it starts its job):
 // the agent kills it and its child within a few seconds of the stop instead of waiting forever.
 TEST(GuestAgentSteps, AFillerThatIgnoresTheStopIsKilledWithItsChildren) {
@@ -144,7 +205,7 @@ TEST(GuestAgentSteps, AFillerThatIgnoresTheStopIsKilledWithItsChildren) {
   const Steps s = run_steps("stubborn", command_job(Pacing::together, 1, {"sh", "-c", script}), R"(
 wait_for ':READY:0,'
 say "go 0"
-wait_for ':DONE:0,'
+wait_for ':DONE:0:'
 sleep 0.5
 say "stop 0"
 wait_for ':END:'
@@ -170,7 +231,7 @@ TEST(GuestAgentSteps, AnAbortEndsTheStepsAfterTheRunAtHand) {
   const Steps s = run_steps("abort", sleep_job(Pacing::together, 3, "0.1"), R"(
 wait_for ':READY:0,'
 say "go 0"
-wait_for ':DONE:0,'
+wait_for ':DONE:0:'
 say "abort"
 wait_for ':END:'
 )");

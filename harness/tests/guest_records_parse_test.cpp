@@ -103,7 +103,7 @@ TEST(GuestRecords, ParsesWhatTheAgentPrints) {
   EXPECT_EQ(p.output, output);
   EXPECT_EQ(r.steps_done, std::vector<long>{0});
   // Clock marks: BEGIN, the unpaced run's RUN and RUNEND, READY and DONE (the paced RUN and
-  // RUNEND were printed after the window: no marks).
+  // RUNEND were printed after the window: no marks; DONE's time is RUNEND's t_done).
   std::vector<GuestClockMark> marks = r.clock_marks;
   std::sort(marks.begin(), marks.end(), [](const auto& x, const auto& y) { return x.seq < y.seq; });
   ASSERT_EQ(marks.size(), 5u);
@@ -118,6 +118,53 @@ TEST(GuestRecords, ParsesWhatTheAgentPrints) {
   EXPECT_DOUBLE_EQ(marks[4].t, 4.5);
 }
 
+// Agents before issue 26 printed DONE with its time ("step,t") and a paced RUNEND of eight fields:
+// their consoles read as before, DONE a clock mark of its own time.
+TEST(GuestRecords, DoneWithItsOwnTimeFromOlderAgentsIsAClockMark) {
+  std::string console;
+  std::uint64_t seq = 0;
+  const auto rec = [&](std::string_view type, const std::string& payload) {
+    console += format_guest_record("nonce0123", seq++, type, payload) + "\n";
+  };
+  rec("BEGIN", base64_encode("t") + ",1.0");
+  rec("READY", "0,3.0");
+  rec("DONE", "0,4.5");
+  rec("RUN", "dd,0,0,3.1,0,3.0,3.05");
+  rec("RUNEND", "dd,0,0,4.4,4.45,5.0,5.1,2");
+  rec("END", "5");
+  const GuestReport r = parse_guest_console(console, "nonce0123");
+  EXPECT_TRUE(r.problems.empty()) << ::testing::PrintToString(r.problems);
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.steps_done, std::vector<long>{0});
+  ASSERT_EQ(r.clock_marks.size(), 3u);  // BEGIN, READY, DONE
+  EXPECT_EQ(r.clock_marks[2].seq, 2u);
+  EXPECT_DOUBLE_EQ(r.clock_marks[2].t, 4.5);
+}
+
+// A timeless DONE becomes a clock mark only with its step's RUNEND time: a RUNEND of another step
+// or of eight fields adds none.
+TEST(GuestRecords, ATimelessDoneTakesItsTimeFromItsStepsRunEnd) {
+  std::string console;
+  std::uint64_t seq = 0;
+  const auto rec = [&](std::string_view type, const std::string& payload) {
+    console += format_guest_record("nonce0123", seq++, type, payload) + "\n";
+  };
+  rec("BEGIN", base64_encode("t") + ",1.0");
+  rec("DONE", "0");
+  rec("DONE", "1");
+  rec("RUN", "dd,0,0,3.1,1,3.0,3.05");
+  rec("RUNEND", "dd,0,0,4.4,4.45,5.0,5.1,2,4.47");
+  rec("RUN", "dd,1,0,6.1,2,6.0,6.05");
+  rec("RUNEND", "dd,1,0,7.4,7.45,8.0,8.1,2,7.47");
+  rec("END", "7");
+  const GuestReport r = parse_guest_console(console, "nonce0123");
+  EXPECT_TRUE(r.problems.empty()) << ::testing::PrintToString(r.problems);
+  ASSERT_EQ(r.clock_marks.size(), 2u);  // BEGIN, and DONE of step 1 (seq 2) at 4.47
+  EXPECT_EQ(r.clock_marks[1].seq, 2u);
+  EXPECT_EQ(r.clock_marks[1].step, 1);
+  EXPECT_DOUBLE_EQ(r.clock_marks[1].t, 4.47);
+}
+
 TEST(GuestRecords, MalformedPacedRecordsAreProblemsNotRuns) {
   std::string console;
   std::uint64_t seq = 0;
@@ -126,7 +173,7 @@ TEST(GuestRecords, MalformedPacedRecordsAreProblemsNotRuns) {
   };
   rec("BEGIN", base64_encode("t") + ",1.0");
   rec("READY", "x,1.0");
-  rec("DONE", "0");
+  rec("DONE", "y");
   rec("RUN", "dd,0,0,3.1,0,3.0");       // six fields: neither form
   rec("RUN", "dd,0,0,3.1,0,3.0,3.05");
   rec("RUNEND", "dd,0,0,4.4");           // a paced run ends with eight fields
