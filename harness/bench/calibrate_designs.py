@@ -10,13 +10,16 @@ Experiments (--experiments, comma-separated; configs from --configs, default the
              figures `abvm run`'s budget warning uses, as before)
   aa         configs/aa-control.toml: A/A, every metric's expected ratio 1.0
   ruler-10   configs/ruler-10.toml: both sides' disks throttled, B's caps 0.90 of A's
-  ruler-3    configs/ruler-3.toml: the same at 0.97 (its margin 0.02)
+  ruler-3    configs/ruler-3.toml: the same at 0.97 (its margin 0.02), a 0.27 s dd beside the 2.4 s one
+  ruler-3-read  configs/ruler-3-read-faster.toml: reading, A's cap 0.97 of B's (B faster), 2.4 s and
+             0.27 s dd runs
   swiotlb    configs/swiotlb-control.toml: B bounces DMA through swiotlb, a real slowdown of unknown
              size; the reference is the sequential-blocks estimate pooled over the series
   neighbour  configs/neighbour-control.toml: B has virtio_blk.queue_depth=1; the fio metrics must
              regress, dd-4k.bandwidth is known unaffected (expected 1.0)
-A ruler states its expected ratio per metric in its config, `# expected: <metric> <ratio>` (read from
-the copy in each results directory). Each run gets a copy of the experiment's config with name,
+A ruler states its expected ratio per metric in its config, `# expected: <metric> <ratio>`, with
+the range `[<low>, <high>]` after it where the ratio depends on each side's time beyond the model
+(short runs: harness/bench/ruler_excess.py --isolation) (read from the copy in each results directory). Each run gets a copy of the experiment's config with name,
 schedule.boots_per_side (--blocks), schedule.design, schedule.cpu_sets (--cpu-sets), schedule.seed
 (--seed + round) and, when given, analysis.margin and analysis.confidence overridden.
 `same-guest` runs only experiments whose sides differ in device options alone (noise, aa, the
@@ -198,6 +201,7 @@ EXPERIMENTS = {e.name: e for e in [
     Experiment("aa", "aa-control.toml", None, "aa"),
     Experiment("ruler-10", "ruler-10.toml", None, "ruler"),
     Experiment("ruler-3", "ruler-3.toml", None, "ruler"),
+    Experiment("ruler-3-read", "ruler-3-read-faster.toml", None, "ruler"),
     Experiment("swiotlb", "swiotlb-control.toml", "B's kernel command line adds swiotlb=force", "reference"),
     Experiment("neighbour", "neighbour-control.toml", "B's kernel command line adds virtio_blk.queue_depth=1",
                "neighbour"),
@@ -208,12 +212,18 @@ EXPERIMENTS = {e.name: e for e in [
 class Truth:
     kind: str                     # "ratio", "reference" or "direction"
     expected: float | None        # the known ratio (for "reference": filled in from the pool)
+    low: float | None = None      # the range a ruler states beside it ([low, high]), else None
+    high: float | None = None
+
+
+EXPECTED = re.compile(r"^#\s*expected:\s*(\S+)\s+([0-9.eE+-]+)(?:\s*\[([0-9.eE+-]+),\s*([0-9.eE+-]+)\])?\s*$", re.M)
 
 
 def expected_ratios(config_text):
-    """{metric: ratio} from a config's `# expected: <metric> <ratio>` comments."""
-    return {m.group(1): float(m.group(2))
-            for m in re.finditer(r"^#\s*expected:\s*(\S+)\s+([0-9.eE+-]+)\s*$", config_text, re.M)}
+    """{metric: (ratio, low, high)} from a config's `# expected: <metric> <ratio> [<low>, <high>]`
+    comments (the range is optional: None without it)."""
+    return {m.group(1): (float(m.group(2)), *(float(g) if g else None for g in m.group(3, 4)))
+            for m in EXPECTED.finditer(config_text)}
 
 
 def truth_of(experiment, metric, config_text):
@@ -224,7 +234,7 @@ def truth_of(experiment, metric, config_text):
         expected = expected_ratios(config_text).get(metric)
         if expected is None:
             sys.exit(f"{experiment.name}: its config states no '# expected: {metric} <ratio>'")
-        return Truth("ratio", expected)
+        return Truth("ratio", *expected)
     if experiment.truth == "reference":
         return Truth("reference", None)
     if metric.startswith("dd-"):
@@ -383,6 +393,17 @@ def read_run(results_dir, metric=METRIC):
     ends.sort()
     wall = ends[-1][0] - (ends[0][0] - ends[0][1]) if ends else 0.0
     return blocks, wall
+
+
+def run_length(results_dir, metric):
+    """The median measured run (s, host clock) of `metric`'s workload, None without timings."""
+    workload, lengths = metric.split(".")[0], []
+    with open(os.path.join(results_dir, "journal.jsonl")) as f:
+        for line in f:
+            e = json.loads(line)
+            if e.get("outcome") == "ok" and e.get("workload") == workload and e.get("timing"):
+                lengths.append(e["timing"]["end"] - e["timing"]["start"])
+    return statistics.median(lengths) if lengths else None
 
 
 def analysis_of(abvm, results_dir):
@@ -621,13 +642,18 @@ def truth_row(experiment, design, metric, truth, rows, reference):
     """The truth figures of one (experiment, design, metric) from its runs' estimates."""
     estimates = [r["estimate"] for r in rows if r["estimate"] and r["estimate"] > 0]
     out = {"experiment": experiment, "config": EXPERIMENTS[experiment].config, "design": design, "metric": metric,
-           "truth": truth.kind, "expected": truth.expected, "runs": rows,
+           "truth": truth.kind, "expected": truth.expected, "expected_range": None, "runs": rows,
+           "length": statistics.median(r["length"] for r in rows if r.get("length")) if any(
+               r.get("length") for r in rows) else None, "isolation": None,
            "estimate": math.exp(statistics.fmean(map(math.log, estimates))) if estimates else None,
            "bias": None, "coverage": None, "reference": None, "spurious": spurious_of(rows, truth),
            "overlap": overlap_of(rows)}
     if truth.kind == "ratio":
         out["bias"] = bias_of(estimates, truth.expected)
         out["coverage"] = coverage_of(rows, truth.expected)
+        if truth.low is not None:
+            out["expected_range"] = {"low": truth.low, "high": truth.high,
+                                     "inside": sum(truth.low <= e <= truth.high for e in estimates)}
     elif truth.kind == "reference" and reference is not None:
         # The pool's point estimate is uncertain itself: no coverage against it, and its s.e. joins
         # the bias's; sequential-blocks' runs are the pool, so their bias would be zero by construction.
@@ -664,7 +690,8 @@ def evaluate(args, abvm, planned, runs):
                 dirs = runs[(experiment, design)]
                 if not dirs:
                     continue
-                estimates = [run_estimate(a, metric, d) for a, d in zip(analyses[design], dirs)]
+                estimates = [run_estimate(a, metric, d) | {"length": run_length(d, metric)}
+                             for a, d in zip(analyses[design], dirs)]
                 truth = truth_of(EXPERIMENTS[experiment], metric, config_text_of(dirs[0]))
                 row = truth_row(experiment, design, metric, truth, estimates, reference_of(pool, metric))
                 paired = any(r["primary"] == "paired" for r in estimates) or (
@@ -675,7 +702,23 @@ def evaluate(args, abvm, planned, runs):
                 if experiment == "noise" and metric == METRIC and args.false_alarms:
                     row["noise"]["resampled"] = resampled_verdicts(abvm, dirs, args.false_alarms, args.subset_blocks, 1)
                 rows.append(row)
-    return rows
+    return [with_isolation(r, rows) for r in rows]
+
+
+def with_isolation(row, rows):
+    """The row with "isolation": its runs whose estimate lies inside the interval of the
+    sequential-blocks run of the same experiment and metric (its first, when several), and those
+    whose verdict is that run's (issue 26: a paired design must tell what isolation tells)."""
+    iso = next((r for r in rows if r["design"] == SEQUENTIAL and r["experiment"] == row["experiment"]
+                and r["metric"] == row["metric"] and r["runs"]), None)
+    if iso is None or row["design"] == SEQUENTIAL or iso["runs"][0]["ci_low"] is None:
+        return row
+    ref = iso["runs"][0]
+    mine = [r for r in row["runs"] if r["estimate"]]
+    row["isolation"] = {"ci_low": ref["ci_low"], "ci_high": ref["ci_high"], "verdict": ref["verdict"], "runs": len(mine),
+                        "inside": sum(ref["ci_low"] <= r["estimate"] <= ref["ci_high"] for r in mine),
+                        "same_verdict": sum(r["verdict"] == ref["verdict"] for r in mine)}
+    return row
 
 
 # ---- output ----------------------------------------------------------------------------------
@@ -701,9 +744,12 @@ def truth_cells(row):
     if ref is not None:
         coverage = f"in ref {ref['inside']}/{ref['runs']}"
     overlap = "-" if o is None else f"{o['min']:.2f}/{o['median']:.2f}/{o['voided']}of{o['pairs']}"
-    return [row["experiment"], row["metric"], str(len(row["runs"])), expected, fmt(row["estimate"], ".4f"),
-            bias_cell(row["bias"]), coverage, f"{s['count']}/{s['runs']}" + (f" ({s['errors']} err)" if s["errors"] else ""),
-            str(s["missed"]), overlap]
+    r, iso = row.get("expected_range"), row.get("isolation")
+    in_range = "-" if r is None else f"{r['inside']}/{len(row['runs'])} [{r['low']:.4f},{r['high']:.4f}]"
+    in_iso = "-" if iso is None else f"{iso['inside']}/{iso['runs']}, verdict {iso['same_verdict']}/{iso['runs']}"
+    return [row["experiment"], row["metric"], fmt(row.get("length"), ".2f"), str(len(row["runs"])), expected,
+            fmt(row["estimate"], ".4f"), bias_cell(row["bias"]), in_range, in_iso, coverage,
+            f"{s['count']}/{s['runs']}" + (f" ({s['errors']} err)" if s["errors"] else ""), str(s["missed"]), overlap]
 
 
 def noise_cells(row):
@@ -773,7 +819,10 @@ def summary_cells(rows, design, noise):
             fmt(n.get("blocks_for_2_5_percent"), "d"), minutes]
 
 
-LEGEND = """  bias %    mean of ln(estimate / expected) over the runs, in %, ± its standard error; "!" beyond 2 s.e.
+LEGEND = """  run s     the median measured run of the metric's workload (host clock): bias per run length
+  bias %    mean of ln(estimate / expected) over the runs, in %, ± its standard error; "!" beyond 2 s.e.
+  in range  runs whose estimate lies in the ruler's stated range [low, high] (from each side's L in isolation)
+  in iso    runs whose estimate lies in the sequential-blocks run's interval, and runs whose verdict is its
   coverage  runs whose interval held the expected ratio / runs @ the interval's stated level; "!" improbably
             few for that level; "in ref k/n": estimates inside the pooled sequential-blocks interval (swiotlb)
   spurious  verdicts that contradict the known effect / runs with a verdict (regression or improvement
@@ -791,8 +840,8 @@ def print_truth(rows, designs):
         if not mine:
             continue
         print(f"\n  {design}")
-        print_table(["experiment", "metric", "runs", "expected", "estimate", "bias %", "coverage", "spurious", "missed",
-                     "overlap"], [truth_cells(r) for r in mine], left=2, indent="    ")
+        print_table(["experiment", "metric", "run s", "runs", "expected", "estimate", "bias %", "in range", "in iso",
+                     "coverage", "spurious", "missed", "overlap"], [truth_cells(r) for r in mine], left=2, indent="    ")
         print(f"    {checked_on(rows, design)}")
 
 
