@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -101,42 +102,50 @@ TEST(ControlsE2ETest, ASlowNeighbourDoesNotMoveAWorkloadItCannotAffect) {
   clean_up(r);
 }
 
-// The expected ratios a config states ("# expected: <metric> <ratio>").
-std::map<std::string, double> expected_ratios(const std::string& name) {
-  std::map<std::string, double> out;
-  std::istringstream in(read_file(fs::path(ABVM_SOURCE_DIR) / "configs" / (name + ".toml")));
-  for (std::string line; std::getline(in, line);) {
-    if (!line.starts_with("# expected: ")) continue;
-    std::istringstream f(line.substr(12));
-    std::string metric;
-    double ratio = 0;
-    f >> metric >> ratio;
-    out[metric] = ratio;
+// What a ruler's config states of a metric: "# expected: <metric> <ratio> [<low>, <high>]" (the
+// range where the ratio depends on each side's time beyond the model: the short runs).
+struct Expected {
+  double ratio = 0, low = 0, high = 0;  // low = high = ratio without a range
+  bool range = false;
+};
+std::map<std::string, Expected> expected_ratios(const std::string& name) {
+  std::map<std::string, Expected> out;
+  const std::string text = read_file(fs::path(ABVM_SOURCE_DIR) / "configs" / (name + ".toml"));
+  const std::regex line(R"(\n# expected: (\S+) ([0-9.]+)(?: \[([0-9.]+), ([0-9.]+)\])?\n)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), line); it != std::sregex_iterator(); ++it) {
+    Expected e{.ratio = std::stod((*it)[2])};
+    e.range = (*it)[3].matched;
+    e.low = e.range ? std::stod((*it)[3]) : e.ratio;
+    e.high = e.range ? std::stod((*it)[4]) : e.ratio;
+    out[(*it)[1]] = e;
   }
   return out;
 }
 
 // configs/ruler-10.toml in the design it ships with (co-scheduled): both sides' disks throttled,
 // B's caps 0.90 of A's, so B/A is known by construction (the config's "# expected:" lines, from
-// QEMU's burst model, which puts it within 0.15 % for any tool overhead of 0-60 ms). Every metric
-// is a regression, and its interval, at 98 % for the family (99 % each: 8 of the 10 blocks are enough
-// to reach it), meets that range: the paired design
-// measures the true effect, not only a difference.
+// QEMU's burst model, which puts it within 0.15 % for any tool overhead of 0-60 ms, and for the
+// 0.27-0.31 s runs of dd-write-short within the range that each side's overhead measured in
+// isolation gives). Every metric is a regression, and its interval, at 98 % for the family (99.3 %
+// each: 9 of the 10 blocks are enough to reach it), meets the expected ratio (the range for the short
+// runs): the paired design measures the true effect at both run lengths (issue 26: with the filler's
+// fork and DONE's checksum in the window, the short runs' slower side paid 4-5 ms more, about 1.5 %).
 TEST(ControlsE2ETest, TheTenPercentRulerIsMeasuredAtItsKnownRatio) {
   if (!find_program("qemu-system-x86_64")) ABVM_SKIP_WITHOUT("qemu-system-x86_64 is not installed");
-  const std::map<std::string, double> expected = expected_ratios("ruler-10");
-  ASSERT_EQ(expected.size(), 2u);
+  const std::map<std::string, Expected> expected = expected_ratios("ruler-10");
+  ASSERT_EQ(expected.size(), 3u);
+  ASSERT_TRUE(expected.at("dd-write-short.bandwidth").range);
   const ControlRun r = run_control("ruler-10", 10, "confidence = 0.98\n");
   ASSERT_TRUE(r.analysis.is_object()) << r.err;
   EXPECT_EQ(r.analysis["source"]["design"], "co-scheduled");
   EXPECT_EQ(r.analysis["verdict"], "regression");
   ASSERT_EQ(r.analysis["metrics"].size(), expected.size());
   for (const auto& m : r.analysis["metrics"]) {
-    const double ratio = expected.at(m["name"]);
+    const Expected e = expected.at(m["name"]);
     const double low = m["effect"]["ci_low"], high = m["effect"]["ci_high"];
     EXPECT_EQ(m["verdict"], "regression") << m["name"];
-    EXPECT_LE(low, ratio * 1.0015) << m["name"] << ": [" << low << ", " << high << "] against " << ratio;
-    EXPECT_GE(high, ratio * 0.9985) << m["name"] << ": [" << low << ", " << high << "] against " << ratio;
+    EXPECT_LE(low, e.high * 1.0015) << m["name"] << ": [" << low << ", " << high << "] against [" << e.low << ", " << e.high << "]";
+    EXPECT_GE(high, e.low * 0.9985) << m["name"] << ": [" << low << ", " << high << "] against [" << e.low << ", " << e.high << "]";
     EXPECT_EQ(m["overlap"]["voided"], 0) << m["name"];
   }
   clean_up(r);
