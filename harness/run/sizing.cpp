@@ -129,8 +129,8 @@ std::vector<std::string> describe_sizing(const Sizing& sizing) {
 std::string describe_run_lengths(const Experiment& e) {
   const auto off = not_sized(e);
   std::string out = off ? fmt::format("run lengths (not sized: {}):\n", *off)
-                        : "run lengths (each workload's runs are sized after the first block to take at least its "
-                          "min_run_time; that block is then set aside):\n";
+                        : "run lengths (after the first block, each workload's runs grow to take at least its "
+                          "min_run_time; the first block is set aside when one grew):\n";
   for (const Workload& w : e.workloads) {
     const auto why = unsizable(w.spec);
     const std::string target = off || why || min_run_time(e, w).count() == 0

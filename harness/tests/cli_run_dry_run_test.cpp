@@ -88,8 +88,8 @@ TEST_F(CliRunDryRun, EachWorkloadShowsItsRunLength) {
       "[[workload]]\nname = \"fio-timed\"\ntype = \"fio\"\nruntime = \"5s\"\n"
       "[[workload]]\nname = \"fio-seq\"\ntype = \"fio\"\nsize = \"128M\"\nmin_run_time = \"2s\"\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("run lengths (each workload's runs are sized after the first block to take at least "
-                               "its min_run_time; that block is then set aside):\n"
+  EXPECT_THAT(r.out, HasSubstr("run lengths (after the first block, each workload's runs grow to take at least its "
+                               "min_run_time; the first block is set aside when one grew):\n"
                                "  dd-write         bs=8M count=16, at least 1s per run\n"
                                "  fio-timed        bs=1M size=64M runtime=5s, as written: fio's runtime= already sets "
                                "its length\n"

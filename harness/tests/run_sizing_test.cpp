@@ -95,8 +95,8 @@ TEST(RunSizing, AResumedRunTakesTheScalesItsLaterBlocksRecorded) {
 
 TEST(RunSizing, TheDryRunShowsEachRunLength) {
   EXPECT_EQ(describe_run_lengths(experiment("min_run_time = \"3s\"\n")),
-            "run lengths (each workload's runs are sized after the first block to take at least its min_run_time; "
-            "that block is then set aside):\n"
+            "run lengths (after the first block, each workload's runs grow to take at least its min_run_time; the "
+            "first block is set aside when one grew):\n"
             "  dd-write         bs=8M count=16, at least 1s per run\n"
             "  fio-seq          bs=1M size=64M, at least 3s per run\n");
   EXPECT_EQ(describe_run_lengths(experiment("[schedule]\nmin_run_time = \"0s\"\n")),
