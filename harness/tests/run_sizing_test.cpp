@@ -37,7 +37,7 @@ TEST(RunSizing, TheMedianOverBothSidesSizesEachWorkload) {
   const Sizing s = size_runs(experiment(), journal, 0);
   ASSERT_EQ(s.workloads.size(), 2u);
   EXPECT_EQ(s.workloads[0].runs, 4u);
-  EXPECT_DOUBLE_EQ(*s.workloads[0].median_seconds, 0.275);
+  EXPECT_NEAR(*s.workloads[0].median_seconds, 0.275, 1e-9);
   EXPECT_EQ(s.workloads[0].scale, 6u);
   EXPECT_EQ(s.workloads[0].after, "bs=8M count=96");
   EXPECT_EQ(s.workloads[1].scale, 1u);

@@ -168,7 +168,7 @@ TEST(Journal, SizeScaleAndSizingBlockRoundTrip) {
   EXPECT_EQ(back.scale, 5u);
   EXPECT_TRUE(back.sizing_block);
   std::string v1 = to_journal_line(sample_entry());
-  v1.replace(v1.find("\"journal_version\":2"), 17, "\"journal_version\":1");
+  v1.replace(v1.find("\"journal_version\":2"), 19, "\"journal_version\":1");
   const JournalEntry old = parse_journal_line(v1, "j", 1);
   EXPECT_EQ(old.journal_version, 1);
   EXPECT_EQ(old.size, "");
