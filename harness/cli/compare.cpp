@@ -52,6 +52,27 @@ std::string dir_name(const std::string& dir) {
   return p.filename().string();
 }
 
+// Runs of different sizes measure different things (a longer dd run hides more of its fixed costs):
+// two directories whose runs of one workload ran at different sizes (run/sizing.hpp) are not compared.
+// A directory written before sizes were recorded is not checked.
+void check_same_run_sizes(const SampleSet& baseline, const SampleSet& fresh, Side side, const CompareArgs& args) {
+  const auto& lengths = [&](const SampleSet& s) -> const std::vector<RunLength>& {
+    return (side == Side::a ? s.context_a : s.context_b).run_lengths;
+  };
+  for (const RunLength& old_length : lengths(baseline)) {
+    for (const RunLength& new_length : lengths(fresh)) {
+      if (old_length.workload != new_length.workload || old_length.size.empty() || new_length.size.empty() ||
+          old_length.size == new_length.size) {
+        continue;
+      }
+      throw Error(fmt::format("workload \"{}\" ran {} in {} but {} in {}: runs of different sizes are not comparable; "
+                              "compare runs sized alike (give both experiments the workload's size and set its "
+                              "min_run_time = \"0s\", or rerun the baseline)",
+                              old_length.workload, new_length.size, args.fresh, old_length.size, args.baseline));
+    }
+  }
+}
+
 int run_compare(const CompareArgs& args) {
   for (const auto& d : {args.fresh, args.baseline}) {
     if (!ResultsDir::holds_journal(d)) {
@@ -61,6 +82,7 @@ int run_compare(const CompareArgs& args) {
   const Side side = args.side == "A" || args.side == "a" ? Side::a : Side::b;
   const SampleSet baseline = load_results_dir(args.baseline);
   const SampleSet fresh = load_results_dir(args.fresh);
+  check_same_run_sizes(baseline, fresh, side, args);
   std::vector<std::string> dropped;
   const SampleSet samples = compare_samples(baseline, fresh, side, dropped);
   for (const auto& name : dropped) {

@@ -35,6 +35,7 @@
 #include "run/prepare.hpp"
 #include "run/progress.hpp"
 #include "run/runner.hpp"
+#include "run/sizing.hpp"
 #include "verdict/analysis.hpp"
 
 namespace abvm::cli {
@@ -113,7 +114,8 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
   if (e.schedule.seed == 0) {
     out += "seed: schedule.seed = 0, so a real run picks a fresh seed (recorded in plan.json); shown with seed 1\n";
   }
-  out += "\n== plan ==\n" + describe_plan(plan) + describe_looks(e) + describe_workloads(e);
+  out += "\n== plan ==\n" + describe_plan(plan) + describe_looks(e) + describe_workloads(e) + "\n" +
+         describe_run_lengths(e);
   if (!e.hosts.uris.empty()) {
     out += fmt::format("\nhosts ({}; blocks go to whichever has a free lane; which ran what is recorded):\n",
                        e.hosts.uris.size() > 1 ? "a pool" : "one");

@@ -92,6 +92,8 @@ struct ScheduleSettings {
   std::uint64_t seed = 0;              // 0: the run picks one and records it in plan.json
   std::chrono::milliseconds boot_timeout = std::chrono::seconds(60);
   std::chrono::milliseconds run_timeout = std::chrono::seconds(120);
+  // Each workload's least measured run time, unless it sets its own (run/sizing.hpp); 0: off.
+  std::chrono::milliseconds min_run_time = std::chrono::seconds(1);
   bool allow_identical_sides = false;
   int infra_retries = 1;
   // What abvm keeps of a trial's console, in bytes; a guest that prints more is invalid-output.

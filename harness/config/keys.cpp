@@ -194,6 +194,9 @@ std::vector<KeySpec> build_table() {
        .doc = "echo 3 > /proc/sys/vm/drop_caches before each run"});
   add({.path = "workload[].scheduler_none", .type = KeyType::boolean, .default_text = "true",
        .doc = "use the 'none' I/O scheduler on the scratch disk"});
+  add({.path = "workload[].min_run_time", .type = KeyType::duration, .default_text = "schedule.min_run_time",
+       .doc = "this workload's least measured run time (as schedule.min_run_time; \"0s\": run as written)",
+       .range = closed(0, 3'600'000)});
   add({.path = "workload[].bs", .type = KeyType::size, .default_text = "\"1M\"",
        .doc = "block size (dd bs=, fio bs=)", .range = closed(512, 1ULL << 30)});
   add({.path = "workload[].count", .type = KeyType::integer, .default_text = "64", .doc = "dd count=",
@@ -274,6 +277,12 @@ std::vector<KeySpec> build_table() {
        .doc = "from start until the guest job reports in", .range = closed(1000, 86'400'000)});
   add({.path = "schedule.run_timeout", .type = KeyType::duration, .default_text = "\"2m\"",
        .doc = "for each workload run", .range = closed(1000, 86'400'000)});
+  add({.path = "schedule.min_run_time", .type = KeyType::duration, .default_text = "\"1s\"",
+       .doc = "after the first block, each workload whose measured runs took less than this (median over both sides) "
+              "runs longer by a whole factor, the same on both sides: dd's count, fio's size (or number_ios), as "
+              "google/benchmark sizes its iterations; the first block is then set aside. \"0s\": runs as written. "
+              "Not with order = \"sequential\"",
+       .range = closed(0, 3'600'000)});
   add({.path = "schedule.allow_identical_sides", .type = KeyType::boolean, .default_text = "false",
        .doc = "allow A and B to be the same (an A/A run: the false-alarm rate of this host)"});
   add({.path = "schedule.infra_retries", .type = KeyType::integer, .default_text = "1",

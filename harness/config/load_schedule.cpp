@@ -96,6 +96,8 @@ void read_schedule(KeyReader& r, Experiment& e) {
   r.note("schedule.boot_timeout", quote(format_duration(s.boot_timeout)));
   s.run_timeout = r.get_duration("schedule.run_timeout").value_or(s.run_timeout);
   r.note("schedule.run_timeout", quote(format_duration(s.run_timeout)));
+  s.min_run_time = r.get_duration("schedule.min_run_time").value_or(s.min_run_time);
+  r.note("schedule.min_run_time", quote(format_duration(s.min_run_time)));
   s.allow_identical_sides = r.get_bool("schedule.allow_identical_sides").value_or(false);
   r.note("schedule.allow_identical_sides", render(s.allow_identical_sides));
   s.infra_retries = r.get_int("schedule.infra_retries").value_or(s.infra_retries);

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "config/load_sections.hpp"
+#include "core/units.hpp"
 
 namespace abvm::loader {
 
@@ -62,6 +63,8 @@ Workload read_workload(KeyReader& r, const std::string& p, const toml::table& ta
   r.note(p + ".drop_caches", render(w.pre_run.drop_caches));
   w.pre_run.scheduler_none = r.get_bool(p + ".scheduler_none").value_or(w.pre_run.scheduler_none);
   r.note(p + ".scheduler_none", render(w.pre_run.scheduler_none));
+  w.min_run_time = r.get_duration(p + ".min_run_time");
+  r.note(p + ".min_run_time", w.min_run_time ? quote(format_duration(*w.min_run_time)) : "schedule.min_run_time");
   w.spec = read_spec(r, p, *type);
   return w;
 }

@@ -7,6 +7,7 @@
 // something different per kind goes through visit_kind with an `overloaded{...}` of one lambda
 // per kind, so that a kind added to WorkloadSpec is a compile error at every such place (the steps:
 // harness/ARCHITECTURE.md, "Adding a workload tool").
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -99,6 +100,23 @@ struct Workload {
   int repetitions = 1;                           // measured runs per boot
   int warmup = 0;                                // discarded runs before them
   PreRunSteps pre_run;
+  // The least time a measured run should take (run/sizing.hpp): its own `min_run_time`; unset:
+  // schedule.min_run_time's. Zero: run as written.
+  std::optional<std::chrono::milliseconds> min_run_time;
 };
+
+// Sizing a workload's runs (run/sizing.hpp): what sets a run's length, one function per kind.
+// The size in the tool's own words: "bs=8M count=16" (dd), "bs=1M size=128M" (fio); a fio job
+// file's "job file" (it sets its own).
+std::string run_size(const WorkloadSpec& spec);
+// Why a run's length cannot be scaled by a factor (a fio job file, fio's runtime= already time-boxes
+// it, a size that is no byte count); nullopt when it can.
+std::optional<std::string> unsizable(const WorkloadSpec& spec);
+// The spec with its length times `factor` (>= 1): dd's count, fio's number_ios when set, else its
+// size. Only for a spec unsizable() accepts.
+WorkloadSpec scaled(const WorkloadSpec& spec, std::uint64_t factor);
+// Bytes one run reads or writes on the scratch disk (what caps its scaling); nullopt when it does
+// not use the scratch disk or its extent is unknown (fio's number_ios).
+std::optional<std::uint64_t> scratch_extent(const WorkloadSpec& spec);
 
 }  // namespace abvm

@@ -109,6 +109,7 @@ nlohmann::json plan_to_json(const Plan& plan) {
                          {"blocks", plan.blocks},
                          {"trials", trials}};
   if (plan.workloads > 0) out["drawn_workload_orders"] = plan.workloads;
+  if (plan.set_aside_blocks > 0) out["set_aside_blocks"] = plan.set_aside_blocks;
   return out;
 }
 
@@ -143,6 +144,10 @@ Plan plan_from_json(const nlohmann::json& json) {
     plan.seed = json.at("seed").get<std::uint64_t>();
     plan.workloads = json.value("drawn_workload_orders", 0);
     plan.blocks = json.at("blocks").get<int>();
+    plan.set_aside_blocks = json.value("set_aside_blocks", 0);
+    if (plan.set_aside_blocks < 0 || plan.set_aside_blocks > plan.blocks) {
+      throw bad(fmt::format("{} set-aside blocks of {}", plan.set_aside_blocks, plan.blocks));
+    }
     for (const auto& t : json.at("trials")) {
       Trial trial;
       trial.id = t.at("id").get<std::string>();

@@ -47,6 +47,9 @@ struct Plan {
   std::uint64_t seed = 0;
   int workloads = 0;               // drawn orders: how many workloads each boot runs; 0: as listed
   int blocks = 0;                  // boots per side
+  // Blocks run only to size the runs and set aside (run/sizing.hpp): 1 when the first block's runs
+  // were too short and the plan got one block more for it, else 0. The looks count the others.
+  int set_aside_blocks = 0;
   std::vector<Trial> trials;       // in execution order
   bool operator==(const Plan&) const = default;
 };

@@ -300,6 +300,10 @@ std::string host_section(const HtmlInputs& in) {
     }
   }
   out += facts_rows(in);
+  for (const auto& line : run_length_lines(in.report.context_a, in.report.context_b)) {
+    const std::size_t colon = line.find(": ");
+    out += fmt::format("<tr><th>run length of {}</th><td>{}</td></tr>\n", e(line.substr(0, colon)), e(line.substr(colon + 2)));
+  }
   out += "</table>\n";
   if (accelerators(in).contains(Accelerator::tcg)) {
     out += "<p class=\"warning tcg\">Measured under TCG (QEMU's emulator, no KVM): the numbers describe the emulator "

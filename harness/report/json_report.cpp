@@ -174,7 +174,17 @@ json metric_json(const ReportMetric& m, const ReportModel& report) {
 json context_json(const SideContext& c) {
   json accelerators = json::array();
   for (Accelerator a : c.accelerators) accelerators.push_back(to_string(a));
-  return {{"hosts", c.hosts}, {"accelerators", accelerators}, {"module_params", c.module_params}, {"facts", c.facts}};
+  json out = {{"hosts", c.hosts}, {"accelerators", accelerators}, {"module_params", c.module_params}, {"facts", c.facts}};
+  // Absent when the input recorded no run lengths (plain files): such reports stay as they were.
+  if (!c.run_lengths.empty()) {
+    json lengths = json::array();
+    for (const RunLength& l : c.run_lengths) {
+      lengths.push_back({{"workload", l.workload}, {"size", l.size}, {"runs", l.runs},
+                         {"median_seconds", l.median_seconds ? json(*l.median_seconds) : json(nullptr)}});
+    }
+    out["run_lengths"] = std::move(lengths);
+  }
+  return out;
 }
 
 json source_json(const ReportSource& source) {

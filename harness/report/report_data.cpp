@@ -314,6 +314,14 @@ SideContext context_of(const Node& n) {
       });
     });
   }
+  // Each workload's run length (run/sizing.hpp); absent in reports without them.
+  if (n.has("run_lengths")) {
+    n["run_lengths"].each([&](const Node& l) {
+      RunLength length{.workload = l["workload"].str(), .size = l["size"].str(), .runs = l["runs"].count()};
+      if (!l["median_seconds"].is_null()) length.median_seconds = l["median_seconds"].number();
+      c.run_lengths.push_back(std::move(length));
+    });
+  }
   return c;
 }
 

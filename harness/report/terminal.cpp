@@ -118,6 +118,10 @@ std::string terminal_report(const ReportModel& analysis, const TerminalOptions& 
     for (const auto& n : sentences(m.findings, Severity::note)) out += "  note: " + n + "\n";
     for (const auto& w : sentences(m.findings, Severity::warning)) out += "  warning: " + w + "\n";
   }
+  if (const auto lengths = run_length_lines(analysis.context_a, analysis.context_b); !lengths.empty()) {
+    out += "\nrun lengths:\n";
+    for (const auto& l : lengths) out += "  " + l + "\n";
+  }
   if (!analysis.findings.empty()) out += "\n";
   for (const auto& n : sentences(analysis.findings, Severity::note)) out += "note: " + n + "\n";
   for (const auto& w : sentences(analysis.findings, Severity::warning)) out += "warning: " + w + "\n";

@@ -324,4 +324,32 @@ std::string verdict_headline(const ReportModel& report) {
   return text;
 }
 
+std::vector<std::string> run_length_lines(const SideContext& a, const SideContext& b) {
+  std::vector<std::string> out;
+  const auto time = [](const RunLength* l) {
+    if (l == nullptr) return std::string("no ok run");
+    return l->median_seconds ? fmt::format("{:.3f} s", *l->median_seconds) : std::string("not timed");
+  };
+  std::vector<std::string> names;
+  for (const SideContext* c : {&a, &b}) {
+    for (const RunLength& l : c->run_lengths) {
+      if (std::find(names.begin(), names.end(), l.workload) == names.end()) names.push_back(l.workload);
+    }
+  }
+  for (const std::string& name : names) {
+    const auto find = [&](const SideContext& c) -> const RunLength* {
+      const auto it = std::find_if(c.run_lengths.begin(), c.run_lengths.end(),
+                                   [&](const RunLength& l) { return l.workload == name; });
+      return it == c.run_lengths.end() ? nullptr : &*it;
+    };
+    const RunLength* la = find(a);
+    const RunLength* lb = find(b);
+    const std::string size_a = la ? la->size : "", size_b = lb ? lb->size : "";
+    const std::string size = size_a == size_b || size_b.empty() ? size_a : size_a.empty() ? size_b : "";
+    const std::string sizes = !size.empty() ? size + ", " : size_a != size_b ? fmt::format("A {}, B {}, ", size_a, size_b) : "";
+    out.push_back(fmt::format("{}: {}median run {} on A, {} on B", name, sizes, time(la), time(lb)));
+  }
+  return out;
+}
+
 }  // namespace abvm

@@ -41,4 +41,9 @@ std::string headline(const ReportMetric& metric, const ReportModel& report);
 // the sides said with it.
 std::string verdict_headline(const ReportModel& report);
 
+// Each workload's run length (samples/sample.hpp RunLength), both sides in one line:
+// "dd-write: bs=8M count=80, median run 1.21 s on A, 1.25 s on B"; a side's own size is named when
+// the sides differ. Empty when the input recorded none (plain files).
+std::vector<std::string> run_length_lines(const SideContext& a, const SideContext& b);
+
 }  // namespace abvm

@@ -59,9 +59,15 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
     e.kernel_release = result.report.kernel_release;
     e.module_params = result.report.module_params;
     if (result.report.begun) e.facts = guest_facts(result.report, run.disk_serial);
+    const auto w = std::find_if(workloads_.begin(), workloads_.end(),
+                                [&](const Workload& x) { return x.name == run.workload; });
+    if (w != workloads_.end()) {
+      e.size = run_size(w->spec);
+      const auto scale = scales_.find(run.workload);
+      e.scale = scale == scales_.end() ? 1 : scale->second;
+    }
+    e.sizing_block = sizing_block_ && result.trial.block == *sizing_block_;
     if (run.outcome == Outcome::ok) {
-      const auto w = std::find_if(workloads_.begin(), workloads_.end(),
-                                  [&](const Workload& x) { return x.name == run.workload; });
       const std::string source =
           (ResultsDir::trial_relative(result.trial.id) /
            TrialFiles{}.run_output(run.report_name.empty() ? run.workload : run.report_name, false, run.index))
@@ -89,6 +95,11 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
     out.push_back(std::move(e));
   }
   return out;
+}
+
+void JournalSink::set_workloads(std::vector<Workload> workloads, std::map<std::string, std::uint64_t> scales) {
+  workloads_ = std::move(workloads);
+  scales_ = std::move(scales);
 }
 
 void JournalSink::on_trial_finished(const TrialResult& result) {

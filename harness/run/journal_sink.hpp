@@ -3,7 +3,9 @@
 // lines (samples/ parses the tools' output and owns the line format), appended durably as the
 // trial ends.
 #include <filesystem>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,6 +33,12 @@ class JournalSink final : public TrialSink {
   // so far, for the progress line; empty until both sides have a value.
   std::string effect_estimate() const;
 
+  // Sizing (run/sizing.hpp): the runs of block `block` are marked as the sizing block's.
+  void set_sizing_block(int block) { sizing_block_ = block; }
+  // The workloads as they run from now on (sized), and the factor each was sized by (by name; 1
+  // when absent): each line then carries its run's size and scale.
+  void set_workloads(std::vector<Workload> workloads, std::map<std::string, std::uint64_t> scales);
+
   // Feeds effect_estimate() with entries already in the journal (resume).
   void remember(const std::vector<JournalEntry>& entries);
 
@@ -39,6 +47,8 @@ class JournalSink final : public TrialSink {
   std::vector<Workload> workloads_;
   std::string host_;
   int sides_per_trial_ = 1;
+  std::optional<int> sizing_block_;
+  std::map<std::string, std::uint64_t> scales_;
   std::string first_metric_;
   std::map<std::string, std::vector<double>> values_;  // "A"/"B" -> first metric's values
 };

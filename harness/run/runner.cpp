@@ -21,6 +21,7 @@
 #include "run/first_block.hpp"
 #include "run/journal_sink.hpp"
 #include "run/scratch.hpp"
+#include "run/sizing.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -41,16 +42,18 @@ class SequentialLooks {
   double confidence() const { return confidence_; }
   const std::string& stop_reason() const { return stop_reason_; }
 
-  // After block `block` is complete: stop when its look decides.
-  BlockDecision at_block_end(int block) { return look(block + 1); }
+  // After block `block` is complete: stop when its look decides. A set-aside sizing block
+  // (run/sizing.hpp) is no boot of the analysis: the looks count the blocks after it.
+  BlockDecision at_block_end(int block) { return look(block + 1 - plan_.set_aside_blocks); }
 
   // Every planned trial is done: the next blocks, or none to finish.
   std::vector<Trial> extend() {
     const auto& seq = e_.schedule.sequential;
     if (!seq.enabled) return {};
     // A look missed by an interruption right after its block is made now.
-    if (look(plan_.blocks) == BlockDecision::stop) return {};
-    if (plan_.blocks >= seq.max_boots_per_side) {
+    const int boots = plan_.blocks - plan_.set_aside_blocks;
+    if (look(boots) == BlockDecision::stop) return {};
+    if (boots >= seq.max_boots_per_side) {
       stop_reason_ = fmt::format("budget of {} boots per side spent", seq.max_boots_per_side);
       return {};
     }
@@ -58,11 +61,11 @@ class SequentialLooks {
       stop_reason_ = "wall-time budget spent";
       return {};
     }
-    const int extra = std::min(seq.look_every, seq.max_boots_per_side - plan_.blocks);
+    const int extra = std::min(seq.look_every, seq.max_boots_per_side - boots);
     const std::size_t before = plan_.trials.size();
     plan_ = extend_plan(plan_, extra);
     write_plan(dir_, plan_);
-    c_.observer.note(fmt::format("inconclusive: {} more blocks ({} boots per side)", extra, plan_.blocks));
+    c_.observer.note(fmt::format("inconclusive: {} more blocks ({} boots per side)", extra, boots + extra));
     return {plan_.trials.begin() + static_cast<std::ptrdiff_t>(before), plan_.trials.end()};
   }
 
@@ -335,6 +338,41 @@ RunEnd Runner::run(const RunSession& session) {
   return execute(hosts, session, guests, accels, recovered, manifest);
 }
 
+// Sizing (run/sizing.hpp): the first block alone, as written (no other lane starts a block meanwhile),
+// then the sizes from its runs (or from the journal, resumed), the plan one block longer when a
+// workload grew, and every other block at the new sizes.
+RunSummary Runner::run_sized(const std::vector<HostDriver>& hosts, const ExecutionSpec& spec, JournalSink& sink,
+                             Plan& plan, const std::set<std::string>& done_before, const Controls& controls) {
+  const int block = plan.trials.front().block;
+  std::vector<Trial> first;
+  for (const Trial& t : plan.trials) {
+    if (t.block == block) first.push_back(t);
+  }
+  std::set<std::string> done = done_before;
+  RunSummary sized;
+  if (!std::all_of(first.begin(), first.end(), [&](const Trial& t) { return done.contains(t.id); })) {
+    Controls alone = controls;
+    alone.extend = [] { return std::vector<Trial>{}; };
+    sized = Orchestrator(hosts, spec, sink).run(first, done, alone);
+    if (sized.interrupted || sized.stopped_early) return sized;
+  }
+  for (const Trial& t : first) done.insert(t.id);
+  const Sizing sizing = size_runs(experiment_, read_journal(dir_.journal()), block);
+  for (const std::string& line : describe_sizing(sizing)) c_.observer.note("sizing: " + line);
+  if (sizing.resized() && plan.set_aside_blocks == 0) {
+    plan = extend_plan(plan, 1);
+    plan.set_aside_blocks = 1;
+    write_plan(dir_, plan);
+    c_.observer.note(fmt::format("sizing: block {} is set aside; one more block makes up for it", block));
+  }
+  ExecutionSpec rest = spec;
+  rest.workloads = sized_workloads(experiment_.workloads, sizing);
+  sink.set_workloads(rest.workloads, sizing.scales());
+  RunSummary summary = Orchestrator(hosts, rest, sink).run(plan.trials, done, controls);
+  summary.ran += sized.ran;
+  return summary;
+}
+
 RunEnd Runner::execute(const std::vector<HostDriver>& hosts, const RunSession& session, const PreparedGuests& guests,
                        const std::vector<Accelerator>& accels, const Recovered& recovered, RunManifest& manifest) {
   Plan plan = read_plan(dir_);
@@ -365,12 +403,15 @@ RunEnd Runner::execute(const std::vector<HostDriver>& hosts, const RunSession& s
           [&](int block) { return first_block.at_block_end(block) ? BlockDecision::stop : looks.at_block_end(block); },
       .extend = [&] { return looks.extend(); },
       .note = [&](const std::string& n) { c_.observer.note(n); }};
-  Orchestrator orchestrator(hosts, execution_spec(experiment_, guests, dir_, std::move(lanes)), sink);
+  const bool sizing = !not_sized(experiment_);
+  if (sizing) sink.set_sizing_block(plan.trials.front().block);
   RunSummary summary;
   try {
     // A run killed right after its first block is checked before anything boots again.
     if (!first_block.done_before(recovered.done, recovered.journal)) {
-      summary = orchestrator.run(plan.trials, recovered.done, controls);
+      const ExecutionSpec spec = execution_spec(experiment_, guests, dir_, std::move(lanes));
+      summary = sizing ? run_sized(hosts, spec, sink, plan, recovered.done, controls)
+                       : Orchestrator(hosts, spec, sink).run(plan.trials, recovered.done, controls);
     }
   } catch (const InfraError& ex) {
     // The machine failed mid-run (results filesystem read-only or full, libvirt gone): the

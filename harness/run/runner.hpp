@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "config/experiment.hpp"
@@ -99,6 +100,8 @@ int images_per_lane(Design design);
 ExecutionSpec execution_spec(const Experiment& experiment, const PreparedGuests& guests, const ResultsDir& dir,
                              std::vector<Lane> lanes);
 
+class JournalSink;
+
 class Runner {
  public:
   Runner(const Experiment& experiment, ResultsDir dir, RunCollaborators collaborators);
@@ -112,6 +115,8 @@ class Runner {
   Recovered recover();
   Accelerator choose_accel(GuestDriver& driver, const PreparedGuests& guests, std::string& reason);
   std::vector<Accelerator> choose_accels(const std::vector<HostDriver>& hosts, const PreparedGuests& guests);
+  RunSummary run_sized(const std::vector<HostDriver>& hosts, const ExecutionSpec& spec, JournalSink& sink, Plan& plan,
+                       const std::set<std::string>& done_before, const Controls& controls);
   RunEnd execute(const std::vector<HostDriver>& hosts, const RunSession& session, const PreparedGuests& guests,
                  const std::vector<Accelerator>& accels, const Recovered& recovered, RunManifest& manifest);
 

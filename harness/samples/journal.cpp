@@ -120,6 +120,19 @@ void read_timing_and_overlap(const LineReader& r, JournalEntry& e) {
   }
 }
 
+// "size", "scale" and "sizing_block" are optional (journals before version 2 have none).
+void read_size(const LineReader& r, JournalEntry& e) {
+  if (r.object().contains("size")) e.size = r.string("size");
+  if (r.object().contains("scale")) {
+    e.scale = static_cast<std::uint64_t>(r.small_integer("scale"));
+    if (e.scale < 1) r.fail("journal field \"scale\" must be >= 1 (1: the size as written), not 0");
+  }
+  if (const auto it = r.object().find("sizing_block"); it != r.object().end()) {
+    if (!it->is_boolean()) r.wrong_type("sizing_block", "true or false", *it);
+    e.sizing_block = it->get<bool>();
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> timing_problem(const RunTiming& t) {
@@ -208,6 +221,9 @@ std::string to_journal_line(const JournalEntry& e) {
     jo["pair"] = e.overlap->pair;
     j["overlap"] = std::move(jo);
   }
+  if (!e.size.empty()) j["size"] = e.size;
+  if (e.scale > 0) j["scale"] = e.scale;
+  if (e.sizing_block) j["sizing_block"] = true;
   if (!e.kernel_release.empty() || !e.module_params.empty() || !e.facts.empty()) {
     j["guest"] = {{"kernel_release", e.kernel_release}, {"module_params", e.module_params}};
     if (!e.facts.empty()) j["guest"]["facts"] = e.facts;
@@ -292,6 +308,7 @@ JournalEntry parse_journal_line(std::string_view line, std::string_view source,
   }
   read_guest(r, e);
   read_timing_and_overlap(r, e);
+  read_size(r, e);
   if (e.outcome == Outcome::ok && e.metrics.empty())
     r.fail("journal entry has outcome ok but no metrics: an ok run must carry its measurements");
   if (e.outcome != Outcome::ok && !e.metrics.empty())

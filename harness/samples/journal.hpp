@@ -22,7 +22,15 @@
 // when the run ran on the host's clock ("go" null in designs without a barrier; failed runs may
 // carry it too) and the share of it its partner run's guest was under load. Both are strict when
 // present: finite numbers, start <= end <= load_end, clock_error >= 0, shares in [0, 1], a
-// partner named. Fields
+// partner named. Version 2 added each run's size, and the sizing block (run/sizing.hpp):
+//
+//    "size":"bs=8M count=80", "scale":5, "sizing_block":true
+//
+// the run's length in the tool's words (config/workload.hpp run_size), the factor it was sized by
+// (1: as the experiment wrote it), and whether it ran in the block the sizes were taken from: that
+// block is set aside when a later run of any workload ran at another scale (a reader before version 2
+// would analyse it with the rest). All three are optional (absent in version 1 and where nothing
+// was sized); "scale" >= 1. Fields
 // a reader does not know are ignored: adding a field does not change journal_version; any
 // change an older reader would misread does, and readers reject versions newer than theirs.
 // Only "ok" runs carry metrics (at least one); any other outcome carries none and says
@@ -44,7 +52,7 @@
 
 namespace abvm {
 
-inline constexpr int kJournalVersion = 1;
+inline constexpr int kJournalVersion = 2;
 
 struct JournalMetric {
   std::string name;     // "<workload>.bandwidth", "<workload>.<job>.<dir>.iops", ...
@@ -80,6 +88,10 @@ struct JournalEntry {
   using RunOverlap = abvm::RunOverlap;
   std::optional<RunTiming> timing;
   std::optional<RunOverlap> overlap;
+  // Its length ("size", "scale"; "" and 0 when not recorded) and whether its block sized the runs.
+  std::string size;
+  std::uint64_t scale = 0;
+  bool sizing_block = false;
 };
 
 // What is wrong with a run's timing or overlap, in the words of a journal error ("must have start

@@ -245,8 +245,74 @@ SampleSet load_side_files(const std::vector<std::filesystem::path>& a_files,
   }, [](Side, const MetricSamples&) { return false; });
 }
 
-SampleSet load_journal_samples(const std::vector<JournalEntry>& entries) {
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The runs of the sizing block (run/sizing.hpp) when a later run of some workload ran at another
+// scale: they measured other sizes than the rest, and are set aside (with a note saying so).
+// Empty when nothing was resized: then the sizing block is analysed like any other.
+std::vector<JournalEntry> without_set_aside_block(const std::vector<JournalEntry>& entries,
+                                                  std::vector<std::string>& notes) {
+  std::map<std::string, std::pair<std::uint64_t, std::string>> sizing;  // workload -> scale, size there
+  std::optional<int> block;
+  for (const auto& e : entries) {
+    if (!e.sizing_block) continue;
+    sizing.try_emplace(e.workload, e.scale, e.size);
+    block = e.block;
+  }
+  std::map<std::string, std::string> resized;  // workload -> its later size
+  for (const auto& e : entries) {
+    const auto it = sizing.find(e.workload);
+    if (!e.sizing_block && it != sizing.end() && e.scale != it->second.first) resized.try_emplace(e.workload, e.size);
+  }
+  if (resized.empty()) return {};
+  std::vector<std::string> each;
+  for (const auto& [workload, size] : resized) {
+    each.push_back(fmt::format("{} ran {} there, {} after", workload, sizing[workload].second, size));
+  }
+  notes.push_back(fmt::format("block {} sized the runs and is set aside ({}): its runs are not analysed",
+                              block ? std::to_string(*block) : "?", fmt::join(each, "; ")));
+  std::vector<JournalEntry> kept;
+  for (const auto& e : entries) {
+    if (!e.sizing_block) kept.push_back(e);
+  }
+  return kept;
+}
+
+// Each workload's run length per side: the size its ok runs ran with and their median time.
+void add_run_lengths(const std::vector<JournalEntry>& entries, SideContext& a, SideContext& b) {
+  for (const Side side : {Side::a, Side::b}) {
+    std::vector<std::pair<RunLength, std::vector<double>>> lengths;
+    for (const auto& e : entries) {
+      if (e.side != side || e.outcome != Outcome::ok) continue;
+      auto it = std::find_if(lengths.begin(), lengths.end(), [&](const auto& l) { return l.first.workload == e.workload; });
+      if (it == lengths.end()) it = lengths.insert(lengths.end(), {RunLength{.workload = e.workload}, {}});
+      if (!e.size.empty()) it->first.size = e.size;
+      ++it->first.runs;
+      if (e.timing) it->second.push_back(e.timing->end - e.timing->start);
+    }
+    for (auto& [length, seconds] : lengths) {
+      if (length.size.empty() && seconds.empty()) continue;  // journals that recorded neither
+      if (!seconds.empty()) length.median_seconds = median_of(std::move(seconds));
+      (side == Side::a ? a : b).run_lengths.push_back(std::move(length));
+    }
+  }
+}
+
+}  // namespace
+
+SampleSet load_journal_samples(const std::vector<JournalEntry>& all) {
+  std::vector<std::string> sizing_notes;
+  const std::vector<JournalEntry> kept = without_set_aside_block(all, sizing_notes);
+  const std::vector<JournalEntry>& entries = sizing_notes.empty() ? all : kept;
   Builder builder;
+  for (auto& n : sizing_notes) builder.note(std::move(n));
+  add_run_lengths(entries, builder.set().context_a, builder.set().context_b);
   std::map<std::string, std::string> workload_of;  // metric name -> workload
   std::set<std::pair<Side, std::string>> boots_seen;
   std::vector<MissingData> workloads;               // every workload's runs, first-seen order

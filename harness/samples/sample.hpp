@@ -89,6 +89,17 @@ struct MissingData {
   bool operator==(const MissingData&) const = default;
 };
 
+// How long one workload's measured runs were on one side (run/sizing.hpp): the size they ran
+// with in the tool's words ("bs=8M count=80"; "" when the journal did not record it) and the
+// median of their times on the host's clock (nullopt without timings).
+struct RunLength {
+  std::string workload;
+  std::string size;
+  std::optional<double> median_seconds;
+  std::size_t runs = 0;                // the ok runs the median is over
+  bool operator==(const RunLength&) const = default;
+};
+
 // Where a side was measured: two sides measured on different hosts or accelerators
 // are compared with a warning.
 struct SideContext {
@@ -101,6 +112,8 @@ struct SideContext {
   // The same for the facts the side is checked against (samples/journal.hpp JournalEntry::facts):
   // "virtio_f_access_platform" -> {"negotiated": 12}, counted over every boot that reported them.
   std::map<std::string, std::map<std::string, int>> facts;
+  // Each workload's run length on this side, in first-seen order (journals only).
+  std::vector<RunLength> run_lengths;
   bool operator==(const SideContext&) const = default;
 };
 

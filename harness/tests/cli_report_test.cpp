@@ -184,6 +184,35 @@ TEST(CliReport, CompareFindsTheNewRunsRegressionAgainstTheBaseline) {
   EXPECT_NEAR(ja["metrics"][0]["effect"]["estimate"].get<double>(), 1.0, 0.03);
 }
 
+// A copy of a results directory whose every dd-write run says it ran `size` (journal version 2).
+fs::path sized_copy(const ReportTempDir& tmp, const std::string& name, const std::string& size) {
+  const fs::path dir = tmp / name;
+  fs::create_directories(dir);
+  std::string journal;
+  std::istringstream in(read_file(report_data("report/results-demo") / "journal.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
+    j["journal_version"] = 2;
+    if (j["workload"] == "dd-write") j["size"] = size;
+    journal += j.dump() + "\n";
+  }
+  write_file_atomic(dir / "journal.jsonl", journal);
+  return dir;
+}
+
+TEST(CliReport, CompareRefusesDirectoriesWhoseRunsRanAtDifferentSizes) {
+  ReportTempDir tmp;
+  const fs::path base = sized_copy(tmp, "base", "bs=8M count=16"), fresh = sized_copy(tmp, "fresh", "bs=8M count=80");
+  const auto r = abvm_cmd({"compare", fresh.string(), base.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("workload \"dd-write\" ran bs=8M count=80 in " + fresh.string() + " but bs=8M count=16 in " +
+                               base.string() + ": runs of different sizes are not comparable"));
+  // The same sizes compare, and the report shows them.
+  const auto same = abvm_cmd({"compare", sized_copy(tmp, "again", "bs=8M count=16").string(), base.string()});
+  EXPECT_NE(same.exit_code, 2) << same.err;
+  EXPECT_THAT(same.out, HasSubstr("run lengths:\n  dd-write: bs=8M count=16, median run not timed on A, not timed on B\n"));
+}
+
 TEST(CliReport, CompareSamplesKeepsBootsApartAndOrdersTheNewRunAfterTheBaseline) {
   const SampleSet base = load_results_dir(report_data("report/results-demo"));
   const SampleSet fresh = load_results_dir(report_data("report/results-slower"));
@@ -295,7 +324,12 @@ TEST(CliReport, OutputsAreAsBeforeTheOneModel) {
       junit = replaced(junit, old_sentences[i], sentence);
       verdict_lines.push_back("  " + sentence);
     }
-    EXPECT_EQ(r.out, lines_replaced(read_file(before / (name + ".summary.txt")), "  verdict: ", verdict_lines));
+    // Added on purpose (issue 26): each workload's run length, from the runs' timings.
+    std::string out = r.out;
+    if (const std::size_t at = out.find("\nrun lengths:\n"); at != std::string::npos) {
+      out.erase(at, out.find("\n\n", at + 1) + 1 - at);
+    }
+    EXPECT_EQ(out, lines_replaced(read_file(before / (name + ".summary.txt")), "  verdict: ", verdict_lines));
     EXPECT_EQ(read_file(tmp / "junit.xml"), junit);
     for (auto* j : {&now, &then}) {
       (*j)["source"].erase("results_dir");
@@ -304,6 +338,7 @@ TEST(CliReport, OutputsAreAsBeforeTheOneModel) {
     // Added on purpose (issue 21 item 2): the typed facts behind "warnings" and "notes".
     now.erase("findings");
     for (auto& m : now["metrics"]) m.erase("findings");
+    for (const char* side : {"a", "b"}) now["context"][side].erase("run_lengths");
     EXPECT_EQ(now.dump(), then.dump());
   }
 }

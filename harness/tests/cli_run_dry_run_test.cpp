@@ -80,3 +80,18 @@ TEST(CliRunHelp, SaysWhatADryRunShowsAndWhenARunEndsWithExit3) {
   EXPECT_THAT(r.out, HasSubstr("3 infrastructure error"));
   EXPECT_THAT(r.out, HasSubstr("a workload failed in every run of the first block on both sides"));
 }
+
+// Issue 26: each workload's run length, its size and the time it will be sized to, or why not.
+TEST_F(CliRunDryRun, EachWorkloadShowsItsRunLength) {
+  const auto r = dry_run(
+      "[[workload]]\nname = \"dd-write\"\ntype = \"dd\"\nbs = \"8M\"\ncount = 16\n"
+      "[[workload]]\nname = \"fio-timed\"\ntype = \"fio\"\nruntime = \"5s\"\n"
+      "[[workload]]\nname = \"fio-seq\"\ntype = \"fio\"\nsize = \"128M\"\nmin_run_time = \"2s\"\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("run lengths (after the first block, each workload's runs grow to take at least its "
+                               "min_run_time; the first block is set aside when one grew):\n"
+                               "  dd-write         bs=8M count=16, at least 1s per run\n"
+                               "  fio-timed        bs=1M size=64M runtime=5s, as written: fio's runtime= already sets "
+                               "its length\n"
+                               "  fio-seq          bs=1M size=128M, at least 2s per run\n"));
+}

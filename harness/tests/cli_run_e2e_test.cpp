@@ -65,6 +65,7 @@ ioengine = "psync"
 repetitions = 1
 
 [schedule]
+min_run_time = "0s"
 boots_per_side = 2
 seed = 7
 boot_timeout = "60s"
@@ -132,6 +133,10 @@ class RunE2ETest : public ::testing::Test {
           << "duplicate run " << e.trial << " " << e.workload << " " << e.run;
       EXPECT_EQ(e.outcome, Outcome::ok) << e.trial << ": " << e.detail;
       EXPECT_EQ(e.accelerator, Accelerator::tcg);
+      // Each run carries the size it ran with (min_run_time = "0s": as written, no sizing block).
+      EXPECT_EQ(e.size, e.workload == "dd-write" ? "bs=1M count=8" : "bs=1M size=8M") << e.trial;
+      EXPECT_EQ(e.scale, 1u);
+      EXPECT_FALSE(e.sizing_block);
       ++per_side[to_string(e.side)];
     }
     EXPECT_EQ(per_side["A"], 2 * kRunsPerTrial);
@@ -217,6 +222,8 @@ TEST_F(RunE2ETest, SmallInterleavedExperimentReachesAVerdictWithCompleteResults)
   expect_complete(d);
   EXPECT_NE(r.out.find("dd-write.bandwidth"), std::string::npos) << r.out;
   EXPECT_EQ(read_file(d / "summary.txt").empty(), false);
+  // The report shows each workload's run length: its size and its median run time on the host's clock.
+  EXPECT_NE(r.out.find("run lengths:\n  dd-write: bs=1M count=8, median run "), std::string::npos) << r.out;
   expect_dry_run_shows_what_booted(d);
 }
 

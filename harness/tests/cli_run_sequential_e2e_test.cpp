@@ -43,6 +43,7 @@ oflag = ["direct"]
 repetitions = 1
 
 [schedule]
+min_run_time = "0s"
 boots_per_side = 2
 seed = 11
 allow_identical_sides = true

@@ -42,6 +42,7 @@ count = 2000
 oflag = ["direct"]
 repetitions = 2
 [schedule]
+min_run_time = "0s"
 seed = 10
 boots_per_side = 3
 allow_identical_sides = true

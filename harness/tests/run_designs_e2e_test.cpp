@@ -80,6 +80,7 @@ count = 8
 oflag = ["direct"]
 repetitions = 2
 [schedule]
+min_run_time = "0s"
 seed = 3
 boots_per_side = 4
 design = "same-guest"
@@ -153,6 +154,7 @@ oflag = ["direct"]
 repetitions = 3
 warmup = 1
 [schedule]
+min_run_time = "0s"
 seed = 5
 boots_per_side = 2
 allow_identical_sides = true
@@ -229,6 +231,7 @@ count = 1000
 oflag = ["direct"]
 repetitions = 2
 [schedule]
+min_run_time = "0s"
 seed = 11
 boots_per_side = 2
 design = "co-scheduled"

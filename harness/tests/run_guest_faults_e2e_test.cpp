@@ -39,7 +39,7 @@ std::string experiment(const std::string& name, const std::string& sides, const 
          "description = \"guest fault end-to-end test\"\n\n"
          "[guest]\nkernel = \"debian-cloud\"\naccelerator = \"tcg\"\n\n"
          "[disk]\nsize = \"64M\"\n\n" +
-         sides + "\n" + workloads + "\n[schedule]\nseed = 11\n" + schedule;
+         sides + "\n" + workloads + "\n[schedule]\nmin_run_time = \"0s\"\nseed = 11\n" + schedule;
 }
 
 const char* kDdWrite = R"([[workload]]

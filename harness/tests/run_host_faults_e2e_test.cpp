@@ -91,6 +91,7 @@ oflag = ["direct"]
 repetitions = {}
 
 [schedule]
+min_run_time = "0s"
 boots_per_side = {}
 seed = 11
 infra_retries = {}

@@ -51,6 +51,7 @@ oflag = ["direct"]
 repetitions = 1
 
 [schedule]
+min_run_time = "0s"
 seed = 14
 boots_per_side = 2
 boot_timeout = "60s"

@@ -57,6 +57,7 @@ count = 4
 oflag = ["direct"]
 repetitions = 2
 [schedule]
+min_run_time = "0s"
 boots_per_side = {}
 seed = 21
 infra_retries = 1

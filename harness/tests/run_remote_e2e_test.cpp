@@ -52,6 +52,7 @@ count = 4
 oflag = ["direct"]
 repetitions = 2
 [schedule]
+min_run_time = "0s"
 boots_per_side = 2
 seed = 12
 infra_retries = 1

@@ -24,6 +24,7 @@
 #include "results/directory.hpp"
 #include "run/runner.hpp"
 #include "samples/journal.hpp"
+#include "samples/load.hpp"
 
 namespace abvm {
 namespace {
@@ -188,7 +189,8 @@ TEST_F(RunnerTest, InterruptedRunResumesWithEveryTrialExactlyOnce) {
 // A pool's run resumed on other hosts: the blocks done stay where they ran, the rest run on the
 // new hosts, every trial once, both sides of each block on one host.
 TEST_F(RunnerTest, APoolRunInterruptedResumesOnOtherHostsWithEveryTrialOnce) {
-  const ResultsDir dir = start(config(6));
+  // Unsized: a sizing run's first block runs alone, which moves where the fifth boot falls.
+  const ResultsDir dir = start(config(6, "min_run_time = \"0s\"\n"));
   std::array<test::FakeDriver, 3> hosts{test::FakeDriver("one"), test::FakeDriver("two"), test::FakeDriver("three")};
   std::atomic<int> boots = 0;
   for (auto& h : hosts) {
@@ -266,6 +268,106 @@ TEST_F(RunnerTest, InconclusiveLooksExtendThePlanUpToTheBudget) {
   EXPECT_EQ(plan, extend_plan(make_plan(experiment, 7), 6)) << "the extended plan is the seed's plan";
   EXPECT_EQ(ledger_trials(dir).size(), 20u);
   EXPECT_TRUE(notes.has("inconclusive: 4 more blocks (8 boots per side)"));
+}
+
+// ---- Runs long enough to measure (issue 26, run/sizing.hpp) ----
+
+// config()'s experiment on a scratch disk with room to grow: 128 MiB per dd run on 2 GiB.
+std::string sized_config(int boots, const std::string& extra = "") {
+  std::string text = config(boots, extra);
+  const std::string disk = "size = \"16M\"";
+  text.replace(text.find(disk), disk.size(), "size = \"2G\"");
+  return text;
+}
+
+class SizingTest : public RunnerTest {
+ protected:
+  std::map<std::string, std::string> counts;  // trial -> the dd count= its guest job ran
+  void SetUp() override {
+    RunnerTest::SetUp();
+    driver.answer = [this](const test::FakeBoot& b) {
+      const std::string initrd = read_file(b.spec.initrd);
+      const std::size_t at = initrd.rfind("arg count=");
+      counts[b.trial] = at == std::string::npos ? "" : initrd.substr(at + 4, initrd.find('\n', at) - at - 4);
+      // Each fake run takes 0.1 s on the guest's clock: a tenth of the default minimum, so x10.
+      return test::FakeAnswer{.console = test::fake_guest_console(b.trial, b.nonce, experiment.workloads, kDdOutput)};
+    };
+  }
+  // Every trial's count, by block and side.
+  void expect_counts(const Plan& plan, const std::string& first, const std::string& later) {
+    for (const Trial& t : plan.trials) {
+      ASSERT_TRUE(counts.contains(t.id)) << t.id;
+      EXPECT_EQ(counts[t.id], t.block == 0 ? first : later) << t.id << " (block " << t.block << ", side "
+                                                             << to_string(t.side) << ")";
+    }
+  }
+};
+
+TEST_F(SizingTest, ARunTooShortIsSizedAfterTheFirstBlockOnBothSides) {
+  const ResultsDir dir = start(sized_config(3));
+  const RunEnd end = run(dir);
+  EXPECT_EQ(end.status, RunStatus::complete);
+  const Plan plan = read_plan(dir);
+  EXPECT_EQ(plan.blocks, 4) << "one block more for the one set aside";
+  EXPECT_EQ(plan.set_aside_blocks, 1);
+  EXPECT_EQ(plan, [&] {
+    Plan p = extend_plan(make_plan(experiment, 7), 1);
+    p.set_aside_blocks = 1;
+    return p;
+  }());
+  expect_counts(plan, "count=16", "count=160");
+  EXPECT_TRUE(notes.has("sizing: dd-write: 0.100 s per run (median of 4 in the first block) < 1s: bs=8M count=16 -> "
+                        "bs=8M count=160 (x10)"));
+  for (const JournalEntry& e : read_journal(dir.journal())) {
+    EXPECT_EQ(e.sizing_block, e.block == 0) << e.trial;
+    EXPECT_EQ(e.size, e.block == 0 ? "bs=8M count=16" : "bs=8M count=160") << e.trial;
+    EXPECT_EQ(e.scale, e.block == 0 ? 1u : 10u) << e.trial;
+  }
+  const SampleSet samples = load_results_dir(dir.root());
+  ASSERT_EQ(samples.metrics.size(), 1u);
+  EXPECT_EQ(samples.metrics[0].a.size(), 6u) << "3 blocks of 2 runs: the sizing block is set aside";
+  EXPECT_EQ(samples.metrics[0].b.size(), 6u);
+  for (const Sample& x : samples.metrics[0].a) EXPECT_NE(x.block, 0);
+  ASSERT_EQ(samples.context_a.run_lengths.size(), 1u);
+  EXPECT_EQ(samples.context_a.run_lengths[0].size, "bs=8M count=160");
+  EXPECT_EQ(samples.context_b.run_lengths[0].size, "bs=8M count=160");
+  ASSERT_FALSE(samples.notes.empty());
+  EXPECT_EQ(samples.notes[0], "block 0 sized the runs and is set aside (dd-write ran bs=8M count=16 there, bs=8M "
+                              "count=160 after): its runs are not analysed");
+}
+
+TEST_F(SizingTest, RunsLongEnoughKeepTheFirstBlock) {
+  const ResultsDir dir = start(sized_config(3, "min_run_time = \"90ms\"\n"));
+  EXPECT_EQ(run(dir).status, RunStatus::complete);
+  const Plan plan = read_plan(dir);
+  EXPECT_EQ(plan.blocks, 3);
+  EXPECT_EQ(plan.set_aside_blocks, 0);
+  expect_counts(plan, "count=16", "count=16");
+  EXPECT_EQ(load_results_dir(dir.root()).metrics[0].a.size(), 6u) << "all 3 blocks analysed";
+}
+
+TEST_F(SizingTest, AResumedRunReusesTheSizesItRecorded) {
+  const ResultsDir dir = start(sized_config(3));
+  int boots = 0;
+  driver.during_boot = [&] { ++boots; };
+  stop = [&] { return boots == 5; };  // Ctrl-C in the third block, after the sized second one
+  EXPECT_EQ(run(dir).status, RunStatus::running);
+  stop = [] { return false; };
+  // Sized again from the first block, this minimum would give x7 (1.4 x 0.5 / 0.1): the journal's x10 holds.
+  experiment.schedule.min_run_time = std::chrono::milliseconds(500);
+  EXPECT_EQ(run(dir, true).status, RunStatus::complete);
+  const Plan plan = read_plan(dir);
+  EXPECT_EQ(plan.blocks, 4) << "not extended twice";
+  expect_counts(plan, "count=16", "count=160");
+  EXPECT_TRUE(notes.has("sizing: dd-write: bs=8M count=160 (x10), as recorded in the journal"));
+}
+
+TEST_F(SizingTest, AZeroMinimumRunsAsWritten) {
+  const ResultsDir dir = start(sized_config(2, "min_run_time = \"0s\"\n"));
+  EXPECT_EQ(run(dir).status, RunStatus::complete);
+  expect_counts(read_plan(dir), "count=16", "count=16");
+  EXPECT_FALSE(notes.has("sizing:"));
+  for (const JournalEntry& e : read_journal(dir.journal())) EXPECT_FALSE(e.sizing_block);
 }
 
 // ---- A workload that cannot work (issue 20) ----

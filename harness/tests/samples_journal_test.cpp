@@ -37,7 +37,7 @@ JournalEntry sample_entry() {
 
 TEST(Journal, LineFormatIsStable) {
   EXPECT_EQ(to_journal_line(sample_entry()),
-            R"({"journal_version":1,"trial":"t0007","side":"B","boot":"t0007","run":2,)"
+            R"({"journal_version":2,"trial":"t0007","side":"B","boot":"t0007","run":2,)"
             R"("order":14,"block":3,"workload":"dd-write","outcome":"ok","host":"hostname",)"
             R"("accelerator":"tcg","time":"2026-11-29T20:01:02Z","metrics":[{"name":)"
             R"("dd-write.bandwidth","unit":"B/s","better":"higher","value":1234567890.125},)"
@@ -50,7 +50,7 @@ TEST(Journal, RoundTrip) {
   std::string line = to_journal_line(e);
   EXPECT_EQ(line.find('\n'), std::string::npos);
   JournalEntry back = parse_journal_line(line, "j", 1);
-  EXPECT_EQ(back.journal_version, 1);
+  EXPECT_EQ(back.journal_version, 2);
   EXPECT_EQ(back.trial, e.trial);
   EXPECT_EQ(back.side, Side::b);
   EXPECT_EQ(back.boot, e.boot);
@@ -146,13 +146,41 @@ INSTANTIATE_TEST_SUITE_P(
                 R"(journal field "metrics[1].better" must be "higher" or "lower", not "down")"},
         BadLine{R"("value":0.1)", R"("value":null)",
                 R"(journal field "metrics[1].value" must be a number, not null)"},
-        BadLine{R"("journal_version":1)", R"("journal_version":"1")",
+        BadLine{R"("journal_version":2)", R"("journal_version":"1")",
                 R"(journal field "journal_version" must be an integer, not "1")"},
-        BadLine{R"("journal_version":1)", R"("journal_version":0)",
+        BadLine{R"("journal_version":2)", R"("journal_version":0)",
                 "journal_version 0 is not valid (versions start at 1)"},
-        BadLine{R"("journal_version":1)", R"("journal_version":2)",
-                "journal_version 2 is newer than this abvm reads (up to 1): use a newer abvm to "
+        BadLine{R"("journal_version":2)", R"("journal_version":3)",
+                "journal_version 3 is newer than this abvm reads (up to 2): use a newer abvm to "
                 "analyze these results"}));
+
+// Version 2: the run's size, its scale and the sizing block (run/sizing.hpp), written only when set
+// and read back; version 1 lines (none of them) still load.
+TEST(Journal, SizeScaleAndSizingBlockRoundTrip) {
+  JournalEntry e = sample_entry();
+  e.size = "bs=8M count=80";
+  e.scale = 5;
+  e.sizing_block = true;
+  const std::string line = to_journal_line(e);
+  EXPECT_NE(line.find(R"("size":"bs=8M count=80","scale":5,"sizing_block":true)"), std::string::npos) << line;
+  const JournalEntry back = parse_journal_line(line, "j", 1);
+  EXPECT_EQ(back.size, "bs=8M count=80");
+  EXPECT_EQ(back.scale, 5u);
+  EXPECT_TRUE(back.sizing_block);
+  std::string v1 = to_journal_line(sample_entry());
+  v1.replace(v1.find("\"journal_version\":2"), 19, "\"journal_version\":1");
+  const JournalEntry old = parse_journal_line(v1, "j", 1);
+  EXPECT_EQ(old.journal_version, 1);
+  EXPECT_EQ(old.size, "");
+  EXPECT_EQ(old.scale, 0u);
+  EXPECT_FALSE(old.sizing_block);
+  std::string zero = line;
+  zero.replace(zero.find("\"scale\":5"), 9, "\"scale\":0");
+  EXPECT_THROW(parse_journal_line(zero, "j", 1), Error);
+  std::string word = line;
+  word.replace(word.find("\"sizing_block\":true"), 19, "\"sizing_block\":1");
+  EXPECT_THROW(parse_journal_line(word, "j", 1), Error);
+}
 
 TEST(Journal, OkWithoutMetricsAndNotJson) {
   JournalEntry e = sample_entry();
@@ -256,7 +284,7 @@ TEST(Journal, NewerVersionIsRejected) {
   auto path = data("journal/newer-version.jsonl");
   EXPECT_EQ(error_of([&] { read_journal(path); }),
             path.string() +
-                ":1: journal_version 2 is newer than this abvm reads (up to 1): use a newer abvm "
+                ":1: journal_version 3 is newer than this abvm reads (up to 2): use a newer abvm "
                 "to analyze these results");
 }
 

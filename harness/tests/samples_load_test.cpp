@@ -317,6 +317,38 @@ TEST(Load, JournalSideWithOnlyFailures) {
             std::string("metric \"dd-write.bandwidth\" has samples on side A only (first").substr(0, 60));
 }
 
+// Issue 26 (run/sizing.hpp): the sizing block's runs are left out, with a note naming both sizes,
+// only when a later run ran at another scale; a version 1 journal (no sizes) loads as it did.
+TEST(Load, TheSizingBlockIsSetAsideOnlyWhenAWorkloadWasResized) {
+  const auto old = read_journal(data("journal/results-ok/journal.jsonl"));
+  const SampleSet plain = load_journal_samples(old);
+  EXPECT_TRUE(plain.context_a.run_lengths.empty()) << "nothing recorded, nothing shown";
+  const auto sized = [&](std::uint64_t later_scale) {
+    std::vector<JournalEntry> out = old;
+    for (JournalEntry& e : out) {
+      e.sizing_block = e.block == 0;
+      e.scale = e.block == 0 ? 1 : later_scale;
+      e.size = e.block == 0 ? "bs=8M count=16" : later_scale == 1 ? "bs=8M count=16" : "bs=8M count=48";
+    }
+    return out;
+  };
+  const auto count = [](const SampleSet& s) { return s.metrics[0].a.size() + s.metrics[0].b.size(); };
+  const SampleSet kept = load_journal_samples(sized(1));
+  EXPECT_EQ(count(kept), count(plain));
+  EXPECT_TRUE(kept.notes.empty());
+  const SampleSet set_aside = load_journal_samples(sized(3));
+  std::size_t in_block_0 = 0;
+  for (const auto& e : old) in_block_0 += e.block == 0 && e.outcome == Outcome::ok ? 1 : 0;
+  ASSERT_GT(in_block_0, 0u);
+  EXPECT_EQ(count(set_aside), count(plain) - in_block_0);
+  for (const Sample& x : set_aside.metrics[0].a) EXPECT_NE(x.block, 0);
+  ASSERT_EQ(set_aside.notes.size(), 1u);
+  EXPECT_EQ(set_aside.notes[0], "block 0 sized the runs and is set aside (dd-write ran bs=8M count=16 there, bs=8M "
+                                "count=48 after): its runs are not analysed");
+  ASSERT_EQ(set_aside.context_a.run_lengths.size(), 1u);
+  EXPECT_EQ(set_aside.context_a.run_lengths[0].size, "bs=8M count=48");
+}
+
 // A workload every run of which failed on both sides gives no metric at all: it is recorded as
 // missing with its runs and its first failure, never silently absent (issue 20).
 TEST(Load, JournalWorkloadWithEveryRunFailedIsMissingNotAbsent) {
