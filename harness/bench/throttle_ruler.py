@@ -73,6 +73,7 @@ boots_per_side = {boots}
 design = "sequential-blocks"
 cpu_set = "{cpu_set}"
 allow_identical_sides = {identical}
+min_run_time = "0s"
 """
 DD = """[[workload]]
 name = "w"
