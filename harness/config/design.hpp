@@ -41,8 +41,8 @@ struct DesignTraits {
   Pacing pacing;
   bool filler;                    // paced together: the faster guest keeps its load going until the stop
   bool pairs_sides;               // A and B share the noise of each block: the paired estimate decides
-  bool overlap_by_intent;         // a run and its partner run are meant to overlap: pairs under
-                                  // schedule.min_overlap are left out of the analysis
+  bool overlap_by_intent;         // a run and its partner run are meant to overlap: pairs that started
+                                  // further apart than schedule.max_start_skew are left out of the analysis
   int runs_per_own_run;           // runs a guest lives through per run of its own (its trial's timeout)
   int trials_in_block_time;       // a block's wall time in trials: 2 one after the other, else 1
 };

@@ -86,9 +86,11 @@ struct ScheduleSettings {
   // their blocks at the same time. Empty: one lane, unpinned. Designs that run their guests
   // together default to {"0"}. No two sets share a CPU.
   std::vector<std::string> cpu_sets;
-  // Designs whose A and B runs are meant to overlap (co-scheduled): a pair of runs that overlapped
-  // less than this share (samples/sample.hpp RunOverlap::pair) is left out of the analysis.
-  double min_overlap = 0.95;
+  // Designs whose A and B runs are meant to overlap (co-scheduled): a pair of runs that started
+  // surely further apart than this on the host's clock (samples/sample.hpp RunTiming: the starts'
+  // difference less both clock errors) is left out of the analysis (verdict/analysis.hpp
+  // AnalysisOptions::max_start_skew_ms). The old schedule.min_overlap is read and not used.
+  std::chrono::milliseconds max_start_skew{50};
   std::uint64_t seed = 0;              // 0: the run picks one and records it in plan.json
   std::chrono::milliseconds boot_timeout = std::chrono::seconds(60);
   std::chrono::milliseconds run_timeout = std::chrono::seconds(120);

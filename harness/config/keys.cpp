@@ -266,10 +266,15 @@ std::vector<KeySpec> build_table() {
   add({.path = "schedule.cpu_sets", .type = KeyType::string_list, .default_text = "unset",
        .doc = "host CPU sets, one lane each: a block runs on every set at once, its guests pinned there, e.g. "
               "[\"0\", \"1\"] (sets must not overlap)"});
-  add({.path = "schedule.min_overlap", .type = KeyType::number,
-       .default_text = fmt::format("{}", ScheduleSettings{}.min_overlap),
-       .doc = "in designs whose A and B runs are meant to overlap (co-scheduled), a pair of runs that overlapped less "
-              "than this share is left out of the analysis, with a warning",
+  add({.path = "schedule.max_start_skew", .type = KeyType::duration,
+       .default_text = toml_quoted(format_duration(ScheduleSettings{}.max_start_skew)),
+       .doc = "in designs whose A and B runs are meant to overlap (co-scheduled), a pair of runs whose starts lay "
+              "surely further apart than this on the host's clock (less both runs' clock errors) is left out of the "
+              "analysis, with a warning; the estimate over every pair is reported beside",
+       .range = closed(0, 3'600'000)});
+  add({.path = "schedule.min_overlap", .type = KeyType::number, .default_text = "unset",
+       .doc = "no longer used: a pair of runs is never left out for its overlap, which moves with the pair's own "
+              "ratio (issue 26); accepted so that older experiment files load. Use schedule.max_start_skew",
        .range = closed(0, 1)});
   add({.path = "schedule.seed", .type = KeyType::integer, .default_text = "0",
        .doc = "seed of the trial order (0: abvm picks one and records it)", .range = closed(0, kMaxInt63)});

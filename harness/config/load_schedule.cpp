@@ -88,8 +88,12 @@ void read_schedule(KeyReader& r, Experiment& e) {
   if (auto w = r.get_string("schedule.workload_order")) s.draw_workload_order = *w == "drawn";
   r.note("schedule.workload_order", s.draw_workload_order ? "\"drawn\"" : "\"as-listed\"");
   read_design(r, e, s);
-  s.min_overlap = r.get_number("schedule.min_overlap").value_or(s.min_overlap);
-  r.note("schedule.min_overlap", fmt::format("{}", s.min_overlap));
+  s.max_start_skew = r.get_duration("schedule.max_start_skew").value_or(s.max_start_skew);
+  r.note("schedule.max_start_skew", quote(format_duration(s.max_start_skew)));
+  // The old overlap rule: read (its range still checked) and left unused, said so where it is shown.
+  if (const auto old = r.get_number("schedule.min_overlap")) {
+    r.note("schedule.min_overlap", fmt::format("{} (not used: pairs are left out by schedule.max_start_skew only)", *old));
+  }
   if (auto seed = r.get_integer("schedule.seed")) s.seed = static_cast<std::uint64_t>(*seed);
   r.note("schedule.seed", std::to_string(s.seed));
   s.boot_timeout = r.get_duration("schedule.boot_timeout").value_or(s.boot_timeout);

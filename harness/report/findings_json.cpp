@@ -55,6 +55,14 @@ template <class V> void describe(V& v, SignificantEstimatedInsideMargin& x) {
 template <class V> void describe(V& v, RegressionByModes&) { v.kind("regression_by_modes"); }
 template <class V> void describe(V& v, PairingUnavailable&) { v.kind("pairing_unavailable"); }
 template <class V> void describe(V& v, NoValidRuns& x) { v.kind("no_valid_runs"), v("metric", x.metric), v("side", x.side); }
+template <class V> void describe(V& v, PairsSkewed& x) {
+  v.kind("pairs_skewed"), v("metric", x.metric), v("voided", x.voided), v("pairs", x.pairs),
+      v("max_start_skew_ms", x.max_start_skew_ms), v("worst_skew_ms", x.worst_skew_ms);
+}
+template <class V> void describe(V& v, AllPairsSkewed& x) {
+  v.kind("all_pairs_skewed"), v("metric", x.metric), v("voided", x.voided), v("pairs", x.pairs),
+      v("max_start_skew_ms", x.max_start_skew_ms), v("worst_skew_ms", x.worst_skew_ms), v("side", x.side);
+}
 template <class V> void describe(V& v, PairsVoided& x) {
   v.kind("pairs_voided"), v("metric", x.metric), v("voided", x.voided), v("pairs", x.pairs),
       v("threshold", x.threshold), v("min", x.min);

@@ -31,15 +31,24 @@ std::string format_value(double value, const std::string& unit) {
   return fmt::format("{:.4g} {}", value, unit);
 }
 
-std::string overlap_words(std::uint64_t pairs, double min, double median, std::uint64_t voided,
-                          std::optional<double> threshold) {
+std::string overlap_words(const ReportOverlap& o) {
   const auto share = [](double v) { return std::isfinite(v) ? fmt::format("{:.1f} %", v * 100) : std::string("-"); };
-  std::string out = fmt::format("overlap of A's and B's runs: min {}, median {} over {} pair{}", share(min),
-                                share(median), pairs, pairs == 1 ? "" : "s");
-  if (!threshold) return out + "; nothing left out (no minimum asked: only co-scheduled runs must overlap)";
-  const std::string required = fmt::format("{:.3g} %", *threshold * 100);
-  if (voided == 0) return out + fmt::format("; none below the {} required", required);
-  return out + fmt::format("; {} below the {} required, left out", voided, required);
+  std::string out = fmt::format("overlap of A's and B's runs: min {}, median {} over {} pair{}", share(o.min),
+                                share(o.median), o.pairs, o.pairs == 1 ? "" : "s");
+  if (std::isfinite(o.skew_median_ms) && std::isfinite(o.skew_max_ms)) {
+    out += fmt::format("; starts apart: median {:.3g} ms, max {:.3g} ms", o.skew_median_ms, o.skew_max_ms);
+  }
+  if (o.threshold) {  // a report of abvm before issue 26: its overlap rule as it said it
+    const std::string required = fmt::format("{:.3g} %", *o.threshold * 100);
+    if (o.voided == 0) return out + fmt::format("; none below the {} required", required);
+    return out + fmt::format("; {} below the {} required, left out", o.voided, required);
+  }
+  if (!o.max_start_skew_ms) return out + "; nothing left out (only co-scheduled runs must start together)";
+  if (o.voided == 0) {
+    return out + fmt::format("; none started more than {:.3g} ms apart: nothing left out", *o.max_start_skew_ms);
+  }
+  return out + fmt::format("; {} started more than {:.3g} ms apart beyond the clock errors, left out", o.voided,
+                           *o.max_start_skew_ms);
 }
 
 std::string missing_title(const MissingData& d) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "samples/sample.hpp"
+#include "verdict/report_model.hpp"
 
 namespace abvm {
 
@@ -12,12 +13,13 @@ namespace abvm {
 // plain %.4g otherwise. NaN prints as "-".
 std::string format_value(double value, const std::string& unit);
 
-// How much a metric's pairs of runs overlapped, in one line for the terminal and the HTML:
-//   "overlap of A's and B's runs: min 62.0 %, median 99.6 % over 24 pairs; 2 below the 95 % required, left out"
-// `threshold` nullopt: no minimum was asked (a design whose runs alternate by intent, or an unknown
-// design), and nothing is left out.
-std::string overlap_words(std::uint64_t pairs, double min, double median, std::uint64_t voided,
-                          std::optional<double> threshold);
+// How much a metric's pairs of runs overlapped and how far apart they started, in one line for the
+// terminal and the HTML:
+//   "overlap of A's and B's runs: min 62.0 %, median 99.6 % over 24 pairs; starts apart: median 3 ms,
+//    max 380 ms; 2 started more than 50 ms apart beyond the clock errors, left out"
+// Without max_start_skew_ms nothing is left out (a design whose runs alternate by intent, or an
+// unknown design); a report of abvm before issue 26 says its overlap threshold as it was.
+std::string overlap_words(const ReportOverlap& overlap);
 
 // What a report calls a workload with no valid run on either side (samples/sample.hpp MissingData):
 // its name, or the metrics asked of it.

@@ -187,6 +187,8 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
     out += effect_row("effect", m.effect);
     out += effect_row("paired effect", m.paired_effect);
   }
+  // Beside the decided estimate, the one that leaves nothing out (issue 26), wherever pairs could be.
+  if (m.overlap) out += effect_row("every pair, none left out", m.all_pairs_effect);
   if (m.mode_test) out += effect_row("inside the dominant mode", m.mode_test->dominant_mode_effect);
   out += effect_row("bootstrap ratio of medians", m.bootstrap_median_ratio);
   out += "</table>\n";
@@ -196,7 +198,7 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
   out += modes_table(m, a_label, b_label);
   if (m.noise) out += noise_paragraph(*m.noise, in.report.margin);
   if (const auto& o = m.overlap) {
-    std::string words = overlap_words(o->pairs, o->min, o->median, o->voided, o->threshold);
+    std::string words = overlap_words(*o);
     words[0] = 'O';  // a sentence here
     out += "<p class=\"overlap\">" + e(words) + ".</p>\n";
   }

@@ -77,13 +77,18 @@ json hosts_json(const std::optional<ReportHosts>& h) {
           {"disagree", h->disagree}};
 }
 
-// How much the pairs of runs overlapped; "threshold" null when the design leaves nothing out.
+// How much the pairs of runs overlapped and how far apart they started; "max_start_skew_ms" null
+// when the design leaves nothing out; "threshold" (the old overlap rule) only as an older report held it.
 json overlap_json(const ReportOverlap& o) {
-  return {{"pairs", o.pairs},
-          {"min", number(o.min)},
-          {"median", number(o.median)},
-          {"voided", o.voided},
-          {"threshold", or_null(o.threshold)}};
+  json out = {{"pairs", o.pairs},
+              {"min", number(o.min)},
+              {"median", number(o.median)},
+              {"voided", o.voided},
+              {"start_skew_median_ms", number(o.skew_median_ms)},
+              {"start_skew_max_ms", number(o.skew_max_ms)},
+              {"max_start_skew_ms", or_null(o.max_start_skew_ms)}};
+  if (o.threshold) out["threshold"] = *o.threshold;
+  return out;
 }
 
 json side_json(const ReportSide& s) {
@@ -144,6 +149,7 @@ json metric_json(const ReportMetric& m, const ReportModel& report) {
               {"effect", effect_json(m.effect)},
               {"primary_estimate", to_string(m.primary_estimate)},
               {"paired_effect", effect_or_null(m.paired_effect)},
+              {"all_pairs_effect", effect_or_null(m.all_pairs_effect)},
               {"hosts", hosts_json(m.hosts)},
               {"mann_whitney",
                {{"u", number(m.mann_whitney.u)},

@@ -249,7 +249,13 @@ ReportOverlap overlap_of(const Node& n) {
                   .voided = n["voided"].count(),
                   .min = n["min"].number_or_null(),
                   .median = n["median"].number_or_null()};
-  if (const Node t = n["threshold"]; !t.is_null()) o.threshold = t.number();
+  // Reports of abvm before issue 26 hold the overlap rule's "threshold" and no skews.
+  o.skew_median_ms = n.has("start_skew_median_ms") ? n["start_skew_median_ms"].number_or_null()
+                                                   : std::numeric_limits<double>::quiet_NaN();
+  o.skew_max_ms = n.has("start_skew_max_ms") ? n["start_skew_max_ms"].number_or_null()
+                                             : std::numeric_limits<double>::quiet_NaN();
+  if (n.has("max_start_skew_ms") && !n["max_start_skew_ms"].is_null()) o.max_start_skew_ms = n["max_start_skew_ms"].number();
+  if (n.has("threshold") && !n["threshold"].is_null()) o.threshold = n["threshold"].number();
   return o;
 }
 
@@ -266,6 +272,7 @@ ReportMetric metric_of(const Node& n) {
     m.primary_estimate = n["primary_estimate"].word(parse_estimate, "paired, unpaired");
   }
   if (n.has("unpaired_effect")) m.unpaired_effect = effect_of(n["unpaired_effect"]);
+  if (n.has("all_pairs_effect")) m.all_pairs_effect = effect_or_null(n["all_pairs_effect"]);
   if (n.has("noise")) m.noise = noise_of(n["noise"]);
   if (n.has("hosts")) m.hosts = hosts_of(n["hosts"]);
   if (n.has("overlap")) m.overlap = overlap_of(n["overlap"]);

@@ -85,7 +85,12 @@ std::string terminal_report(const ReportModel& analysis, const TerminalOptions& 
     }
     if (m.noise) out += noise_line(*m.noise, analysis.margin, options.seconds_per_block, m.a.per_boot || m.b.per_boot);
     if (const auto& o = m.overlap) {
-      out += "  " + overlap_words(o->pairs, o->min, o->median, o->voided, o->threshold) + "\n";
+      out += "  " + overlap_words(*o) + "\n";
+      // Beside the decided estimate, the one that leaves nothing out (issue 26).
+      if (const auto& all = m.all_pairs_effect; all && o->voided > 0) {
+        out += fmt::format("  every pair, none left out: {}B/A {:.4f} [{:.4f}, {:.4f}]\n", paired ? "paired " : "",
+                           all->estimate, all->low, all->high);
+      }
     }
     out += fmt::format("  Mann-Whitney U = {:g}, p = {:.3g} (Holm {:.3g}){}; bootstrap median ratio {:.4f} [{:.4f}, "
                        "{:.4f}]\n",

@@ -77,8 +77,8 @@ struct MetricWords {
                        f.metric, f.modes.size(), mode_ranges(f));
   }
   std::string operator()(const MoreInWorseModes& f) const {
-    return fmt::format("{} spends significantly more {} than {} in modes worse than the dominant one (Fisher one-sided "
-                       "p = {:.3g} < {:.3g}).",
+    return fmt::format("{} spends significantly more {} than {} in modes worse than the dominant one by more than the "
+                       "margin (Fisher one-sided p = {:.3g} < {:.3g}).",
                        to_string(f.side), units_word(f.per_boot), other_side(f.side), f.p, f.alpha);
   }
   std::string operator()(const SamePositionSlowdowns& f) const {
@@ -97,8 +97,8 @@ struct MetricWords {
                        f.worse ? "worse" : "better", percent_of(f.margin), percent_of(f.shift));
   }
   std::string operator()(const RegressionByModes&) const {
-    return "Regression by modes: B falls into a worse mode significantly more often than A, even though the overall "
-           "shift alone does not show it.";
+    return "Regression by modes: B falls significantly more often than A into a mode worse than the dominant one by "
+           "more than the margin, even though the overall shift alone does not show it.";
   }
   std::string operator()(const PairingUnavailable&) const {
     return "The design pairs A with B in blocks, but fewer than 2 blocks have valid runs on both sides: the unpaired "
@@ -107,6 +107,21 @@ struct MetricWords {
   std::string operator()(const NoValidRuns& f) const {
     return fmt::format("No valid runs of {} on side {}: nothing to compare. Check the failed trials.", f.metric,
                        to_string(f.side));
+  }
+  std::string operator()(const PairsSkewed& f) const {
+    return fmt::format("{} of {} pairs of runs of {} started further apart than the {} ms schedule.max_start_skew "
+                       "allows, beyond both runs' clock errors (the worst {:.0f} ms): they are left out on both sides, "
+                       "since one side of each measured partly alone; the estimate over every pair is shown beside. "
+                       "Look at their timing (analysis.json runs[].timing, the timeline plot); if many pairs start "
+                       "apart, check that each block's guests share their host CPUs and nothing else loads them.",
+                       f.voided, f.pairs, f.metric, f.max_start_skew_ms, f.worst_skew_ms);
+  }
+  std::string operator()(const AllPairsSkewed& f) const {
+    return fmt::format("{} of {} pairs of runs of {} started further apart than the {} ms schedule.max_start_skew "
+                       "allows (the worst {:.0f} ms), and side {} has no run left once they are left out: nothing to "
+                       "compare. A's and B's runs did not start together; look at their timing (analysis.json "
+                       "runs[].timing, the timeline plot) and the host's load before running again.",
+                       f.voided, f.pairs, f.metric, f.max_start_skew_ms, f.worst_skew_ms, to_string(f.side));
   }
   std::string operator()(const PairsVoided& f) const {
     return fmt::format("{} of {} pairs of runs of {} overlapped less than the {} schedule.min_overlap asks (the worst "
@@ -264,6 +279,9 @@ std::string verdict_words(const ReportMetric& m, double margin) {
 std::string no_effect_words(const ReportMetric& m, const ReportSource& sides) {
   const auto side = [&](Side s) { return labelled(to_string(s), s == Side::a ? sides.a_label : sides.b_label); };
   if (const auto* f = find_finding<NoValidRuns>(m.findings)) return "no valid runs on side " + side(f->side);
+  if (const auto* f = find_finding<AllPairsSkewed>(m.findings)) {
+    return fmt::format("no run of side {} started within {} ms of its partner", side(f->side), f->max_start_skew_ms);
+  }
   if (const auto* f = find_finding<AllPairsVoided>(m.findings)) {
     return fmt::format("no run of side {} overlapped its partner by {}", side(f->side), share(f->threshold));
   }

@@ -167,6 +167,26 @@ std::vector<double> log_cuts(const std::vector<double>& x) {
   return cuts;
 }
 
+// ModeSplit::dominant: the largest share of both sides, each weighing alike; on a tie the mode both
+// sides share most, then the narrower.
+std::size_t dominant_mode(const std::vector<Mode>& modes) {
+  auto held = [](const Mode& m) { return m.a_fraction + m.b_fraction; };
+  auto shared = [](const Mode& m) { return std::min(m.a_fraction, m.b_fraction); };
+  auto width = [](const Mode& m) { return m.low > 0 ? m.high / m.low : 1.0; };
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < modes.size(); ++i) {
+    const Mode &m = modes[i], &d = modes[best];
+    if (held(m) != held(d)) {
+      if (held(m) > held(d)) best = i;
+    } else if (shared(m) != shared(d)) {
+      if (shared(m) > shared(d)) best = i;
+    } else if (width(m) < width(d)) {
+      best = i;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 std::size_t mode_of(const ModeSplit& split, double value) {
@@ -201,13 +221,17 @@ ModeSplit find_modes(std::span<const double> a, std::span<const double> b) {
   };
   for (double v : a) add(v, true);
   for (double v : b) add(v, false);
+  std::vector<std::vector<double>> members(split.modes.size());
+  for (auto side : {a, b}) {
+    for (double v : side) members[mode_of(split, v)].push_back(v);
+  }
   for (std::size_t i = 0; i < split.modes.size(); ++i) {
     Mode& m = split.modes[i];
     m.a_fraction = a.empty() ? 0 : static_cast<double>(m.a_count) / static_cast<double>(a.size());
     m.b_fraction = b.empty() ? 0 : static_cast<double>(m.b_count) / static_cast<double>(b.size());
-    const Mode& d = split.modes[split.dominant];
-    if (m.a_count + m.b_count > d.a_count + d.b_count) split.dominant = i;
+    if (!members[i].empty()) m.median = median(members[i]);
   }
+  split.dominant = dominant_mode(split.modes);
   return split;
 }
 

@@ -38,6 +38,7 @@ namespace abvm::stats {
 
 struct Mode {
   double low = 0, high = 0;            // smallest and largest pooled value in the mode
+  double median = 0;                   // of the pooled values in the mode (both sides)
   std::size_t a_count = 0, b_count = 0;
   double a_fraction = 0, b_fraction = 0;  // count / side size (0 for an empty side)
 };
@@ -45,7 +46,14 @@ struct Mode {
 struct ModeSplit {
   std::vector<double> cuts;            // ascending, original units; modes.size() == cuts.size() + 1
   std::vector<Mode> modes;             // ascending by value
-  std::size_t dominant = 0;            // the mode with the most pooled runs (the lower one on a tie)
+  // The mode that holds the largest share of both sides, each side weighing alike (a_fraction +
+  // b_fraction: with equal sides, the most pooled runs; with unequal ones the larger side does not
+  // choose it alone), chosen without regard to side or direction. On a tie: the one both sides
+  // share most (the larger min(a_fraction, b_fraction)), then the narrower one (smaller high / low),
+  // then the first. The last step is reached only by mirror images (tied modes each held alike,
+  // equally narrow, as fio's histogram steps with each side in one step), where a worse mode
+  // beyond the margin moves the effect itself as far (verdict/analysis.hpp, step 5).
+  std::size_t dominant = 0;
 };
 
 ModeSplit find_modes(std::span<const double> a, std::span<const double> b);

@@ -12,6 +12,7 @@
 
 using namespace abvm;
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace fs = std::filesystem;
 
 namespace {
@@ -103,6 +104,23 @@ TEST_F(CliAnalyze, LowerIsBetterNumbersImprovementExitsWith0) {
   auto r = abvm_run({"analyze", "--a", a, "--b", b, "--metric", "latency", "--unit", "us", "--lower-is-better"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("verdict: improvement"));
+}
+
+// Issue 26: 20 plain numbers per side, B 1.0 % above A, the sides cleanly apart (two modes, one
+// side each), the default 5 % margin. A latency was a "Regression by modes" (exit 1) and a
+// bandwidth no_change: now both are no_change, a significant shift inside the margin.
+TEST_F(CliAnalyze, SidesOnePercentApartAreNoChangeAsALatencyAndAsABandwidth) {
+  auto a = write("a.txt", numbers(100, 0.025, 20));  // 100 .. 100.475
+  auto b = write("b.txt", numbers(101, 0.025, 20));  // 101 .. 101.475: 1.0 % above, apart from A
+  for (const char* direction : {"--lower-is-better", "--higher-is-better"}) {
+    SCOPED_TRACE(direction);
+    auto r = abvm_run({"analyze", "--a", a, "--b", b, "--format", "numbers", "--metric", "m", "--unit", "us", direction});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("  modes: [")) << "the sides are apart: the mode rule is asked";
+    EXPECT_THAT(r.out, HasSubstr("a significant shift, inside the ±"));
+    EXPECT_THAT(r.out, HasSubstr("verdict: no_change"));
+    EXPECT_THAT(r.out, Not(HasSubstr("Regression by modes")));
+  }
 }
 
 TEST_F(CliAnalyze, BadInputExitsWith2NamingFileAndLineAndPrintsNoVerdict) {
@@ -208,11 +226,12 @@ TEST_F(CliAnalyze, ResultsDirectoryReproducesItsAnalysisAndSaysWhatTheCommandLin
   EXPECT_EQ(w["metrics"].size(), 1u);
 }
 
-// `abvm analyze RESULTS_DIR` leaves out the pairs of runs that overlapped less than the
-// experiment's schedule.min_overlap, in co-scheduled runs only: the results-co-scheduled fixture's
-// dd pairs at 0.62 and 0.9 (data/report/README.md). Lockstep alternates its runs by intent: the
-// overlaps are shown, nothing is left out.
-TEST_F(CliAnalyze, ResultsDirectoryLeavesOutPairsThatOverlappedTooLittleWhenTheDesignOverlapsThem) {
+// `abvm analyze RESULTS_DIR` leaves out the pairs of runs that started further apart than the
+// experiment's schedule.max_start_skew, in co-scheduled runs only: the results-co-scheduled fixture's
+// dd pairs that started 371 and 100 ms apart (overlaps 0.62 and 0.9, data/report/README.md). An old
+// experiment's schedule.min_overlap leaves nothing out any more. Lockstep alternates its runs by
+// intent: the overlaps are shown, nothing is left out.
+TEST_F(CliAnalyze, ResultsDirectoryLeavesOutPairsThatStartedTooFarApartWhenTheDesignOverlapsThem) {
   const auto analyze_with = [&](const std::string& name, const std::string& schedule_edit) {
     const fs::path dir = dir_ / name;
     fs::copy(std::string(ABVM_TEST_DATA) + "/report/results-co-scheduled", dir, fs::copy_options::recursive);
@@ -231,16 +250,17 @@ TEST_F(CliAnalyze, ResultsDirectoryLeavesOutPairsThatOverlappedTooLittleWhenTheD
     return nlohmann::json::parse(read_file(out))["metrics"][0]["overlap"];
   };
   const auto co = analyze_with("co", "design = \"co-scheduled\"");
-  EXPECT_EQ(co["threshold"], 0.95);
+  EXPECT_EQ(co["max_start_skew_ms"], 50.0);
   EXPECT_EQ(co["voided"], 2);
   EXPECT_EQ(co["pairs"], 24);
-  const auto lenient = analyze_with("lenient", "design = \"co-scheduled\"\nmin_overlap = 0.5");
-  EXPECT_EQ(lenient["threshold"], 0.5);
-  EXPECT_EQ(lenient["voided"], 0);
-  const auto strict = analyze_with("strict", "design = \"co-scheduled\"\nmin_overlap = 0.95");
-  EXPECT_EQ(strict["voided"], 2);
+  const auto wider = analyze_with("wider", "design = \"co-scheduled\"\nmax_start_skew = \"200ms\"");
+  EXPECT_EQ(wider["max_start_skew_ms"], 200.0);
+  EXPECT_EQ(wider["voided"], 1) << "only the pair 371 ms apart";
+  const auto old = analyze_with("old", "design = \"co-scheduled\"\nmin_overlap = 0.99");
+  EXPECT_EQ(old["voided"], 2) << "the old key is read and not used: the skew decides";
+  EXPECT_FALSE(old.contains("threshold"));
   const auto lockstep = analyze_with("lockstep", "design = \"lockstep\"");
-  EXPECT_TRUE(lockstep["threshold"].is_null());
+  EXPECT_TRUE(lockstep["max_start_skew_ms"].is_null());
   EXPECT_EQ(lockstep["voided"], 0);
   EXPECT_EQ(lockstep["min"], 0.62);
 }

@@ -58,7 +58,7 @@ TEST(CliLooks, EveryLookDecidesWhatTheFullAnalysisDecides) {
   write_manifest(ResultsDir(dir), {.abvm_version = "test", .started = "2026-11-29T00:00:00Z"});
   const std::string journal = read_file(report_data("report/results-co-scheduled/journal.jsonl"));
   Experiment e = load_experiment(report_data("report/results-co-scheduled/config.toml"));
-  expect_looks_decide_as_decide(e, dir, journal);  // co-scheduled: paired, pairs under min_overlap left out
+  expect_looks_decide_as_decide(e, dir, journal);  // co-scheduled: paired, pairs beyond max_start_skew left out
   e.schedule.design = Design::sequential_blocks;
   expect_looks_decide_as_decide(e, dir, journal);
   e.analysis.margin = 0.01;

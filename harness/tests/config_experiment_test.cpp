@@ -160,6 +160,10 @@ TEST(ConfigExperiment, ErrorsNameFileLineAndKey) {
       {"[disk]\nsize = \"1K\"\n", "demo.toml:8: key 'disk.size' = \"1K\" is out of range: use 1M..1T"},
       {"[schedule]\nmin_overlap = 1.5\n", "demo.toml:8: key 'schedule.min_overlap' = 1.5 is out of range: use 0..1"},
       {"[schedule]\nmin_overlap = \"high\"\n", "demo.toml:8: key 'schedule.min_overlap' must be a number, not a string"},
+      {"[schedule]\nmax_start_skew = 50\n",
+       "demo.toml:8: key 'schedule.max_start_skew' must be a duration such as \"60s\", not an integer"},
+      {"[schedule]\nmax_start_skew = \"2h\"\n",
+       "demo.toml:8: key 'schedule.max_start_skew' = \"2h\" is out of range: use 0s..1h"},
       {"[schedule]\nconsole_limit = \"1K\"\n",
        "demo.toml:8: key 'schedule.console_limit' = \"1K\" is out of range: use 64K..1G"},
       {"[device]\ncache = \"fast\"\n",
@@ -597,12 +601,23 @@ TEST(ConfigExperiment, DesignDefaultsToSequentialBlocksUnpinned) {
   EXPECT_TRUE(e.schedule.cpu_sets.empty());
 }
 
-TEST(ConfigExperiment, MinOverlapDefaultsTo95PercentAndIsRead) {
-  EXPECT_EQ(load(kBase).schedule.min_overlap, 0.95);
+TEST(ConfigExperiment, MaxStartSkewDefaultsTo50msAndIsRead) {
+  EXPECT_EQ(load(kBase).schedule.max_start_skew, std::chrono::milliseconds(50));
+  const Experiment e = load(kBase + "[schedule]\ndesign = \"co-scheduled\"\nmax_start_skew = \"20ms\"\n");
+  EXPECT_EQ(e.schedule.max_start_skew, std::chrono::milliseconds(20));
+  EXPECT_NE(describe_effective_config(e).find("schedule.max_start_skew"), std::string::npos);
+  EXPECT_EQ(load(kBase + "[schedule]\nmax_start_skew = \"0ms\"\n").schedule.max_start_skew, std::chrono::milliseconds(0));
+}
+
+// The old overlap rule's key (issue 26): older experiment files still load, the value is checked,
+// not used, and `abvm config show` says so.
+TEST(ConfigExperiment, MinOverlapStillLoadsAndIsShownAsNotUsed) {
   const Experiment e = load(kBase + "[schedule]\ndesign = \"co-scheduled\"\nmin_overlap = 0.8\n");
-  EXPECT_EQ(e.schedule.min_overlap, 0.8);
-  EXPECT_NE(describe_effective_config(e).find("schedule.min_overlap"), std::string::npos);
-  EXPECT_EQ(load(kBase + "[schedule]\nmin_overlap = 1\n").schedule.min_overlap, 1.0);
+  EXPECT_EQ(e.schedule.max_start_skew, std::chrono::milliseconds(50));
+  const std::string shown = describe_effective_config(e);
+  EXPECT_NE(shown.find("0.8 (not used: pairs are left out by schedule.max_start_skew only)"), std::string::npos) << shown;
+  EXPECT_EQ(describe_effective_config(load(kBase)).find("schedule.min_overlap"), std::string::npos)
+      << "not shown when not written";
 }
 
 TEST(ConfigExperiment, DesignsWithTwoGuestsPinToCpuZeroUnlessTold) {

@@ -61,8 +61,9 @@ TEST(ConfigKeys, TableDefaultsAreTheLoadersDefaults) {
   }
   // Every non-required value key was exercised by its default (or inherited) here, except the
   // ones this file had to set and a side's label (default: its letter).
+  // schedule.min_overlap is no longer used (issue 26): shown only when a file still writes it.
   const std::set<std::string> set_here = {"sides.*.kernel", "analysis.metrics",
-                                          "analysis.metrics[].better"};
+                                          "analysis.metrics[].better", "schedule.min_overlap"};
   for (const KeySpec& k : key_table()) {
     if (k.required || k.type == KeyType::table || set_here.count(k.path) != 0) continue;
     if (k.type == KeyType::table_list) continue;

@@ -50,7 +50,7 @@ TEST(ReportModel, ModelThenJsonThenModelIsUnchanged) {
                              .design = "co-scheduled", .decided_by = "look 2"};
   expect_round_trip(report_model(analyze(load_results_dir(report_data("report/results-demo")), {}), results));
   // Paired, with each run's timing and its pair's overlap, two pairs left out.
-  AnalysisOptions paired{.paired_primary = true, .min_overlap = 0.95};
+  AnalysisOptions paired{.paired_primary = true, .max_start_skew_ms = 50};
   const ReportModel co = report_model(analyze(load_results_dir(report_data("report/results-co-scheduled")), paired),
                                       results);
   ASSERT_TRUE(co.metrics[0].overlap && co.metrics[0].overlap->voided > 0) << "the fixture should void pairs";

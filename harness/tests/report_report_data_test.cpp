@@ -329,7 +329,7 @@ TEST(ReportData, MismatchedSidesAreSaidFirstAndWithTheVerdict) {
 TEST(ReportData, OverlapReadsBackAndIsStrict) {
   AnalysisOptions options;
   options.paired_primary = true;
-  options.min_overlap = 0.95;
+  options.max_start_skew_ms = 50;
   const json j = demo_json(analyze(load_results_dir(report_data("report/results-co-scheduled")), options));
   const ReportModel r = read_report_data(j, kAnalysis);
   ASSERT_TRUE(r.metrics[0].overlap.has_value());
@@ -337,7 +337,11 @@ TEST(ReportData, OverlapReadsBackAndIsStrict) {
   EXPECT_EQ(r.metrics[0].overlap->voided, 2u);
   EXPECT_EQ(r.metrics[0].overlap->min, 0.62);
   EXPECT_EQ(r.metrics[0].overlap->median, 0.997);
-  EXPECT_EQ(r.metrics[0].overlap->threshold, 0.95);
+  EXPECT_EQ(r.metrics[0].overlap->max_start_skew_ms, 50.0);
+  EXPECT_NEAR(r.metrics[0].overlap->skew_max_ms, 371.192, 1e-3);
+  EXPECT_FALSE(r.metrics[0].overlap->threshold.has_value());
+  ASSERT_TRUE(r.metrics[0].all_pairs_effect.has_value());
+  EXPECT_EQ(r.metrics[0].all_pairs_effect->estimate, j["metrics"][0]["all_pairs_effect"]["estimate"].get<double>());
   EXPECT_FALSE(read_report_data(demo_json(demo_analysis()), kAnalysis).metrics[0].overlap.has_value());
 
   json bad = j;
@@ -345,9 +349,20 @@ TEST(ReportData, OverlapReadsBackAndIsStrict) {
   EXPECT_EQ(report_error(bad), "r/analysis.json: metrics[0].overlap.voided is \"two\", not an integer >= 0; "
                                "regenerate it with abvm analyze r");
   bad = j;
-  bad["metrics"][0]["overlap"].erase("threshold");
-  EXPECT_EQ(report_error(bad), "r/analysis.json: metrics[0].overlap.threshold is missing; regenerate it with abvm analyze r");
+  bad["metrics"][0]["overlap"]["max_start_skew_ms"] = "50ms";
+  EXPECT_EQ(report_error(bad), "r/analysis.json: metrics[0].overlap.max_start_skew_ms is \"50ms\", not a number; "
+                               "regenerate it with abvm analyze r");
   bad = j;
-  bad["metrics"][0]["overlap"]["threshold"] = nullptr;
-  EXPECT_FALSE(read_report_data(bad, kAnalysis).metrics[0].overlap->threshold.has_value());
+  bad["metrics"][0]["overlap"]["max_start_skew_ms"] = nullptr;
+  EXPECT_FALSE(read_report_data(bad, kAnalysis).metrics[0].overlap->max_start_skew_ms.has_value());
+
+  // A report of abvm before issue 26: the old rule's threshold, no skews, no estimate over every pair.
+  json old = j;
+  old["metrics"][0]["overlap"] = json::parse(R"({"pairs": 24, "min": 0.62, "median": 0.997, "voided": 2, "threshold": 0.95})");
+  old["metrics"][0].erase("all_pairs_effect");
+  const ReportModel before = read_report_data(old, kAnalysis);
+  EXPECT_EQ(before.metrics[0].overlap->threshold, 0.95);
+  EXPECT_FALSE(before.metrics[0].overlap->max_start_skew_ms.has_value());
+  EXPECT_TRUE(std::isnan(before.metrics[0].overlap->skew_max_ms));
+  EXPECT_FALSE(before.metrics[0].all_pairs_effect.has_value());
 }

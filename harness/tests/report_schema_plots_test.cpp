@@ -199,7 +199,7 @@ namespace {
 json co_scheduled_report() {
   AnalysisOptions options;
   options.paired_primary = true;
-  options.min_overlap = 0.95;
+  options.max_start_skew_ms = 50;
   const SampleSet s = load_results_dir(report_data("report/results-co-scheduled"));
   return json_report(analyze(s, options), {.kind = "results", .results_dir = "results-co-scheduled",
                                            .design = "co-scheduled"});

@@ -65,11 +65,11 @@ std::vector<std::pair<MetricFinding, std::string>> worded_metric_findings() {
        "%, B 40.0 %)). A single median hides this; look at the runs in the slow mode (host interference, caching, "
        "CPU frequency) and keep A and B interleaved so that both sides meet it alike."},
       {MoreInWorseModes{.side = Side::b, .per_boot = false, .p = 0.0123, .alpha = 0.0125},
-       "B spends significantly more runs than A in modes worse than the dominant one (Fisher one-sided p = 0.0123 < "
-       "0.0125)."},
+       "B spends significantly more runs than A in modes worse than the dominant one by more than the margin (Fisher "
+       "one-sided p = 0.0123 < 0.0125)."},
       {MoreInWorseModes{.side = Side::a, .per_boot = true, .p = 0.001, .alpha = 0.025},
-       "A spends significantly more boots than B in modes worse than the dominant one (Fisher one-sided p = 0.001 < "
-       "0.025)."},
+       "A spends significantly more boots than B in modes worse than the dominant one by more than the margin (Fisher "
+       "one-sided p = 0.001 < 0.025)."},
       {SamePositionSlowdowns{.runs = {.count = 3, .first = {5, 7, 9}}, .p = 0.0123},
        "The runs in the worse mode fall at the same positions on both sides (runs #5, #7, #9; Fisher p = 0.0123): the "
        "slowdowns came from the host and hit both sides alike. Running all of A before all of B would confound them "
@@ -82,13 +82,25 @@ std::vector<std::pair<MetricFinding, std::string>> worded_metric_findings() {
        "B is significantly better than A, but by less than the ±10.0 % margin as far as the estimate goes (5.2 %); the "
        "interval still reaches past the margin, so more runs are needed to show the change is within it."},
       {RegressionByModes{},
-       "Regression by modes: B falls into a worse mode significantly more often than A, even though the overall shift "
-       "alone does not show it."},
+       "Regression by modes: B falls significantly more often than A into a mode worse than the dominant one by more "
+       "than the margin, even though the overall shift alone does not show it."},
       {PairingUnavailable{},
        "The design pairs A with B in blocks, but fewer than 2 blocks have valid runs on both sides: the unpaired "
        "estimate decides. Look at the failed trials."},
       {NoValidRuns{.metric = "m", .side = Side::b},
        "No valid runs of m on side B: nothing to compare. Check the failed trials."},
+      {PairsSkewed{.metric = "bw", .voided = 2, .pairs = 36, .max_start_skew_ms = 50, .worst_skew_ms = 400.2},
+       "2 of 36 pairs of runs of bw started further apart than the 50 ms schedule.max_start_skew allows, beyond both "
+       "runs' clock errors (the worst 400 ms): they are left out on both sides, since one side of each measured partly "
+       "alone; the estimate over every pair is shown beside. Look at their timing (analysis.json runs[].timing, the "
+       "timeline plot); if many pairs start apart, check that each block's guests share their host CPUs and nothing "
+       "else loads them."},
+      {AllPairsSkewed{.metric = "bw", .voided = 36, .pairs = 36, .max_start_skew_ms = 50, .worst_skew_ms = 211,
+                      .side = Side::a},
+       "36 of 36 pairs of runs of bw started further apart than the 50 ms schedule.max_start_skew allows (the worst "
+       "211 ms), and side A has no run left once they are left out: nothing to compare. A's and B's runs did not "
+       "start together; look at their timing (analysis.json runs[].timing, the timeline plot) and the host's load "
+       "before running again."},
       {PairsVoided{.metric = "bw", .voided = 2, .pairs = 36, .threshold = 0.95, .min = 0.5},
        "2 of 36 pairs of runs of bw overlapped less than the 95 % schedule.min_overlap asks (the worst 50 %): they are "
        "left out on both sides, since one side of each measured partly alone. Look at their timing (analysis.json "
@@ -256,6 +268,9 @@ TEST(ReportWording, TheHeadlineOfAMetricWithNothingToCompareSaysWhy) {
   MetricAnalysis m{.name = "bw"};
   m.findings = {AllPairsVoided{.metric = "bw", .voided = 36, .pairs = 36, .threshold = 0.95, .min = 0.5, .side = Side::a}};
   EXPECT_EQ(headline(m, 0.05), "bw: no run of side A overlapped its partner by 95 %: inconclusive");
+  m.findings = {AllPairsSkewed{.metric = "bw", .voided = 36, .pairs = 36, .max_start_skew_ms = 50, .worst_skew_ms = 211,
+                               .side = Side::a}};
+  EXPECT_EQ(headline(m, 0.05), "bw: no run of side A started within 50 ms of its partner: inconclusive");
   m.findings = {NoValidRuns{.metric = "bw", .side = Side::b}};
   EXPECT_EQ(headline(m, 0.05), "bw: no valid runs on side B: inconclusive");
 }

@@ -446,7 +446,7 @@ namespace {
 Analysis co_scheduled_analysis() {
   AnalysisOptions options;
   options.paired_primary = true;
-  options.min_overlap = 0.95;
+  options.max_start_skew_ms = 50;
   return analyze(load_results_dir(report_data("report/results-co-scheduled")), options);
 }
 
@@ -462,7 +462,23 @@ TEST(ReportJson, OverlapPerMetricAndTimingPerRun) {
   const json j = co_scheduled_report();
   const json& dd = j["metrics"][0];
   ASSERT_EQ(dd["name"], "dd-write.bandwidth");
-  EXPECT_EQ(dd["overlap"], json::parse(R"({"pairs": 24, "min": 0.62, "median": 0.997, "voided": 2, "threshold": 0.95})"));
+  // The two drifted pairs started 371 and 100 ms apart (B after A; every other pair 3 ms), with
+  // clock errors of 0.5 ms: both beyond 50 ms. Read off the journal with Python:
+  // sorted(abs(A.start - B.start)) per (block, run).
+  const json& o = dd["overlap"];
+  EXPECT_EQ(o.size(), 7u) << o.dump();
+  EXPECT_EQ(o["pairs"], 24);
+  EXPECT_EQ(o["min"], 0.62);
+  EXPECT_EQ(o["median"], 0.997);
+  EXPECT_EQ(o["voided"], 2);
+  EXPECT_EQ(o["max_start_skew_ms"], 50.0);
+  EXPECT_NEAR(o["start_skew_median_ms"].get<double>(), 3.0, 1e-4);
+  EXPECT_NEAR(o["start_skew_max_ms"].get<double>(), 371.192, 1e-3);
+  EXPECT_FALSE(o.contains("threshold")) << "the old overlap rule is gone";
+  // Beside the decided estimate, the one over every pair (here: 24 pairs, the decided one 22).
+  ASSERT_TRUE(dd["all_pairs_effect"].is_object());
+  EXPECT_NE(dd["all_pairs_effect"]["estimate"], dd["effect"]["estimate"]);
+  EXPECT_EQ(j["metrics"][1]["all_pairs_effect"], j["metrics"][1]["effect"]) << "nothing of fio left out";
   // 8 boots x 3 runs per side, 2 runs of each side left out and listed apart.
   EXPECT_EQ(dd["a"]["n"], 22);
   EXPECT_EQ(dd["a"]["runs"].size(), 22u);
@@ -474,8 +490,9 @@ TEST(ReportJson, OverlapPerMetricAndTimingPerRun) {
   EXPECT_EQ(dd["b"]["voided_runs"][1]["block"], 5);
   EXPECT_EQ(dd["b"]["voided_runs"][1]["overlap"], 0.9);
   EXPECT_TRUE(std::any_of(dd["warnings"].begin(), dd["warnings"].end(), [](const json& w) {
-    return w.get<std::string>().starts_with("2 of 24 pairs of runs of dd-write.bandwidth overlapped less than the 95 % "
-                                            "schedule.min_overlap asks (the worst 62 %)");
+    return w.get<std::string>().starts_with("2 of 24 pairs of runs of dd-write.bandwidth started further apart than "
+                                            "the 50 ms schedule.max_start_skew allows, beyond both runs' clock errors "
+                                            "(the worst 371 ms)");
   }));
   // The journal's first line: t0000 (A) run 0 of block 0.
   const json& first = dd["a"]["runs"][0];
@@ -497,17 +514,18 @@ TEST(ReportJson, OverlapPerMetricAndTimingPerRun) {
 
 TEST(ReportTerminal, OneLinePerMetricOnTheOverlap) {
   const std::string text = terminal_report(co_scheduled_analysis());
-  EXPECT_THAT(text, HasSubstr("\n  overlap of A's and B's runs: min 62.0 %, median 99.7 % over 24 pairs; 2 below the 95 % "
-                              "required, left out\n"));
-  EXPECT_THAT(text, HasSubstr("\n  overlap of A's and B's runs: min 99.7 %, median 99.7 % over 8 pairs; none below the "
-                              "95 % required\n"));
+  EXPECT_THAT(text, HasSubstr("\n  overlap of A's and B's runs: min 62.0 %, median 99.7 % over 24 pairs; starts apart: "
+                              "median 3 ms, max 371 ms; 2 started more than 50 ms apart beyond the clock errors, left "
+                              "out\n  every pair, none left out: paired B/A "));
+  EXPECT_THAT(text, HasSubstr("\n  overlap of A's and B's runs: min 99.7 %, median 99.7 % over 8 pairs; starts apart: "
+                              "median 3 ms, max 3 ms; none started more than 50 ms apart: nothing left out\n"));
   EXPECT_THAT(terminal_report(analyze(load_results_dir(report_data("report/results-demo")), {})),
               Not(HasSubstr("overlap of A's and B's runs")));
   // A design whose runs alternate by intent: shown, nothing left out.
   AnalysisOptions lockstep;
   lockstep.paired_primary = true;
   EXPECT_THAT(terminal_report(analyze(load_results_dir(report_data("report/results-co-scheduled")), lockstep)),
-              HasSubstr("over 24 pairs; nothing left out (no minimum asked: only co-scheduled runs must overlap)\n"));
+              HasSubstr("max 371 ms; nothing left out (only co-scheduled runs must start together)\n"));
 }
 
 TEST(ReportHtml, SaysHowMuchTheRunsOverlappedAndShowsTheTimeline) {
@@ -518,9 +536,12 @@ TEST(ReportHtml, SaysHowMuchTheRunsOverlappedAndShowsTheTimeline) {
   in.plots.plots.push_back({0, "timeline", "A's and B's runs on the host's clock (blocks 0, 2)", kTinyPng});
   const std::string h = html_report(in);
   EXPECT_THAT(h, HasSubstr("<p class=\"overlap\">Overlap of A&#39;s and B&#39;s runs: min 62.0 %, median 99.7 % over 24 "
-                           "pairs; 2 below the 95 % required, left out.</p>"));
-  EXPECT_THAT(h, HasSubstr("over 8 pairs; none below the 95 % required.</p>"));
+                           "pairs; starts apart: median 3 ms, max 371 ms; 2 started more than 50 ms apart beyond the "
+                           "clock errors, left out.</p>"));
+  EXPECT_THAT(h, HasSubstr("over 8 pairs; starts apart: median 3 ms, max 3 ms; none started more than 50 ms apart: "
+                           "nothing left out.</p>"));
+  EXPECT_THAT(h, HasSubstr("<tr><th>every pair, none left out</th>"));
   EXPECT_THAT(h, HasSubstr("<figure class=\"plot plot-timeline\">"));
   EXPECT_THAT(h, HasSubstr("dd-write.bandwidth: A&#39;s and B&#39;s runs on the host&#39;s clock (blocks 0, 2)"));
-  EXPECT_THAT(h, HasSubstr("overlapped less than the 95 % schedule.min_overlap asks"));
+  EXPECT_THAT(h, HasSubstr("started further apart than the 50 ms schedule.max_start_skew allows"));
 }

@@ -128,6 +128,56 @@ TEST(StatsDistModes, ThreeModesAndUnevenSides) {
   EXPECT_EQ(s.dominant, 1u);
 }
 
+// The dominant mode owes nothing to which side is which, to the metric's direction, or to the
+// sides' sizes (issue 26): each side weighs alike, and a tie goes to the mode both share most, then
+// to the narrower one. Before, the mode with the most pooled runs won and a tie went to the lower
+// values: with equal sides that favoured a lower-is-better metric's regressions, with unequal ones
+// the larger side chose alone.
+TEST(StatsDistModes, TheDominantModeFavoursNeitherSideNorDirectionNorTheLargerSide) {
+  Random rng(26);
+  const std::vector<double> narrow = draw(rng, 10, 100, 0.002, true);  // A, all in a narrow mode
+  const std::vector<double> wide = draw(rng, 30, 130, 0.01, true);     // B, three times as many, wider
+  const auto inverted = [](std::vector<double> v) {
+    for (double& x : v) x = 1 / x;
+    return v;
+  };
+  const ModeSplit s = find_modes(narrow, wide);
+  ASSERT_EQ(s.modes.size(), 2u);
+  EXPECT_EQ(s.dominant, 0u) << "one side each: the narrower mode, not the one with 30 runs";
+  EXPECT_EQ(find_modes(wide, narrow).dominant, 0u) << "the sides swapped";
+  const ModeSplit mirrored = find_modes(inverted(narrow), inverted(wide));  // the other direction
+  ASSERT_EQ(mirrored.modes.size(), 2u);
+  EXPECT_EQ(mirrored.dominant, 1u) << "still the narrow mode, now the upper one";
+
+  // Equal sides split 7/3 and 3/7 between two modes: a tie in runs and in sharing; the narrower wins
+  // whichever way up.
+  std::vector<double> a = draw(rng, 7, 100, 0.002, true), b = draw(rng, 3, 100, 0.002, true);
+  const auto a_up = draw(rng, 3, 130, 0.01, true), b_up = draw(rng, 7, 130, 0.01, true);
+  a.insert(a.end(), a_up.begin(), a_up.end());
+  b.insert(b.end(), b_up.begin(), b_up.end());
+  EXPECT_EQ(find_modes(a, b).dominant, 0u);
+  EXPECT_EQ(find_modes(b, a).dominant, 0u);
+  EXPECT_EQ(find_modes(inverted(a), inverted(b)).dominant, 1u);
+
+  // A mode held by most of both sides wins over one held by all of one side alone.
+  const std::vector<double> shared_a = {100, 100.1, 100.2, 100.3, 100.4, 100.5, 100.6, 100.7, 130, 130.2};
+  const std::vector<double> shared_b = {100, 100.1, 100.2, 100.3, 100.4, 100.5, 130, 130.1, 130.2, 130.3};
+  const ModeSplit held = find_modes(shared_a, shared_b);
+  ASSERT_EQ(held.modes.size(), 2u);
+  EXPECT_EQ(held.dominant, 0u);  // 0.8 + 0.6 against 0.2 + 0.4
+}
+
+// Each mode's median is over its pooled values, both sides (Python: statistics.median of the values
+// of each mode: 100.3 and 130.15).
+TEST(StatsDistModes, EachModeHasTheMedianOfItsPooledValues) {
+  const std::vector<double> a = {100, 100.1, 100.2, 100.3, 100.4, 100.5, 100.6, 100.7, 130, 130.2};
+  const std::vector<double> b = {100, 100.1, 100.2, 100.3, 100.4, 100.5, 130, 130.1, 130.2, 130.3};
+  const ModeSplit s = find_modes(a, b);
+  ASSERT_EQ(s.modes.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.modes[0].median, 100.3);
+  EXPECT_DOUBLE_EQ(s.modes[1].median, 130.15);
+}
+
 TEST(StatsDistModes, DegenerateInputsHaveOneMode) {
   const std::vector<double> one = {5.0};
   const std::vector<double> equal = {2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5};

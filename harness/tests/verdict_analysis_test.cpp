@@ -1,5 +1,6 @@
 #include "verdict/analysis.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -288,6 +289,135 @@ TEST(VerdictAnalysis, MoreRunsInTheSlowModeIsARegressionEvenIfTheFastModeHolds) 
   EXPECT_NEAR(m.modes.dominant_shift->estimate, 1.0, 0.02);
 }
 
+// ---- modes respect the margin (issue 26, item 4) ----
+
+// Plain values at `value` with a 0.5 % spread, n of them: one tight mode.
+std::vector<double> tight(double value, std::size_t n, std::size_t shuffle = 7) { return spread(value, 0.0025, n, shuffle); }
+
+// The issue's case: 20 plain numbers per side, B 1.0 % worse than A, the sides cleanly apart (two
+// modes, each side all in one), margin 5 %: no_change whichever the direction, and no regression by
+// modes (before: a latency was a regression by modes, a bandwidth was not).
+TEST(VerdictAnalysis, CleanlySeparatedSidesOnePercentApartAreNoChangeInBothDirections) {
+  const std::vector<double> a = tight(100, 20), b_higher = scaled(a, 1.01), b_lower = scaled(a, 0.99);
+  struct Case {
+    const char* what;
+    std::vector<double> b;
+    Better better;
+  };
+  for (const Case& c : {Case{"latency, B 1 % higher", b_higher, Better::lower},
+                        Case{"bandwidth, B 1 % higher", b_higher, Better::higher},
+                        Case{"bandwidth, B 1 % lower", b_lower, Better::higher},
+                        Case{"latency, B 1 % lower", b_lower, Better::lower}}) {
+    SCOPED_TRACE(c.what);
+    const MetricAnalysis m = analyze(one_metric(a, c.b, c.better), {}).metrics[0];
+    ASSERT_EQ(m.modes.split.modes.size(), 2u) << "the separation is there: the mode rule is asked";
+    for (const stats::Mode& mode : m.modes.split.modes) {
+      EXPECT_EQ(mode.a_fraction + mode.b_fraction, 1.0) << "each mode is one side's";
+    }
+    EXPECT_EQ(m.modes.worse, (std::vector<bool>{false, false})) << "1 % is inside the margin";
+    EXPECT_FALSE(m.modes.b_more_in_worse);
+    EXPECT_EQ(m.verdict, Verdict::no_change);
+    EXPECT_FALSE(finding<RegressionByModes>(m).has_value());
+  }
+}
+
+// Unequal boot counts (20 and 30): the larger side does not choose the dominant mode alone, and
+// 1 % stays inside the margin.
+TEST(VerdictAnalysis, UnequalSidesOnePercentApartAreNoChangeInBothDirections) {
+  const std::vector<double> a = tight(100, 20);
+  const std::vector<double> b = scaled(tight(100, 30, 11), 1.01);
+  for (Better better : {Better::lower, Better::higher}) {
+    for (bool swap : {false, true}) {
+      SCOPED_TRACE(std::string(to_string(better)) + (swap ? ", sides swapped" : ""));
+      const MetricAnalysis m = analyze(swap ? one_metric(b, a, better) : one_metric(a, b, better), {}).metrics[0];
+      ASSERT_EQ(m.modes.split.modes.size(), 2u);
+      EXPECT_FALSE(m.modes.b_more_in_worse);
+      EXPECT_FALSE(m.modes.a_more_in_worse);
+      EXPECT_EQ(m.verdict, Verdict::no_change);
+    }
+  }
+}
+
+// fio's histogram percentiles: values on a log-linear grid (steps of 2.4 % here), no spread inside
+// a step. B moving a few units up one step is inside the margin; B moving six units four steps up
+// (+9.95 %) is a worse mode beyond it, and a regression by modes although the overall estimate does
+// not move (the dominant step holds).
+TEST(VerdictAnalysis, FioHistogramStepsAreJudgedAgainstTheMargin) {
+  const auto step = [](int k) { return 1000 * std::pow(1.024, k); };
+  const auto values = [&](std::initializer_list<std::pair<int, int>> counts) {
+    std::vector<double> v;
+    for (auto [k, n] : counts) v.insert(v.end(), static_cast<std::size_t>(n), step(k));
+    return v;
+  };
+  const std::vector<double> a = values({{0, 16}, {1, 4}});
+  for (Better better : {Better::lower, Better::higher}) {
+    SCOPED_TRACE(to_string(better));
+    const auto one_up = values({{0, 4}, {1, 16}});  // 2.4 % worse as a latency, better as a bandwidth
+    const MetricAnalysis near = analyze(one_metric(a, one_up, better), {}).metrics[0];
+    EXPECT_FALSE(near.modes.b_more_in_worse);
+    EXPECT_NE(near.verdict, Verdict::regression);
+    EXPECT_FALSE(finding<RegressionByModes>(near).has_value());
+  }
+  // Far: 20 at step 0 against 14 at step 0 and 6 at step 4, as a latency; the mirror image (steps
+  // down) as a bandwidth.
+  const MetricAnalysis latency =
+      analyze(one_metric(values({{0, 20}}), values({{0, 14}, {4, 6}}), Better::lower), {}).metrics[0];
+  const MetricAnalysis bandwidth =
+      analyze(one_metric(values({{0, 20}}), values({{0, 14}, {-4, 6}}), Better::higher), {}).metrics[0];
+  for (const MetricAnalysis* m : {&latency, &bandwidth}) {
+    SCOPED_TRACE(to_string(m->better));
+    ASSERT_EQ(m->modes.split.modes.size(), 2u);
+    EXPECT_NEAR(m->modes.split.modes[m->modes.split.dominant].median, 1000, 1e-9);
+    EXPECT_TRUE(m->modes.b_more_in_worse);
+    EXPECT_EQ(m->effect.estimate, 1.0) << "the dominant step holds: the overall estimate does not move";
+    EXPECT_EQ(m->verdict, Verdict::regression);
+    EXPECT_TRUE(finding<RegressionByModes>(*m).has_value());
+  }
+}
+
+// Plain values: B's worse mode 30 % beyond A's (a latency) or 23 % below (a bandwidth), in 6 of 20
+// units, the rest where A is: a regression by modes in both directions, with equal and unequal
+// boot counts.
+TEST(VerdictAnalysis, AWorseModeBeyondTheMarginIsARegressionInBothDirections) {
+  for (std::size_t nb : {20u, 30u}) {
+    const std::size_t worse_units = nb * 3 / 10;
+    std::vector<double> a = tight(100, 20), b = tight(100, nb - worse_units, 3);
+    std::vector<double> latency_b = b, bandwidth_b = b;
+    for (double v : tight(130, worse_units, 1)) latency_b.push_back(v);
+    for (double v : tight(77, worse_units, 1)) bandwidth_b.push_back(v);
+    for (auto [b_values, better] : {std::pair{latency_b, Better::lower}, std::pair{bandwidth_b, Better::higher}}) {
+      SCOPED_TRACE(std::to_string(nb) + " units of B, " + to_string(better) + " is better");
+      const MetricAnalysis m = analyze(one_metric(a, b_values, better), {}).metrics[0];
+      ASSERT_EQ(m.modes.split.modes.size(), 2u);
+      EXPECT_TRUE(m.modes.b_more_in_worse);
+      EXPECT_EQ(m.verdict, Verdict::regression);
+      // The same data with the roles of A and B swapped: A is the one in the worse mode, B the better.
+      const MetricAnalysis swapped = analyze(one_metric(b_values, a, better), {}).metrics[0];
+      EXPECT_TRUE(swapped.modes.a_more_in_worse);
+      EXPECT_FALSE(swapped.modes.b_more_in_worse);
+      EXPECT_NE(swapped.verdict, Verdict::regression);
+    }
+  }
+}
+
+// B 20 % faster in most units and 30 % slower in a fifth of them (a latency): the effect is an
+// improvement beyond the margin, and B's worse mode is noted, not made a regression.
+TEST(VerdictAnalysis, AWorseModeNeverTurnsAnImprovementIntoARegression) {
+  std::vector<double> a = tight(100, 40), b = tight(80, 32, 3);
+  for (double v : tight(130, 8, 1)) b.push_back(v);
+  const MetricAnalysis m = analyze(one_metric(a, b, Better::lower), {}).metrics[0];
+  std::string modes;
+  for (const auto& md : m.modes.split.modes) modes += fmt::format(" [{}..{} A {} B {}]", md.low, md.high, md.a_count, md.b_count);
+  ASSERT_EQ(m.modes.split.modes.size(), 3u) << modes;
+  EXPECT_NEAR(m.modes.split.modes[m.modes.split.dominant].median, 100, 0.5) << "A's mode holds the most of both sides";
+  EXPECT_TRUE(m.modes.b_more_in_worse) << "B is in the 30 % worse mode more often than A";
+  EXPECT_EQ(m.verdict, Verdict::improvement);
+  EXPECT_FALSE(finding<RegressionByModes>(m).has_value());
+  const auto more = finding<MoreInWorseModes>(m);
+  ASSERT_TRUE(more.has_value());
+  EXPECT_EQ(more->side, Side::b);
+}
+
 TEST(VerdictAnalysis, OverallVerdictIsTheWorstAndPValuesAreHolmAdjusted) {
   auto a = spread(1000, 0.02, 20);
   SampleSet s = one_metric(a, scaled(spread(1000, 0.02, 20, 3), 0.99), Better::higher, "same");
@@ -537,10 +667,18 @@ TEST(VerdictAnalysis, APoolsHostsGetTheirOwnEffectsAndATestOfAgreement) {
 namespace abvm {
 namespace {
 
+RunTiming timing_of(int block, int run, Side side, double skew_ms) {
+  const double start = 10.0 * block + run + (side == Side::b ? skew_ms / 1000 : 0);
+  return {.start = start, .end = start + 0.3, .load_end = start + 0.3, .clock_error = 0.0005};
+}
+
 // `blocks` A/B blocks of 3 runs per boot: ln A = a_ln(k) and ln B = b_ln(k) in block k, each boot's
-// runs at its value and ±0.05 around it; each run's pair overlap is overlap(k, run) (nullopt: none).
+// runs at its value and ±0.05 around it; each run's pair overlap is overlap(k, run) (nullopt: none),
+// and with `skew_ms` each run records its timing: A's run starts at 10 k + run s, B's skew_ms(k, run)
+// later, each 0.3 s long with a clock error of 0.5 ms.
 SampleSet blocks_of(int blocks, const std::function<double(int)>& a_ln, const std::function<double(int)>& b_ln,
-                    const std::function<std::optional<double>(int, int)>& overlap = {}) {
+                    const std::function<std::optional<double>(int, int)>& overlap = {},
+                    const std::function<double(int, int)>& skew_ms = {}) {
   MetricSamples m{.name = "bw", .unit = "B/s", .better = Better::higher};
   std::int64_t order = 0;
   for (int k = 0; k < blocks; ++k) {
@@ -550,6 +688,8 @@ SampleSet blocks_of(int blocks, const std::function<double(int)>& a_ln, const st
         (side == Side::a ? m.a : m.b)
             .push_back({.value = 1e9 * std::exp(ln), .order = order++, .order_known = true,
                         .boot = std::string(to_string(side)) + std::to_string(k), .run_in_boot = run, .block = k,
+                        .timing = skew_ms ? std::optional<RunTiming>(timing_of(k, run, side, skew_ms(k, run)))
+                                          : std::nullopt,
                         .overlap = overlap ? overlap(k, run) : std::nullopt});
       }
     }
@@ -573,34 +713,57 @@ std::optional<double> overlaps(int block, int run) {
   return 0.97 + 0.01 * run;
 }
 
-TEST(VerdictAnalysis, PairsThatOverlappedTooLittleAreLeftOutOnBothSidesCountedAndNamed) {
+// Start skews: 3 ms, except block 4 run 0 (400 ms), block 7 run 2 (60 ms) and block 9 run 1 (50.5 ms:
+// 49.5 ms once both clock errors of 0.5 ms are taken off: within the limit). Block 3 run 0, the pair that
+// overlapped least (0.5), started 3 ms apart.
+double skews(int block, int run) {
+  if (block == 4 && run == 0) return 400;
+  if (block == 7 && run == 2) return 60;
+  if (block == 9 && run == 1) return 50.5;
+  return 3;
+}
+
+TEST(VerdictAnalysis, PairsThatStartedTooFarApartAreLeftOutOnBothSidesCountedAndNamed) {
   AnalysisOptions options;
   options.paired_primary = true;
-  options.min_overlap = 0.95;
-  const MetricAnalysis m = analyze(blocks_of(12, host, host_and_change, overlaps), options).metrics[0];
+  options.max_start_skew_ms = 50;
+  // B's run of the pair 400 ms apart twice as fast: it moves block 4's median, so the estimate over
+  // every pair differs from the one without it.
+  const auto with_skews = [&] {
+    SampleSet s = blocks_of(12, host, host_and_change, overlaps, skews);
+    for (Sample& x : s.metrics[0].b) x.value *= x.block == 4 && x.run_in_boot == 0 ? 2 : 1;
+    return s;
+  };
+  const MetricAnalysis m = analyze(with_skews(), options).metrics[0];
   ASSERT_TRUE(m.overlap.has_value());
   EXPECT_EQ(m.overlap->pairs, 36u);
-  EXPECT_EQ(m.overlap->min, 0.5);
+  EXPECT_EQ(m.overlap->min, 0.5) << "the overlap is still summarised, as a fact";
   EXPECT_NEAR(m.overlap->median, 0.98, 1e-12);
-  EXPECT_EQ(m.overlap->voided, 2u) << "0.5 and 0.94 are below 0.95; 0.95 itself is kept";
-  EXPECT_EQ(m.overlap->threshold, 0.95);
+  EXPECT_NEAR(m.overlap->skew_median_ms, 3, 1e-6);
+  EXPECT_NEAR(m.overlap->skew_max_ms, 400, 1e-6);
+  EXPECT_EQ(m.overlap->voided, 2u) << "400 and 60 ms are beyond 50 ms and the clock errors; 50.5 ms is not";
+  EXPECT_EQ(m.overlap->max_start_skew_ms, 50);
   ASSERT_EQ(m.a.voided.size(), 2u);
   ASSERT_EQ(m.b.voided.size(), 2u);
-  EXPECT_EQ(m.a.voided[0].block, 3);
+  EXPECT_EQ(m.a.voided[0].block, 4);
   EXPECT_EQ(m.a.voided[0].run_in_boot, 0);
   EXPECT_EQ(m.b.voided[1].block, 7);
   EXPECT_EQ(m.b.voided[1].run_in_boot, 2);
-  EXPECT_EQ(m.a.summary.n, 34u);
+  EXPECT_EQ(m.a.summary.n, 34u) << "block 3 run 0 overlapped 0.5 and is kept: the skew alone decides";
   EXPECT_EQ(m.b.samples.size(), 34u);
   EXPECT_EQ(m.a.units.size(), 12u) << "every boot keeps runs";
-  EXPECT_EQ(finding<PairsVoided>(m),
-            (PairsVoided{.metric = "bw", .voided = 2, .pairs = 36, .threshold = 0.95, .min = 0.5}));
+  const auto skewed = finding<PairsSkewed>(m);
+  ASSERT_TRUE(skewed.has_value());
+  EXPECT_EQ(skewed->voided, 2u);
+  EXPECT_EQ(skewed->pairs, 36u);
+  EXPECT_EQ(skewed->max_start_skew_ms, 50);
+  EXPECT_NEAR(skewed->worst_skew_ms, 400, 1e-6);
 
   // Left out means exactly that: the same analysis as of the data without those four runs.
   SampleSet without = blocks_of(12, host, host_and_change);
   for (auto* side : {&without.metrics[0].a, &without.metrics[0].b}) {
     std::erase_if(*side, [](const Sample& s) {
-      return (s.block == 3 && s.run_in_boot == 0) || (s.block == 7 && s.run_in_boot == 2);
+      return (s.block == 4 && s.run_in_boot == 0) || (s.block == 7 && s.run_in_boot == 2);
     });
   }
   const MetricAnalysis by_hand = analyze(without, options).metrics[0];
@@ -611,36 +774,57 @@ TEST(VerdictAnalysis, PairsThatOverlappedTooLittleAreLeftOutOnBothSidesCountedAn
   EXPECT_EQ(m.verdict, by_hand.verdict);
   EXPECT_FALSE(by_hand.overlap.has_value()) << "no run records an overlap";
 
-  // The threshold is a lower bound that is kept: at 0.94 only the 0.5 pair goes.
-  options.min_overlap = 0.94;
-  const MetricAnalysis lower = analyze(blocks_of(12, host, host_and_change, overlaps), options).metrics[0];
-  EXPECT_EQ(lower.overlap->voided, 1u);
-  EXPECT_EQ(lower.a.summary.n, 35u);
-  EXPECT_EQ(finding<PairsVoided>(lower),
-            (PairsVoided{.metric = "bw", .voided = 1, .pairs = 36, .threshold = 0.94, .min = 0.5}));
+  // Beside it, the estimate over every pair: the analysis with nothing left out.
+  AnalysisOptions none = options;
+  none.max_start_skew_ms.reset();
+  const MetricAnalysis every = analyze(with_skews(), none).metrics[0];
+  ASSERT_TRUE(m.all_pairs.has_value());
+  EXPECT_EQ(m.all_pairs->estimate, every.effect.estimate);
+  EXPECT_EQ(m.all_pairs->low, every.effect.low);
+  EXPECT_EQ(m.all_pairs->high, every.effect.high);
+  EXPECT_EQ(m.all_pairs->method, every.effect.method);
+  // Unpaired, block 4's B boot (its median moved by the doubled run) moves the estimate itself.
+  AnalysisOptions unpaired = options;
+  unpaired.paired_primary = false;
+  none.paired_primary = false;
+  const MetricAnalysis u = analyze(with_skews(), unpaired).metrics[0];
+  ASSERT_TRUE(u.all_pairs.has_value());
+  EXPECT_NE(u.all_pairs->estimate, u.effect.estimate) << "block 4 counts in one and not the other";
+  EXPECT_EQ(u.all_pairs->estimate, analyze(with_skews(), none).metrics[0].effect.estimate);
+  ASSERT_TRUE(every.all_pairs.has_value());
+  EXPECT_EQ(every.all_pairs->estimate, every.effect.estimate) << "nothing left out: the decided one is every pair's";
+
+  // The limit is kept: at 100 ms only the 400 ms pair goes.
+  options.max_start_skew_ms = 100;
+  const MetricAnalysis wider = analyze(blocks_of(12, host, host_and_change, overlaps, skews), options).metrics[0];
+  EXPECT_EQ(wider.overlap->voided, 1u);
+  EXPECT_EQ(wider.a.summary.n, 35u);
 }
 
-// Designs whose runs alternate by intent set no threshold: the overlaps are summarised, nothing is left out.
-TEST(VerdictAnalysis, WithoutAThresholdOverlapsAreShownAndNothingIsLeftOut) {
+// Designs whose runs alternate by intent set no limit: overlaps and skews are summarised, nothing is left out.
+TEST(VerdictAnalysis, WithoutASkewLimitOverlapsAreShownAndNothingIsLeftOut) {
   AnalysisOptions options;
   options.paired_primary = true;
-  const MetricAnalysis m = analyze(blocks_of(12, host, host_and_change, overlaps), options).metrics[0];
+  const MetricAnalysis m = analyze(blocks_of(12, host, host_and_change, overlaps, skews), options).metrics[0];
   ASSERT_TRUE(m.overlap.has_value());
   EXPECT_EQ(m.overlap->pairs, 36u);
   EXPECT_EQ(m.overlap->min, 0.5);
   EXPECT_EQ(m.overlap->voided, 0u);
-  EXPECT_FALSE(m.overlap->threshold.has_value());
+  EXPECT_FALSE(m.overlap->max_start_skew_ms.has_value());
   EXPECT_EQ(m.a.summary.n, 36u);
   EXPECT_TRUE(m.a.voided.empty());
-  EXPECT_FALSE(finding<PairsVoided>(m).has_value());
+  EXPECT_FALSE(finding<PairsSkewed>(m).has_value());
+  ASSERT_TRUE(m.all_pairs.has_value());
+  EXPECT_EQ(m.all_pairs->estimate, m.effect.estimate);
 }
 
-// Every pair below the threshold: no run is left to compare, and the metric must not look decided.
+// Every pair beyond the limit: no run is left to compare, and the metric must not look decided.
 TEST(VerdictAnalysis, EveryPairLeftOutIsInconclusiveWithNoEffect) {
   AnalysisOptions options;
   options.paired_primary = true;
-  options.min_overlap = 0.95;
-  const Analysis r = analyze(blocks_of(12, host, host_and_change, [](int k, int) { return 0.5 + 0.01 * k; }), options);
+  options.max_start_skew_ms = 50;
+  const Analysis r =
+      analyze(blocks_of(12, host, host_and_change, overlaps, [](int k, int) { return 200.0 + k; }), options);
   const MetricAnalysis& m = r.metrics[0];
   EXPECT_EQ(m.verdict, Verdict::inconclusive);
   EXPECT_EQ(r.verdict, Verdict::inconclusive);
@@ -651,25 +835,31 @@ TEST(VerdictAnalysis, EveryPairLeftOutIsInconclusiveWithNoEffect) {
   EXPECT_EQ(m.a.voided.size(), 36u);
   EXPECT_TRUE(m.a.samples.empty());
   ASSERT_EQ(m.findings.size(), 1u);
-  EXPECT_EQ(m.findings[0], MetricFinding(AllPairsVoided{
-                               .metric = "bw", .voided = 36, .pairs = 36, .threshold = 0.95, .min = 0.5, .side = Side::a}));
+  const auto* all = std::get_if<AllPairsSkewed>(&m.findings[0]);
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ(all->voided, 36u);
+  EXPECT_EQ(all->side, Side::a);
+  EXPECT_NEAR(all->worst_skew_ms, 211, 1e-6);
+  ASSERT_TRUE(m.all_pairs.has_value()) << "every pair still has an estimate";
+  EXPECT_TRUE(std::isfinite(m.all_pairs->estimate));
 
   // Some pairs left: inconclusive through too few units, as any small sample (not an error).
   const MetricAnalysis few =
-      analyze(blocks_of(12, host, host_and_change, [](int k, int) { return k == 0 ? 1.0 : 0.5; }), options).metrics[0];
+      analyze(blocks_of(12, host, host_and_change, overlaps, [](int k, int) { return k == 0 ? 3.0 : 200.0; }), options)
+          .metrics[0];
   EXPECT_EQ(few.verdict, Verdict::inconclusive);
   EXPECT_EQ(few.a.units.size(), 1u);
   EXPECT_EQ(few.overlap->voided, 33u);
 }
 
-TEST(VerdictAnalysis, MinOverlapOutOfRangeIsRefused) {
+TEST(VerdictAnalysis, MaxStartSkewOutOfRangeIsRefused) {
   AnalysisOptions options;
-  options.min_overlap = 1.5;
+  options.max_start_skew_ms = -1;
   try {
     analyze(blocks_of(12, host, host_and_change, overlaps), options);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "min_overlap 1.5 is out of range: give a share between 0 and 1 (0.95 = 95 %)");
+    EXPECT_STREQ(e.what(), "max_start_skew -1 ms is out of range: give 0 ms or more");
   }
 }
 

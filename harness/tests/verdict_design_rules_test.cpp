@@ -10,7 +10,7 @@ namespace {
 ScheduleSettings schedule_of(Design design) {
   ScheduleSettings s;
   s.design = design;
-  s.min_overlap = 0.9;
+  s.max_start_skew = std::chrono::milliseconds(30);
   return s;
 }
 
@@ -22,11 +22,11 @@ TEST(DesignRules, DesignsThatPairTheSidesAreAnalysedAsPairs) {
 }
 
 TEST(DesignRules, OnlyDesignsWhoseRunsOverlapByIntentLeavePairsOut) {
-  EXPECT_EQ(with_design_rules({}, schedule_of(Design::co_scheduled)).min_overlap, 0.9);
+  EXPECT_EQ(with_design_rules({}, schedule_of(Design::co_scheduled)).max_start_skew_ms, 30.0);
   for (Design d : {Design::sequential_blocks, Design::lockstep, Design::same_guest}) {
     AnalysisOptions given;
-    given.min_overlap = 0.5;  // whatever was there: the design decides
-    EXPECT_FALSE(with_design_rules(given, schedule_of(d)).min_overlap.has_value()) << to_string(d);
+    given.max_start_skew_ms = 5;  // whatever was there: the design decides
+    EXPECT_FALSE(with_design_rules(given, schedule_of(d)).max_start_skew_ms.has_value()) << to_string(d);
   }
 }
 

@@ -1,6 +1,6 @@
 // Tests of AnalysisOptions::verdict_only (a sequential look's analysis): on data sets of every kind
 // the look meets (unpaired and paired designs, several runs per boot, modes, several metrics, pairs
-// left out for too little overlap, a side without valid runs, a workload never measured) it decides
+// left out for their start skew, a side without valid runs, a workload never measured) it decides
 // exactly what the full analysis decides, and skips the secondary figures.
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@ struct Shape {
   double boot_sd = 0.03;          // per boot, on the log scale
   double block_sd = 0.0;          // shared by a block's A and B (a co-scheduled host's noise)
   double a_slow_share = 0.0, b_slow_share = 0.0;  // boots in a slow mode at a third of the speed
-  double low_overlap_share = 0.0;  // pairs that overlapped too little
+  double skewed_share = 0.0;       // pairs whose runs started 300 ms apart (left out at 50 ms)
 };
 
 // One metric of A/B blocks, `shape` and `seed` deciding its values; names and direction given.
@@ -32,7 +32,8 @@ MetricSamples blocks_metric(const Shape& shape, std::uint64_t seed, const std::s
   std::int64_t order = 0;
   for (int k = 0; k < shape.blocks; ++k) {
     const double block_ln = shape.block_sd * noise(rng);
-    const double overlap = uniform(rng) < shape.low_overlap_share ? 0.5 : 0.99;
+    const double skew = uniform(rng) < shape.skewed_share ? 0.3 : 0.002;
+    const double overlap = 1 - skew / 0.6;
     for (Side side : {Side::a, Side::b}) {
       const double slow = uniform(rng) < (side == Side::a ? shape.a_slow_share : shape.b_slow_share) ? 1.0 / 3 : 1.0;
       const double boot = 1e9 * slow * (side == Side::b ? shape.b_shift : 1.0) *
@@ -41,7 +42,11 @@ MetricSamples blocks_metric(const Shape& shape, std::uint64_t seed, const std::s
       for (int run = 0; run < shape.runs_per_boot; ++run) {
         (side == Side::a ? m.a : m.b)
             .push_back({.value = boot * std::exp(0.01 * noise(rng)), .order = order++, .order_known = true,
-                        .boot = boot_id, .run_in_boot = run, .block = k, .source = boot_id, .overlap = overlap});
+                        .boot = boot_id, .run_in_boot = run, .block = k, .source = boot_id,
+                        .timing = RunTiming{.start = 10.0 * k + run + (side == Side::b ? skew : 0),
+                                            .end = 10.0 * k + run + 0.6,
+                                            .load_end = 10.0 * k + run + 0.6},
+                        .overlap = overlap});
       }
     }
   }
@@ -116,12 +121,12 @@ TEST(VerdictOnly, DecidesWhatTheFullAnalysisDecidesWithModes) {
 TEST(VerdictOnly, DecidesWhatTheFullAnalysisDecidesOverSeveralMetricsAndLeftOutPairs) {
   AnalysisOptions options;
   options.paired_primary = true;
-  options.min_overlap = 0.95;
+  options.max_start_skew_ms = 50;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     SampleSet s;
-    s.metrics.push_back(blocks_metric({.blocks = 12, .b_shift = 0.93, .block_sd = 0.05, .low_overlap_share = 0.2},
+    s.metrics.push_back(blocks_metric({.blocks = 12, .b_shift = 0.93, .block_sd = 0.05, .skewed_share = 0.2},
                                       seed, "bw", Better::higher));
-    s.metrics.push_back(blocks_metric({.blocks = 12, .runs_per_boot = 2, .b_shift = 1.0, .low_overlap_share = 0.2},
+    s.metrics.push_back(blocks_metric({.blocks = 12, .runs_per_boot = 2, .b_shift = 1.0, .skewed_share = 0.2},
                                       seed + 100, "clat", Better::lower));
     expect_same_decision(s, options, "two metrics, seed " + std::to_string(seed));
     s.missing.push_back({.workload = "fio-randread", .runs_a = 3, .runs_b = 3, .first_failure = "panic"});

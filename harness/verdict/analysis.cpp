@@ -103,60 +103,80 @@ SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metri
   return s;
 }
 
-// ---- overlap of a pair's runs ----
+// ---- a pair's runs: their overlap (a fact) and their start skew (what may leave a pair out) ----
 // A pair: the A run and the B run of one block with one run index. A run without a block is a pair
-// of its own (nothing to pair it with).
+// of its own (nothing to pair it with, nothing to leave out).
 using PairKey = std::pair<int, int>;
 
-struct PairOverlaps {
-  std::map<PairKey, double> paired;   // the smaller overlap of the pair's runs (they carry the same)
-  std::vector<double> loose;          // runs without a block
+struct PairFacts {
+  std::optional<double> overlap;      // the smaller overlap of the pair's runs (they carry the same)
+  std::optional<RunTiming> a, b;      // each run's timing, when recorded
+
+  // How far apart the runs started on the host's clock (ms), as measured, and as surely so: less
+  // both runs' clock errors. None of it can depend on how long the runs then took.
+  std::optional<double> skew_ms() const {
+    if (!a || !b) return std::nullopt;
+    return 1000 * std::abs(a->start - b->start);
+  }
+  std::optional<double> sure_skew_ms() const {
+    const auto skew = skew_ms();
+    if (!skew) return std::nullopt;
+    return *skew - 1000 * (a->clock_error + b->clock_error);
+  }
 };
 
-PairOverlaps pair_overlaps(const std::vector<Sample>& a, const std::vector<Sample>& b) {
-  PairOverlaps out;
+struct Pairs {
+  std::map<PairKey, PairFacts> paired;
+  std::vector<double> loose;          // overlaps of the runs without a block
+};
+
+Pairs pair_facts(const std::vector<Sample>& a, const std::vector<Sample>& b) {
+  Pairs out;
   for (const auto* side : {&a, &b}) {
     for (const Sample& s : *side) {
-      if (!s.overlap) continue;
       if (!s.block) {
-        out.loose.push_back(*s.overlap);
+        if (s.overlap) out.loose.push_back(*s.overlap);
         continue;
       }
-      auto [it, fresh] = out.paired.try_emplace({*s.block, s.run_in_boot}, *s.overlap);
-      if (!fresh) it->second = std::min(it->second, *s.overlap);
+      PairFacts& f = out.paired[{*s.block, s.run_in_boot}];
+      if (s.overlap) f.overlap = f.overlap ? std::min(*f.overlap, *s.overlap) : *s.overlap;
+      if (s.timing) (side == &a ? f.a : f.b) = s.timing;
     }
   }
   return out;
 }
 
-// The overlap a run is judged by: its pair's (nullopt: the run records none).
-std::optional<double> judged_overlap(const Sample& s, const PairOverlaps& pairs) {
-  if (!s.overlap) return std::nullopt;
-  if (!s.block) return s.overlap;
-  return pairs.paired.at({*s.block, s.run_in_boot});
+bool left_out(const PairFacts& f, std::optional<double> max_start_skew_ms) {
+  const auto skew = f.sure_skew_ms();
+  return max_start_skew_ms && skew && *skew > *max_start_skew_ms;
 }
 
-std::optional<OverlapSummary> summarize_overlap(const PairOverlaps& pairs, std::optional<double> threshold) {
-  std::vector<double> values = pairs.loose;
-  for (const auto& [key, value] : pairs.paired) values.push_back(value);
-  if (values.empty()) return std::nullopt;
-  OverlapSummary o{.pairs = values.size(),
-                   .min = *std::min_element(values.begin(), values.end()),
-                   .median = stats::median(values),
-                   .threshold = threshold};
-  if (threshold) {
-    o.voided = static_cast<std::size_t>(
-        std::count_if(values.begin(), values.end(), [&](double v) { return v < *threshold; }));
+std::optional<OverlapSummary> summarize_pairs(const Pairs& pairs, std::optional<double> max_start_skew_ms) {
+  std::vector<double> overlaps = pairs.loose, skews;
+  OverlapSummary o{.max_start_skew_ms = max_start_skew_ms};
+  for (const auto& [key, f] : pairs.paired) {
+    if (f.overlap) overlaps.push_back(*f.overlap);
+    if (const auto skew = f.skew_ms()) skews.push_back(*skew);
+    o.voided += left_out(f, max_start_skew_ms);
+  }
+  if (overlaps.empty() && skews.empty()) return std::nullopt;
+  o.pairs = overlaps.size();
+  o.min = overlaps.empty() ? kNaN : *std::min_element(overlaps.begin(), overlaps.end());
+  o.median = overlaps.empty() ? kNaN : stats::median(overlaps);
+  if (!skews.empty()) {
+    o.skew_median_ms = stats::median(skews);
+    o.skew_max_ms = *std::max_element(skews.begin(), skews.end());
   }
   return o;
 }
 
-// Moves the runs whose pair overlapped less than `threshold` from `side` to `voided`, in order.
-void void_runs(std::vector<Sample>& side, std::vector<Sample>& voided, const PairOverlaps& pairs, double threshold) {
+// Moves the runs of the pairs the rule leaves out from `side` to `voided`, in order.
+void void_runs(std::vector<Sample>& side, std::vector<Sample>& voided, const Pairs& pairs,
+               std::optional<double> max_start_skew_ms) {
   std::vector<Sample> kept;
   for (Sample& s : side) {
-    const auto o = judged_overlap(s, pairs);
-    (o && *o < threshold ? voided : kept).push_back(std::move(s));
+    const bool out = s.block && left_out(pairs.paired.at({*s.block, s.run_in_boot}), max_start_skew_ms);
+    (out ? voided : kept).push_back(std::move(s));
   }
   side = std::move(kept);
 }
@@ -398,10 +418,7 @@ void record_modes(MetricAnalysis& r, const std::vector<Sample>& a_samples, const
   bool positional = !a_samples.empty() && a_samples.size() == b_samples.size() && !r.a.per_boot && !r.b.per_boot &&
                     std::none_of(a_samples.begin(), a_samples.end(), [](const Sample& s) { return s.order_known; });
   if (!positional) return;
-  auto worse = [&](double v) {
-    std::size_t m = stats::mode_of(split, v);
-    return r.better == Better::higher ? m < split.dominant : m > split.dominant;
-  };
+  auto worse = [&](double v) { return static_cast<bool>(r.modes.worse[stats::mode_of(split, v)]); };
   std::uint64_t both = 0, only_a = 0, only_b = 0, neither = 0;
   std::vector<std::size_t> same;
   for (std::size_t i = 0; i < a_samples.size(); ++i) {
@@ -487,9 +504,8 @@ void check_analysis_inputs(const SampleSet& samples, const AnalysisOptions& opti
     throw Error(fmt::format("confidence {} is out of range: give a level between 0.5 and 1 (e.g. 0.95)",
                             options.confidence));
   }
-  if (options.min_overlap && !(*options.min_overlap >= 0 && *options.min_overlap <= 1)) {
-    throw Error(fmt::format("min_overlap {} is out of range: give a share between 0 and 1 (0.95 = 95 %)",
-                            *options.min_overlap));
+  if (options.max_start_skew_ms && !(*options.max_start_skew_ms >= 0)) {
+    throw Error(fmt::format("max_start_skew {} ms is out of range: give 0 ms or more", *options.max_start_skew_ms));
   }
   // Without failed runs an empty input is a mistake; with them, every run failed: that is the result.
   if (samples.metrics.empty() && samples.failures.empty() && samples.missing.empty()) {
@@ -504,26 +520,29 @@ void mark_one_side_empty(MetricAnalysis& r, double alpha) {
   r.findings.push_back(NoValidRuns{.metric = r.name, .side = r.a.units.empty() ? Side::a : Side::b});
 }
 
-// A side left with no run once the pairs that overlapped too little are out (typically every pair
-// of the metric): nothing to compare, inconclusive, never a verdict that looks decided.
+// A side left with no run once the skewed pairs are out (typically every pair of the metric):
+// nothing to compare, inconclusive, never a verdict that looks decided.
 void mark_all_voided(MetricAnalysis& r, double alpha) {
   const OverlapSummary& o = *r.overlap;
   r.verdict = Verdict::inconclusive;
   r.effect = {kNaN, kNaN, kNaN, 1 - alpha, 0, "none"};
-  r.findings.push_back(AllPairsVoided{.metric = r.name,
+  r.findings.push_back(AllPairsSkewed{.metric = r.name,
                                       .voided = o.voided,
                                       .pairs = o.pairs,
-                                      .threshold = *o.threshold,
-                                      .min = o.min,
+                                      .max_start_skew_ms = *o.max_start_skew_ms,
+                                      .worst_skew_ms = o.skew_max_ms,
                                       .side = r.a.units.empty() ? Side::a : Side::b});
 }
 
-// Pairs left out for too little overlap (the all-voided case is mark_all_voided's).
+// Pairs left out for their start skew (the all-voided case is mark_all_voided's).
 void record_voided(MetricAnalysis& r) {
   if (!r.overlap || r.overlap->voided == 0) return;
   const OverlapSummary& o = *r.overlap;
-  r.findings.push_back(
-      PairsVoided{.metric = r.name, .voided = o.voided, .pairs = o.pairs, .threshold = *o.threshold, .min = o.min});
+  r.findings.push_back(PairsSkewed{.metric = r.name,
+                                   .voided = o.voided,
+                                   .pairs = o.pairs,
+                                   .max_start_skew_ms = *o.max_start_skew_ms,
+                                   .worst_skew_ms = o.skew_max_ms});
 }
 
 // A paired design whose pairs do not share the host's noise: the paired estimate buys nothing and
@@ -538,16 +557,24 @@ void record_weak_pairing(MetricAnalysis& r, bool paired_design) {
       .metric = r.name, .blocks = n.pairs, .correlation = n.pair_correlation, .between_boot_sd = n.between_boot_sd});
 }
 
+// Which modes are worse than the dominant one by more than the margin (ModeAnalysis::worse).
+std::vector<bool> worse_modes(const stats::ModeSplit& split, Better better, double margin) {
+  std::vector<bool> out(split.modes.size(), false);
+  const double reference = split.modes[split.dominant].median;
+  for (std::size_t i = 0; i < split.modes.size(); ++i) {
+    out[i] = reference > 0 && oriented(split.modes[i].median / reference, better) < 1 - margin;
+  }
+  return out;
+}
+
 // Modes on the pooled units with one set of cut points for both sides (la, lb: log units).
 void analyze_modes(MetricAnalysis& r, const std::vector<double>& la, const std::vector<double>& lb, double alpha,
-                   bool verdict_only) {
+                   double margin, bool verdict_only) {
   r.modes.split = stats::find_modes(r.a.units, r.b.units);
   r.modes.alpha = alpha / 2;
   if (r.modes.split.modes.size() < 2) return;
-  auto worse = [&](double v) {
-    std::size_t md = stats::mode_of(r.modes.split, v);
-    return r.better == Better::higher ? md < r.modes.split.dominant : md > r.modes.split.dominant;
-  };
+  r.modes.worse = worse_modes(r.modes.split, r.better, margin);
+  auto worse = [&](double v) { return static_cast<bool>(r.modes.worse[stats::mode_of(r.modes.split, v)]); };
   std::uint64_t bw = 0, aw = 0;
   for (double v : r.b.units) bw += worse(v);
   for (double v : r.a.units) aw += worse(v);
@@ -562,8 +589,8 @@ void analyze_modes(MetricAnalysis& r, const std::vector<double>& la, const std::
 }
 
 // The verdict from the oriented interval and estimate against the margin: a regression (an
-// improvement) is significant and estimated beyond the margin; a worse mode more often on B is a
-// regression too.
+// improvement) is significant and estimated beyond the margin; B more often in a mode worse by more
+// than the margin makes a no_change or an inconclusive verdict a regression, never an improvement.
 void decide(MetricAnalysis& r, double margin) {
   const OrientedEffect oe = oriented_effect(r);
   const double lo = oe.low, hi = oe.high;
@@ -591,7 +618,7 @@ void decide(MetricAnalysis& r, double margin) {
           SignificantEstimatedInsideMargin{.worse = hi < 1, .margin = dm, .shift = std::abs(oe.estimate - 1)});
     }
   }
-  if (r.modes.b_more_in_worse && r.verdict != Verdict::regression) {
+  if (r.modes.b_more_in_worse && (r.verdict == Verdict::no_change || r.verdict == Verdict::inconclusive)) {
     r.findings.push_back(RegressionByModes{});
     r.verdict = Verdict::regression;
   }
@@ -664,6 +691,20 @@ NoiseAnatomy noise_anatomy(const MetricAnalysis& r, const std::vector<double>& d
   return n;
 }
 
+MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options, double alpha,
+                              std::vector<double>& pvalues);
+
+// The primary estimate with every pair in: the same analysis with nothing left out (nullopt when a
+// side has no run at all).
+std::optional<Effect> all_pairs_effect(MetricSamples&& m, AnalysisOptions options, double alpha) {
+  options.max_start_skew_ms.reset();
+  options.verdict_only = true;
+  std::vector<double> unused;
+  const MetricAnalysis all = analyze_metric(std::move(m), options, alpha, unused);
+  if (!std::isfinite(all.effect.estimate)) return std::nullopt;
+  return all.effect;
+}
+
 // One metric, tested at level alpha; its Mann-Whitney p-value (1 when a side has no valid
 // unit) goes to pvalues for the Holm adjustment across metrics.
 MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options, double alpha,
@@ -672,14 +713,17 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
   r.name = m.name;
   r.unit = m.unit;
   r.better = m.better;
-  // Pairs that overlapped too little are left out before the runs become units.
-  const PairOverlaps pairs = pair_overlaps(m.a, m.b);
-  r.overlap = summarize_overlap(pairs, options.min_overlap);
+  // Pairs that started too far apart are left out before the runs become units; the estimate over
+  // every pair is made from a copy of them all.
+  const Pairs pairs = pair_facts(m.a, m.b);
+  r.overlap = summarize_pairs(pairs, options.max_start_skew_ms);
   std::vector<Sample> voided_a, voided_b;
   const bool had_a = !m.a.empty(), had_b = !m.b.empty();
+  std::optional<MetricSamples> every_pair;
   if (r.overlap && r.overlap->voided > 0) {
-    void_runs(m.a, voided_a, pairs, *options.min_overlap);
-    void_runs(m.b, voided_b, pairs, *options.min_overlap);
+    every_pair = m;
+    void_runs(m.a, voided_a, pairs, options.max_start_skew_ms);
+    void_runs(m.b, voided_b, pairs, options.max_start_skew_ms);
   }
   r.a = side_analysis(std::move(m.a), m.name, Side::a);
   r.b = side_analysis(std::move(m.b), m.name, Side::b);
@@ -690,6 +734,7 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
     const bool voided_away = (had_a && r.a.units.empty()) || (had_b && r.b.units.empty());
     if (r.overlap && r.overlap->voided > 0 && voided_away) mark_all_voided(r, alpha);
     else mark_one_side_empty(r, alpha);
+    if (every_pair) r.all_pairs = all_pairs_effect(std::move(*every_pair), options, alpha);
     pvalues.push_back(1);
     return r;
   }
@@ -714,7 +759,7 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
     r.bootstrap = stats::bootstrap_median_ratio(r.a.units, r.b.units, 1 - alpha, options.seed,
                                                 options.bootstrap_resamples);
   }
-  analyze_modes(r, la, lb, alpha, options.verdict_only);
+  analyze_modes(r, la, lb, alpha, options.margin, options.verdict_only);
   decide(r, options.margin);
   if (r.verdict == Verdict::inconclusive) {
     const bool paired = r.primary == Estimate::paired;
@@ -729,6 +774,7 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
                                paired ? min_pairs_for_confidence(1 - alpha) : min_units_for_confidence(1 - alpha));
     }
   }
+  r.all_pairs = every_pair ? all_pairs_effect(std::move(*every_pair), options, alpha) : std::optional<Effect>(r.effect);
   record_unit_findings(r, alpha);
   record_voided(r);
   record_weak_pairing(r, options.paired_primary);

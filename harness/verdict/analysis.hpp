@@ -15,10 +15,14 @@
 //   4. Verdict from the interval [lo, hi] of the ratio oriented so that > 1 is better, with margin d:
 //      no_change if lo > 1-d and hi < 1+d; else regression if hi < 1; improvement if lo > 1; else
 //      inconclusive, with an estimate of how many units per side would likely settle it.
-//   5. Modes: one set of cut points for the pooled units; Fisher's exact test (one-sided, at
-//      alpha/2 of the family level, so that the false-regression rate stays within alpha) asks whether
-//      B spends more units than A in modes worse than the dominant one: if so, regression even if
-//      the dominant mode did not move. The shift inside the dominant mode is estimated separately.
+//   5. Modes: one set of cut points for the pooled units (stats/modes.hpp; the dominant mode chosen
+//      without regard to side or direction). A mode is worse when its median lies beyond the margin
+//      from the dominant mode's in the metric's worse direction (oriented ratio below 1 - d, as the
+//      effects are judged). Fisher's exact test (one-sided, at alpha/2 of the family level, so that
+//      the false-regression rate stays within alpha) asks whether B spends more units than A in
+//      worse modes: if so, a no_change or inconclusive verdict becomes a regression even if the
+//      dominant mode did not move; an improvement stays one (the finding says B's worse mode). The
+//      shift inside the dominant mode is estimated separately.
 // The overall verdict is the worst over metrics: regression > inconclusive > improvement > no_change;
 // but while a workload the experiment asks about has no valid run on either side (every run failed:
 // SampleSet::missing), it is inconclusive whatever the other metrics say: that workload's question
@@ -60,12 +64,14 @@ struct AnalysisOptions {
   // The paired estimate decides (co-scheduled blocks share the host's noise); the unpaired one is
   // still reported. A metric with fewer than 2 complete blocks falls back to the unpaired estimate.
   bool paired_primary = false;
-  // For designs whose A and B runs are meant to overlap (co-scheduled): a pair of runs whose
-  // overlap (Sample::overlap, the same on both runs) is below this share is left out on both
-  // sides before anything is computed, counted and warned about (MetricAnalysis::overlap).
+  // For designs whose A and B runs are meant to overlap (co-scheduled): a pair of runs whose starts
+  // lay surely more than this many milliseconds apart on the host's clock (|start_A - start_B| less
+  // both runs' RunTiming::clock_error) is left out on both sides before anything is computed,
+  // counted and warned about (MetricAnalysis::overlap). The rule reads nothing that the runs'
+  // results can move (issue 26): a rule on the overlap itself kept the pairs whose ratio was near 1.
   // nullopt: nothing is left out (designs whose runs alternate by intent, inputs without timings);
-  // the overlaps are still summarised. In [0, 1].
-  std::optional<double> min_overlap;
+  // the overlaps and skews are still summarised. At least 0.
+  std::optional<double> max_start_skew_ms;
   // Only what decides the verdict (a sequential look): the secondary figures are left at their
   // defaults (the bootstrap, the noise anatomy, the hosts' agreement, the shift inside the dominant
   // mode, and the paired estimate of a design that does not decide by it). The verdicts, per metric
@@ -73,14 +79,20 @@ struct AnalysisOptions {
   bool verdict_only = false;
 };
 
-// How much the pairs of runs of a metric overlapped, over the runs that record it (Sample::overlap).
-// A pair is the A run and the B run of one block with one run index (a run without a block is a
-// pair of its own); it is judged by the smaller of its runs' overlaps (they carry the same).
+// How much the pairs of runs of a metric overlapped, and how far apart they started, over the runs
+// that record it (Sample::overlap, Sample::timing). A pair is the A run and the B run of one block
+// with one run index (a run without a block is a pair of its own); it is judged by the smaller of its
+// runs' overlaps (they carry the same). The overlap is a fact reported, never a reason to leave a
+// pair out (it moves with the pair's own ratio); the start skew is.
 struct OverlapSummary {
   std::size_t pairs = 0;             // pairs with an overlap
   double min = 0, median = 0;        // of the pairs' overlaps (shares, 0..1)
-  std::size_t voided = 0;            // pairs left out: overlap below the threshold
-  std::optional<double> threshold;   // AnalysisOptions::min_overlap; nullopt: nothing left out
+  // Start skews (ms, |start_A - start_B| on the host's clock) of the pairs whose runs both record
+  // their timing; NaN when none does.
+  double skew_median_ms = std::numeric_limits<double>::quiet_NaN();
+  double skew_max_ms = std::numeric_limits<double>::quiet_NaN();
+  std::size_t voided = 0;            // pairs left out: started surely further apart than the rule allows
+  std::optional<double> max_start_skew_ms;  // AnalysisOptions::max_start_skew_ms; nullopt: nothing left out
 };
 
 enum class Estimate { unpaired, paired };
@@ -108,8 +120,8 @@ struct SideAnalysis {
   std::vector<double> units;           // values analysed: one per boot when runs share boots, else runs
   bool per_boot = false;               // units are boots (medians of their runs)
   std::vector<std::int64_t> unit_order;  // order position of each unit (first run of the boot)
-  // Runs left out because their pair overlapped less than AnalysisOptions::min_overlap, as given;
-  // in none of the figures above (kept for the reports: the timeline shows them).
+  // Runs left out by the pair rule (AnalysisOptions::max_start_skew_ms), as given; in none of the
+  // figures above (kept for the reports: the timeline shows them).
   std::vector<Sample> voided;
 };
 
@@ -138,7 +150,10 @@ struct HostAgreement {
 
 struct ModeAnalysis {
   stats::ModeSplit split;
-  std::optional<stats::FisherResult> fisher;   // dominant-or-better vs worse modes, by side
+  // Per mode: worse than the dominant one by more than the margin (its median against the dominant
+  // mode's, oriented as the effects are: below 1 - margin). Only these modes count as worse.
+  std::vector<bool> worse;
+  std::optional<stats::FisherResult> fisher;   // units in worse modes vs the rest, by side
   double alpha = 0;                            // level the one-sided test was judged at
   bool b_more_in_worse = false;                // significant: B spends more units in worse modes
   bool a_more_in_worse = false;
@@ -153,6 +168,10 @@ struct MetricAnalysis {
   Estimate primary = Estimate::unpaired;
   Effect unpaired;                      // HL of the units, ratio B/A
   std::optional<Effect> paired;         // interleaved blocks only
+  // The primary estimate over every pair, none left out: `effect` itself when nothing was left
+  // out, else computed again with the left-out pairs in (nullopt only without any effect). Always
+  // reported beside the decided one, so that a reader sees what leaving pairs out changed.
+  std::optional<Effect> all_pairs;
   NoiseAnatomy noise;
   std::optional<HostAgreement> hosts;   // blocks ran on more than one host
   std::optional<OverlapSummary> overlap;  // runs that record their pair's overlap; nullopt: none does
@@ -197,7 +216,7 @@ OrientedEffect oriented_effect(double estimate, double low, double high, Better 
 
 // Throws Error when the options are out of range. Values must be > 0 (they are analysed on the
 // log scale). A metric with no valid unit on a side (every run failed, or every pair was left out
-// for too little overlap) is inconclusive with a warning that says why.
+// for their start skew) is inconclusive with a warning that says why.
 Analysis analyze(const SampleSet& samples, const AnalysisOptions& options);
 // The same, taking the samples over instead of copying them (at 2 x 1M runs a copy is ~350 MB).
 Analysis analyze(SampleSet&& samples, const AnalysisOptions& options);

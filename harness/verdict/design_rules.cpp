@@ -10,7 +10,9 @@ namespace abvm {
 AnalysisOptions with_design_rules(AnalysisOptions options, const ScheduleSettings& schedule) {
   const DesignTraits& design = traits(schedule.design);
   options.paired_primary = design.pairs_sides;
-  options.min_overlap = design.overlap_by_intent ? std::optional<double>(schedule.min_overlap) : std::nullopt;
+  options.max_start_skew_ms = design.overlap_by_intent
+                                  ? std::optional<double>(static_cast<double>(schedule.max_start_skew.count()))
+                                  : std::nullopt;
   return options;
 }
 

@@ -12,9 +12,10 @@
 namespace abvm {
 
 // `options` with the design's rules applied: designs that pair A with B are analysed as pairs
-// (paired_primary); designs whose A and B runs are meant to overlap leave out the pairs that did
-// not (min_overlap = schedule.min_overlap), while those that alternate them by intent (lockstep,
-// same-guest, sequential blocks) leave nothing out and only show the overlaps.
+// (paired_primary); designs whose A and B runs are meant to overlap leave out the pairs whose runs
+// started too far apart (max_start_skew_ms = schedule.max_start_skew), while those that alternate
+// them by intent (lockstep, same-guest, sequential blocks) leave nothing out and only show the
+// overlaps and skews.
 AnalysisOptions with_design_rules(AnalysisOptions options, const ScheduleSettings& schedule);
 
 // The analysis an experiment asks for at `confidence`: its [analysis] margin and seed, its

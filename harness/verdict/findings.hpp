@@ -141,7 +141,28 @@ struct NoValidRuns {
   bool operator==(const NoValidRuns&) const = default;
 };
 
-// Pairs of runs that overlapped less than schedule.min_overlap asks, left out on both sides.
+// Pairs of runs whose starts lay surely further apart than schedule.max_start_skew allows, left out
+// on both sides (AnalysisOptions::max_start_skew_ms).
+struct PairsSkewed {
+  static constexpr Severity severity = Severity::warning;
+  std::string metric;
+  std::size_t voided = 0, pairs = 0;
+  double max_start_skew_ms = 0, worst_skew_ms = 0;
+  bool operator==(const PairsSkewed&) const = default;
+};
+
+// Those left a side with no run at all: nothing to compare, inconclusive.
+struct AllPairsSkewed {
+  static constexpr Severity severity = Severity::warning;
+  std::string metric;
+  std::size_t voided = 0, pairs = 0;
+  double max_start_skew_ms = 0, worst_skew_ms = 0;
+  Side side = Side::a;                      // the empty side
+  bool operator==(const AllPairsSkewed&) const = default;
+};
+
+// The old rule's findings, as analysis.json of abvm before issue 26 holds them (read back, never
+// made now): pairs of runs that overlapped less than schedule.min_overlap asked, left out.
 struct PairsVoided {
   static constexpr Severity severity = Severity::warning;
   std::string metric;
@@ -204,7 +225,7 @@ struct HostFarOff {
 using MetricFinding =
     std::variant<FewUnits, ConfidenceUnreachable, UnbalancedSides, Outliers, Drift, Multimodal, MoreInWorseModes,
                  SamePositionSlowdowns, SignificantInsideMargin, SignificantEstimatedInsideMargin, RegressionByModes,
-                 PairingUnavailable, NoValidRuns, PairsVoided, AllPairsVoided, WeakPairing, HostsDisagree, HostsAgree,
+                 PairingUnavailable, NoValidRuns, PairsSkewed, AllPairsSkewed, PairsVoided, AllPairsVoided, WeakPairing, HostsDisagree, HostsAgree,
                  HostFarOff>;
 
 // ---- findings about the whole experiment ----

@@ -93,10 +93,12 @@ ReportMetric metric_of(const MetricAnalysis& m) {
                    .a = side_of(m.a, m.overlap.has_value()), .b = side_of(m.b, m.overlap.has_value()),
                    .effect = effect_of(m.effect), .primary_estimate = m.primary,
                    .paired_effect = effect_of(m.paired), .unpaired_effect = effect_of(m.unpaired),
+                   .all_pairs_effect = effect_of(m.all_pairs),
                    .noise = noise_of(m.noise), .hosts = hosts_of(m.hosts)};
   if (m.overlap) {
     out.overlap = ReportOverlap{.pairs = m.overlap->pairs, .voided = m.overlap->voided, .min = m.overlap->min,
-                                .median = m.overlap->median, .threshold = m.overlap->threshold};
+                                .median = m.overlap->median, .skew_median_ms = m.overlap->skew_median_ms,
+                                .skew_max_ms = m.overlap->skew_max_ms, .max_start_skew_ms = m.overlap->max_start_skew_ms};
   }
   out.mann_whitney = {.u = m.mw_u, .p = m.mw_p, .p_holm = m.mw_p_holm, .exact = m.mw_exact};
   out.bootstrap_median_ratio = {.estimate = m.bootstrap.estimate, .low = m.bootstrap.low, .high = m.bootstrap.high,

@@ -117,11 +117,14 @@ struct ReportHosts {
   bool operator==(const ReportHosts&) const = default;
 };
 
-// How much the pairs of runs overlapped (analysis.json metrics[].overlap).
+// How much the pairs of runs overlapped and how far apart they started (analysis.json
+// metrics[].overlap; verdict/analysis.hpp OverlapSummary).
 struct ReportOverlap {
   std::uint64_t pairs = 0, voided = 0;
   double min = 0, median = 0;
-  std::optional<double> threshold;    // null: the design leaves nothing out
+  double skew_median_ms = 0, skew_max_ms = 0;  // NaN: no pair records both timings, or an older report
+  std::optional<double> max_start_skew_ms;     // null: the design leaves nothing out
+  std::optional<double> threshold;             // schedule.min_overlap, in reports of abvm before issue 26 only
   bool operator==(const ReportOverlap&) const = default;
 };
 
@@ -134,6 +137,9 @@ struct ReportMetric {
   Estimate primary_estimate = Estimate::unpaired;  // absent in reports of older abvm: unpaired
   std::optional<ReportEffect> paired_effect;
   std::optional<ReportEffect> unpaired_effect;  // absent in reports of older abvm (effect was it)
+  // The primary estimate over every pair, none left out (MetricAnalysis::all_pairs); absent in
+  // reports of abvm before issue 26, null when there is no estimate.
+  std::optional<ReportEffect> all_pairs_effect;
   std::optional<ReportNoise> noise;            // absent in reports of older abvm
   std::optional<ReportHosts> hosts;            // a pool's hosts; absent on one host
   std::optional<ReportOverlap> overlap;        // absent when no run records its overlap
