@@ -100,6 +100,7 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
 void JournalSink::set_workloads(std::vector<Workload> workloads, std::map<std::string, std::uint64_t> scales) {
   workloads_ = std::move(workloads);
   scales_ = std::move(scales);
+  resized_ = std::any_of(scales_.begin(), scales_.end(), [](const auto& s) { return s.second > 1; });
 }
 
 void JournalSink::on_trial_finished(const TrialResult& result) {
@@ -113,15 +114,20 @@ void JournalSink::remember(const std::vector<JournalEntry>& entries) {
     if (e.outcome != Outcome::ok || e.metrics.empty()) continue;
     if (first_metric_.empty()) first_metric_ = e.metrics[0].name;
     for (const auto& m : e.metrics) {
-      if (m.name == first_metric_) values_[to_string(e.side)].push_back(m.value);
+      if (m.name == first_metric_) (e.sizing_block ? sizing_values_ : values_)[to_string(e.side)].push_back(m.value);
     }
   }
 }
 
 std::string JournalSink::effect_estimate() const {
-  const auto a = values_.find("A");
-  const auto b = values_.find("B");
-  if (a == values_.end() || b == values_.end() || a->second.empty() || b->second.empty()) return "";
+  // The sizing block's runs count until a workload grew: then they measured another size.
+  std::map<std::string, std::vector<double>> values = values_;
+  if (!resized_) {
+    for (const auto& [side, v] : sizing_values_) values[side].insert(values[side].end(), v.begin(), v.end());
+  }
+  const auto a = values.find("A");
+  const auto b = values.find("B");
+  if (a == values.end() || b == values.end() || a->second.empty() || b->second.empty()) return "";
   return fmt::format("{} B/A {:.3f} ({} vs {} runs)", first_metric_, median(b->second) / median(a->second),
                      a->second.size(), b->second.size());
 }

@@ -51,6 +51,8 @@ class JournalSink final : public TrialSink {
   std::map<std::string, std::uint64_t> scales_;
   std::string first_metric_;
   std::map<std::string, std::vector<double>> values_;  // "A"/"B" -> first metric's values
+  std::map<std::string, std::vector<double>> sizing_values_;  // the same in the sizing block
+  bool resized_ = false;                                      // a workload grew after it
 };
 
 // Removes from `journal` every line of a trial not in `done` (a runner killed between a

@@ -97,6 +97,26 @@ TEST_F(JournalSinkTest, FailedTrialRunsKeepTheTrialOutcome) {
   }
 }
 
+// The progress line's effect leaves the sizing block out once a workload grew (run/sizing.hpp).
+TEST_F(JournalSinkTest, TheRunningEffectLeavesOutASizingBlockThatWasResized) {
+  JournalSink sink(dir / "journal.jsonl", workloads(), "host1");
+  const auto entry = [](Side side, double value, bool sizing) {
+    JournalEntry e;
+    e.side = side;
+    e.workload = "dd";
+    e.sizing_block = sizing;
+    e.metrics = {{"dd.bandwidth", "B/s", Better::higher, value}};
+    return e;
+  };
+  sink.remember({entry(Side::a, 1, true), entry(Side::b, 2, true)});
+  EXPECT_EQ(sink.effect_estimate(), "dd.bandwidth B/A 2.000 (1 vs 1 runs)");
+  sink.remember({entry(Side::a, 10, false), entry(Side::b, 5, false)});
+  sink.set_workloads(workloads(), {});  // nothing grew: the sizing block counts
+  EXPECT_EQ(sink.effect_estimate(), "dd.bandwidth B/A 0.636 (2 vs 2 runs)");
+  sink.set_workloads(workloads(), {{"dd", 3}});
+  EXPECT_EQ(sink.effect_estimate(), "dd.bandwidth B/A 0.500 (1 vs 1 runs)");
+}
+
 TEST_F(JournalSinkTest, JournalIsReadableByTheAnalysisAndGivesTheEffect) {
   const fs::path journal = dir / "journal.jsonl";
   JournalSink sink(journal, workloads(), "host1");
