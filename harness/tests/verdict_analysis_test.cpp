@@ -369,6 +369,13 @@ TEST(VerdictAnalysis, FioHistogramStepsAreJudgedAgainstTheMargin) {
     ASSERT_EQ(m->modes.split.modes.size(), 2u);
     EXPECT_NEAR(m->modes.split.modes[m->modes.split.dominant].median, 1000, 1e-9);
     EXPECT_TRUE(m->modes.b_more_in_worse);
+    // SciPy 1.10.1 (harness/tests/reference/verdict_reference.py): fisher_exact([[6, 14], [0, 20]],
+    // alternative="greater") = 0.0100980101, below the mode test's level 0.025.
+    EXPECT_NEAR(m->modes.fisher->p_greater, 0.0100980101, 1e-9);
+    // B's worse step is the upper mode of the latency, the lower one of the bandwidth.
+    const std::vector<bool> worse = m->better == Better::lower ? std::vector<bool>{false, true}
+                                                               : std::vector<bool>{true, false};
+    EXPECT_EQ(m->modes.worse, worse);
     EXPECT_EQ(m->effect.estimate, 1.0) << "the dominant step holds: the overall estimate does not move";
     EXPECT_EQ(m->verdict, Verdict::regression);
     EXPECT_TRUE(finding<RegressionByModes>(*m).has_value());

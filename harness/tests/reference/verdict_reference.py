@@ -24,3 +24,13 @@ res = stats.mannwhitneyu(a, b, alternative="two-sided", method="exact")
 print("seed mannwhitneyu(A, B): U = %g, exact p = %.6f" % (res.statistic, res.pvalue))
 diffs = sorted(math.log(y) - math.log(x) for x, y in itertools.product(a, b))
 print("seed Hodges-Lehmann B/A = exp(median of log differences) = %.6f" % math.exp(statistics.median(diffs)))
+
+# Issue 26, VerdictAnalysis.FioHistogramStepsAreJudgedAgainstTheMargin: fio percentiles on steps of
+# 2.4 %, A 20 units at step 0, B 14 at step 0 and 6 at step 4 (+9.95 %, beyond the 5 % margin). The
+# worse mode's median against the dominant one's, and Fisher's one-sided test of B's units in it.
+step = [1000 * 1.024 ** k for k in range(5)]
+pooled_dominant = [step[0]] * 34
+print("fio steps: worse mode median / dominant median = %.6f" % (statistics.median([step[4]] * 6) /
+                                                                 statistics.median(pooled_dominant)))
+res = stats.fisher_exact([[6, 14], [0, 20]], alternative="greater")
+print("fio steps: Fisher one-sided p (B 6 of 20 in the worse mode, A 0 of 20) = %.10f" % res[1])
