@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_analyze(app));
   commands.push_back(add_run(app));
   commands.push_back(add_bisect(app));
-  commands.push_back(add_nightly(app));
+  for (auto& c : add_nightly_family(app)) commands.push_back(std::move(c));
   commands.push_back(add_report(app));
   commands.push_back(add_compare(app));
   commands.push_back(add_config(app));

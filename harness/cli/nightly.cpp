@@ -5,11 +5,16 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "bisect/bisection.hpp"
 #include "cli/run_session.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
+#include "nightly/history_page.hpp"
+#include "nightly/kcidb.hpp"
 #include "nightly/night.hpp"
+#include "report/html.hpp"
 #include "nightly/settings.hpp"
 #include "run/interrupt.hpp"
 #include "run/prepare.hpp"
@@ -69,7 +74,76 @@ int nightly_command(const NightlyArgs& args) {
   return end.exit_code;
 }
 
-}  // namespace
+struct HistoryArgs {
+  std::string dir;
+  std::string output;
+};
+
+int history_command(const HistoryArgs& args) {
+  const History history(fs::absolute(args.dir));
+  if (!fs::exists(history.file())) {
+    throw Error(fmt::format("{} has no history.jsonl: give the directory abvm nightly --history wrote", args.dir));
+  }
+  const std::vector<NightRecord> lines = history.read();
+  const fs::path out = args.output.empty() ? history.dir() / "history.html" : fs::absolute(args.output);
+  // Links are relative to the page: they work while the page sits with the nights' directories.
+  const auto href = [&](const std::string& in_history) -> std::optional<std::string> {
+    if (!fs::exists(history.dir() / in_history)) return std::nullopt;
+    return fs::relative(history.dir() / in_history, out.parent_path()).string();
+  };
+  write_file_atomic(out, history_html(lines, history_plots(lines), href, load_html_template()));
+  say(fmt::format("history: {} nights -> {}", lines.size(), out.string()));
+  return 0;
+}
+
+struct ExportArgs {
+  bool kcidb = false;
+  std::string dir, output, url, branch;
+};
+
+int export_command(const ExportArgs& args) {
+  if (!args.kcidb) throw Error("abvm export writes KCIDB JSON only: give --kcidb");
+  const nlohmann::json data = kcidb_export(fs::absolute(args.dir), {.url = args.url, .branch = args.branch});
+  const std::string text = data.dump(2) + "\n";
+  if (args.output.empty() || args.output == "-") {
+    std::cout << text << std::flush;
+  } else {
+    write_file_atomic(args.output, text);
+    say(fmt::format("KCIDB v{}.{}: {} checkouts, {} builds, {} tests -> {}", kKcidbMajor, kKcidbMinor,
+                    data.at("checkouts").size(), data.at("builds").size(), data.at("tests").size(), args.output));
+  }
+  return 0;
+}
+
+Command add_history(CLI::App& app) {
+  auto args = std::make_shared<HistoryArgs>();
+  CLI::App* sub = app.add_subcommand("history", "Write a nightly history as one self-contained HTML page");
+  sub->footer("DIR is the directory abvm nightly --history keeps (history.jsonl, nights/). Per metric a plot of each "
+              "night's effect B/A with its interval against the margin (report/history_plot.py, matplotlib), "
+              "regressions marked with their bisection's culprit; a row per night with links to its report and "
+              "bisection while they are kept.");
+  sub->add_option("dir", args->dir, "The history directory")->required();
+  sub->add_option("--output,-o", args->output, "Where the page goes (default: DIR/history.html)");
+  return {sub, [args] { return history_command(*args); }};
+}
+
+Command add_export(CLI::App& app) {
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* sub = app.add_subcommand("export", "Write a run, a night or a bisection as KernelCI KCIDB JSON");
+  sub->footer(fmt::format(
+      "KCIDB I/O schema v{}.{} (report/kcidb_schema.json, from kernelci/kcidb-io). DIR is a night's directory "
+      "(<history>/nights/<night>/), a bisection's or a run's results directory. Checkouts (the tree's URL and "
+      "commits), builds (each kernel, its config's sha256), tests (one per metric on B's build, the estimate B/A as "
+      "its value; status regression FAIL, no_change or improvement PASS, inconclusive DONE, infrastructure failure "
+      "MISS). Nothing is sent anywhere.",
+      kKcidbMajor, kKcidbMinor));
+  sub->add_flag("--kcidb", args->kcidb, "KCIDB JSON (the one format)")->required();
+  sub->add_option("dir", args->dir, "A night's, bisection's or run's directory")->required();
+  sub->add_option("--output,-o", args->output, "Where the JSON goes (default: standard output)");
+  sub->add_option("--tree-url", args->url, "A run or bisection: the tree's public https:// URL for its checkouts");
+  sub->add_option("--branch", args->branch, "A run or bisection: the branch for its checkouts");
+  return {sub, [args] { return export_command(*args); }};
+}
 
 Command add_nightly(CLI::App& app) {
   auto args = std::make_shared<NightlyArgs>();
@@ -92,6 +166,16 @@ Command add_nightly(CLI::App& app) {
   sub->add_option("--history", args->history, "The history directory (kept between nights)")->default_str("./nightly");
   sub->add_option("--connect", args->connect, "libvirt URI (default: the embedded QEMU driver, no daemon)");
   return {sub, [args] { return nightly_command(*args); }};
+}
+
+}  // namespace
+
+std::vector<Command> add_nightly_family(CLI::App& app) {
+  std::vector<Command> out;
+  out.push_back(add_nightly(app));
+  out.push_back(add_history(app));
+  out.push_back(add_export(app));
+  return out;
 }
 
 }  // namespace abvm::cli

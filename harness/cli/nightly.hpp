@@ -4,10 +4,13 @@
 // JSON).
 #include <CLI/CLI.hpp>
 
+#include <vector>
+
 #include "cli/analyze.hpp"
 
 namespace abvm::cli {
 
-Command add_nightly(CLI::App& app);
+// `abvm nightly`, `abvm history`, `abvm export`.
+std::vector<Command> add_nightly_family(CLI::App& app);
 
 }  // namespace abvm::cli

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "cli/results_analysis.hpp"
@@ -18,9 +19,13 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
+#include "environment_skip.hpp"
 #include "fake_driver.hpp"
 #include "kernels/kernel.hpp"
+#include "nightly/history_page.hpp"
+#include "nightly/kcidb.hpp"
 #include "nightly/night.hpp"
+#include "report/html.hpp"
 #include "nightly_test_git.hpp"
 
 namespace abvm {
@@ -48,7 +53,14 @@ struct ScriptedKernels : GuestPreparer {
       const fs::path image = dir / fmt::format("speed-{:.6f}", speed) / "vmlinuz";
       (s == Side::a ? g.a : g.b) = side_boot(e.side(s), image, "");
     }
-    g.kernels = {{"A", {{"release", "6.1"}}}, {"B", {{"release", "6.1"}}}};
+    // kernels.json as the real preparer writes it (run/prepare.cpp), its identity reduced.
+    for (Side s : kSides) {
+      const std::string image = (s == Side::a ? g.a : g.b).kernel.string();
+      g.kernels[to_string(s)] = {{"label", e.side(s).label}, {"recipe", e.side(s).kernel}, {"release", "6.1"},
+                                 {"identity", {{"cache_key", text_sha256(image)}, {"config_sha256", text_sha256("c")},
+                                               {"built_at", "2026-12-04T02:17:00Z"}, {"build_seconds", 9.5},
+                                               {"source", {{"type", "git"}, {"commit", std::string(40, 'a')}}}}}};
+    }
     g.image = {{"sha256", "00"}};
     return g;
   }
@@ -127,6 +139,38 @@ class NightlyTest : public ::testing::Test {
                       .clock = [this] { return now += tick; }});
   }
   std::vector<NightRecord> history() const { return History(root / "history").read(); }
+
+  // The rehearsal's three nights; returns night 3's culprit.
+  std::string three_nights() {
+    night();
+    repo.commit("virtio_blk: a harmless comment", {{"drivers/block/virtio_blk.c", "int x; /* */\n"}});
+    EXPECT_EQ(night().record.outcome, "no_change");
+    const std::string culprit = repo.commit("virtio_blk: bounce every request", {{"slow.txt", "SLOW\n"}});
+    repo.commit("virtio_ring: a harmless comment", {{"README", "harmless\n"}});
+    EXPECT_EQ(night().record.outcome, "regression");
+    return culprit;
+  }
+  fs::path night_dir(std::size_t i) const { return root / "history" / "nights" / history().at(i).night; }
+
+  // python3-jsonschema's verdict on `data` against report/kcidb_schema.json, as kcidb-io validates
+  // (Draft 7 with its format checker): "" when valid, else the error.
+  std::string kcidb_errors(const nlohmann::json& data) {
+    if (run_process({"/usr/bin/python3", "-c", "import jsonschema"}).exit_code != 0) {
+      ADD_FAILURE() << "no python3-jsonschema";
+      return "no python3-jsonschema";
+    }
+    write_file_atomic(root / "kcidb.json", data.dump());
+    const ProcessResult r = run_process(
+        {"/usr/bin/python3", "-c",
+         "import json, sys, jsonschema\n"
+         "schema = json.load(open(sys.argv[1]))\n"
+         "v = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)\n"
+         "errors = [e.message for e in v.iter_errors(json.load(open(sys.argv[2])))]\n"
+         "print('; '.join(errors)[:2000])\n",
+         (fs::path(ABVM_SOURCE_DIR) / "report" / "kcidb_schema.json").string(), (root / "kcidb.json").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out.substr(0, r.out.find_last_not_of('\n') + 1);
+  }
 };
 
 TEST_F(NightlyTest, TheRehearsalsThreeNights) {
@@ -243,6 +287,89 @@ TEST_F(NightlyTest, TheBisectionStopsAtItsWallTimeAndReportsTheRangeLeft) {
   ASSERT_EQ(n.record.bisection->culprits[0].commits.size(), 2u) << "the range the budget left: both commits";
   EXPECT_EQ(n.record.bisection->culprits[0].commits[0].commit, one);
   EXPECT_EQ(n.record.bisection->culprits[0].commits[1].commit, two);
+}
+
+TEST_F(NightlyTest, TheKcidbExportOfEachNightBisectionAndRunValidatesWithItsStatuses) {
+  if (run_process({"/usr/bin/python3", "-c", "import jsonschema"}).exit_code != 0) {
+    ABVM_SKIP_WITHOUT("python3-jsonschema is not installed (harness/setup.sh --tests installs it)");
+  }
+  const std::string culprit = three_nights();
+  const auto lines = history();
+  const nlohmann::json n3 = kcidb_export(night_dir(2));
+  EXPECT_EQ(kcidb_errors(n3), "");
+  EXPECT_EQ(n3.at("version"), (nlohmann::json{{"major", 5}, {"minor", 3}}));
+  ASSERT_EQ(n3.at("checkouts").size(), 2u);
+  EXPECT_EQ(n3["checkouts"][0]["git_commit_hash"], lines[2].a);
+  EXPECT_EQ(n3["checkouts"][1]["git_commit_hash"], lines[2].b);
+  EXPECT_EQ(n3["checkouts"][1]["git_repository_url"], "https://git.example.org/tree.git");
+  EXPECT_EQ(n3["checkouts"][1]["git_repository_branch"], "master");
+  ASSERT_EQ(n3.at("tests").size(), 1u);
+  const nlohmann::json& t = n3["tests"][0];
+  EXPECT_EQ(t["status"], "FAIL");
+  EXPECT_EQ(t["path"], "abvm.tree.dd-write.bandwidth");
+  EXPECT_NEAR(t["number"]["value"].get<double>(), 0.57, 0.02);
+  EXPECT_EQ(t["misc"]["bisection"]["culprits"][0]["commit"], culprit);
+  EXPECT_EQ(t["misc"]["baseline_build_id"], n3["builds"][0]["id"]) << "A's build";
+  EXPECT_EQ(t["build_id"], n3["builds"][1]["id"]) << "the test is B's";
+  const nlohmann::json n2 = kcidb_export(night_dir(1));
+  EXPECT_EQ(kcidb_errors(n2), "");
+  EXPECT_EQ(n2["tests"][0]["status"], "PASS");
+  // The bisection: one test per step, slower FAIL and not slower PASS.
+  const nlohmann::json b = kcidb_export(root / "history" / lines[2].bisection->dir, {.url = lines[2].url});
+  EXPECT_EQ(kcidb_errors(b), "");
+  std::multiset<std::string> statuses;
+  for (const auto& step : b.at("tests")) statuses.insert(step.at("status").get<std::string>());
+  EXPECT_EQ(statuses.count("FAIL") + statuses.count("PASS"), b.at("tests").size());
+  EXPECT_GE(statuses.count("FAIL"), 1u);
+  EXPECT_GE(statuses.count("PASS"), 1u);
+  // A run's directory on its own, and through the binary.
+  const fs::path run = root / "history" / lines[2].run_dir;
+  EXPECT_EQ(kcidb_errors(kcidb_export(run)), "");
+  const ProcessResult cli = run_process({ABVM_BINARY, "export", "--kcidb", night_dir(2).string()});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(nlohmann::json::parse(cli.out), n3);
+  // The validator does reject what the schema forbids (a status KCIDB does not know).
+  nlohmann::json broken = n3;
+  broken["tests"][0]["status"] = "REGRESSION";
+  EXPECT_NE(kcidb_errors(broken), "");
+}
+
+TEST_F(NightlyTest, AnInterruptedNightExportsAsMiss) {
+  repo.commit("one", {{"README", "1\n"}});
+  stop = [] { return true; };
+  ASSERT_EQ(night().exit_code, 130);
+  const nlohmann::json n = kcidb_export(night_dir(0));
+  ASSERT_EQ(n.at("tests").size(), 1u);
+  EXPECT_EQ(n["tests"][0]["status"], "MISS");
+  EXPECT_EQ(kcidb_status("inconclusive"), "DONE");
+  EXPECT_EQ(kcidb_status("improvement"), "PASS");
+  EXPECT_EQ(kcidb_status("infrastructure"), "MISS");
+}
+
+TEST_F(NightlyTest, TheHistoryPageShowsEveryNightItsPlotAndTheCulprit) {
+  three_nights();
+  const auto lines = history();
+  ::unsetenv("ABVM_PYTHON");  // the plots are the page's: made with the real matplotlib
+  const HistoryPlots plots = history_plots(lines);
+  ASSERT_EQ(plots.missing, std::vector<std::string>{});
+  ASSERT_EQ(plots.plots.size(), 1u);
+  EXPECT_EQ(plots.plots[0].png.substr(1, 3), "PNG");
+  const std::string html = history_html(
+      lines, plots, [](const std::string& p) -> std::optional<std::string> { return "here/" + p; }, load_html_template());
+  int rows = 0;
+  for (auto at = html.find("class=\"night-row\""); at != std::string::npos; at = html.find("class=\"night-row\"", at + 1)) ++rows;
+  EXPECT_EQ(rows, 3);
+  EXPECT_NE(html.find("data:image/png;base64,"), std::string::npos);
+  EXPECT_NE(html.find("virtio_blk: bounce every request"), std::string::npos) << "the culprit";
+  EXPECT_NE(html.find("<a href=\"here/" + lines[2].report + "\">report</a>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"v-regression\">regression</td>"), std::string::npos);
+  const std::string gone = history_html(lines, plots, [](const std::string&) { return std::nullopt; }, load_html_template());
+  EXPECT_NE(gone.find("report <span class=\"muted\">(no longer kept)</span>"), std::string::npos);
+  // Through the binary: the page next to the nights, its links relative to it.
+  const ProcessResult cli = run_process({ABVM_BINARY, "history", (root / "history").string()});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(read_file(root / "history" / "history.html").find("<a href=\"" + lines[2].report + "\">report</a>"),
+            std::string::npos);
 }
 
 TEST_F(NightlyTest, TheCommandNamesBadInputAndDocumentsItself) {
