@@ -101,3 +101,19 @@ TEST_F(NightlySettingsTest, BadInputIsAnErrorAtItsLine) {
 
 }  // namespace
 }  // namespace abvm
+
+namespace abvm {
+namespace {
+
+TEST(NightlySettings, TheShippedNightlyExperimentLoads) {
+  const std::filesystem::path file = std::filesystem::path(ABVM_SOURCE_DIR) / "configs" / "nightly.toml";
+  const NightlyExperiment x = load_nightly_experiment(file);
+  EXPECT_EQ(x.nightly.tree, std::filesystem::path(ABVM_SOURCE_DIR) / "linux");
+  EXPECT_EQ(x.nightly.branch, "linux-6.1.y");
+  EXPECT_EQ(x.build.base_config, "tinyconfig");
+  EXPECT_EQ(x.experiment.schedule.design, Design::co_scheduled);
+  EXPECT_TRUE(x.experiment.schedule.sequential.enabled);
+}
+
+}  // namespace
+}  // namespace abvm
