@@ -25,12 +25,14 @@ annotate() {  # level message: a GitHub annotation, or a plain line elsewhere
 }
 
 step_run() {
-  mkdir -p nightly
+  mkdir -p nightly && touch nightly/.start
   "$abvm" nightly "$1" --history nightly
   local rc=$? night
   "$abvm" history nightly
-  night=$(tail -n 1 nightly/history.jsonl 2>/dev/null | sed -n 's/.*"night":"\([^"]*\)".*/\1/p')
-  if [ -n "$night" ] && [ -d "nightly/nights/$night" ]; then
+  # Tonight's directory, when a night ran (a head that has not moved makes none).
+  night=$(find nightly/nights -mindepth 2 -maxdepth 2 -name night.json -newer nightly/.start 2>/dev/null |
+          head -n 1 | xargs -r dirname | xargs -r basename)
+  if [ -n "$night" ]; then
     "$abvm" export --kcidb "nightly/nights/$night" --output nightly/kcidb.json
   fi
   printf 'nightly_rc=%s\nnight=%s\n' "$rc" "$night" >"$state"
