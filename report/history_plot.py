@@ -52,6 +52,8 @@ def plot_metric(plt, metric, margin, path):
     for n in nights:
         labels.setdefault(n["x"], n["label"])
     ax.set_xticks(sorted(labels), [labels[x] for x in sorted(labels)], rotation=30, ha="right", fontsize=7)
+    # Room on the right for the last night's culprit.
+    ax.set_xlim(-0.5, max(labels, default=0) + 1.5)
     pad = 0.05 * (max(ys) - min(ys) + 0.02)
     ax.set_ylim(min(min(ys), lo) - pad, max(max(ys), hi) + pad)
     ax.set_ylabel("B/A (A: the last good commit)")
