@@ -102,7 +102,6 @@ struct ExportArgs {
 };
 
 int export_command(const ExportArgs& args) {
-  if (!args.kcidb) throw Error("abvm export writes KCIDB JSON only: give --kcidb");
   const nlohmann::json data = kcidb_export(fs::absolute(args.dir), {.url = args.url, .branch = args.branch});
   const std::string text = data.dump(2) + "\n";
   if (args.output.empty() || args.output == "-") {

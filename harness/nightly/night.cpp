@@ -299,8 +299,10 @@ NightEnd Night::run() {
   try {
     return measure(r, e, k, lines, dir);
   } catch (const InfraError& ex) {
-    r.outcome = "infrastructure";
+    // A night measured before its bisection or drift failed keeps its verdict; B is not made good.
+    if (!r.ran()) r.outcome = "infrastructure";
     r.detail = ex.what();
+    r.good = false;
     finish(r, dir, static_cast<int>(ExitCode::infrastructure));
     throw;
   }
