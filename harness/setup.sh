@@ -18,7 +18,7 @@ packages=(
 )
 # --tests adds what the tests, benchmarks and CI need: GoogleTest and Google Benchmark, the
 # independent references (SciPy, jsonschema: also the KCIDB export's validator, xmllint), the report
-# in Chromium, YAML for checking the CI files, clang for the fuzzers, fio on the host, and the tests' own libvirt daemons:
+# in Chromium, YAML (no script needs it since the rehearsal runs abvm nightly), clang for the fuzzers, fio on the host, and the tests' own libvirt daemons:
 # libvirt-daemon (libvirtd, for `--connect qemu:///system` and the test daemons; it brings the
 # storage driver with the dir backend, abvm's pool on a remote host, and virt-ssh-helper, which a
 # qemu+ssh:// client runs on the remote side) and openssh-server/-client (one test daemon is
