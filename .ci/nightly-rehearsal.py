@@ -1,161 +1,158 @@
 #!/usr/bin/python3
-"""Rehearses the nightly jobs on this machine, night after night: the shell steps of
-.github/workflows/nightly.yml and the script lines of .gitlab-ci.yml's nightly-demo, in their order,
-read from those files, with the CI's cache and artifact steps stood in by directories under WORKDIR.
-Each night starts from a fresh copy of the commit HEAD (the build directory is kept, as a warm CI
-cache would). After the last night it checks that each night after the first compared against the
-night before (when that one became the baseline) and prints what each job would have shown.
+"""Rehearses abvm's nightly job end to end on this machine, on real kernels under QEMU: a small local
+git tree of Debian's linux-source-6.1 followed by `abvm nightly` for three nights, built with the
+tinyconfig recipe (kernels/linux-6.1-virtio.toml):
 
-  .ci/nightly-rehearsal.py [--nights 2] [--ci github,gitlab] [--config FILE] [--workdir DIR]
+  night 1  the branch head is the base: nothing to compare, the history says so;
+  night 2  one harmless commit (bisect-control patch 1): no_change, and it becomes the last good commit;
+  night 3  two commits: the bisect-control patch that bounces every virtio-blk request through swiotlb
+           (patch 3), then a harmless one (patch 4): a regression, bisected to the bouncing commit.
 
---config replaces configs/demo.toml in the steps (a shorter experiment for a rehearsal); the
-steps run as they are otherwise. Needs python3-yaml (harness/setup.sh installs it) and root, as
-abvm run does.
+Then `abvm history` writes the history page (it must show three nights) and `abvm export --kcidb`
+writes night 3 as KCIDB JSON, validated against report/kcidb_schema.json with python3-jsonschema.
+
+  .ci/nightly-rehearsal.py [--workdir DIR] [--abvm build/abvm] [--reports-only]
+
+The tree (WORKDIR/linux, made once: about 1.3 GB) and abvm's kernel cache are kept between
+rehearsals; the history (WORKDIR/history) starts afresh unless --reports-only, which only writes and
+checks the reports of the history there. The commits are made with fixed dates, so their shas are the
+same in every rehearsal. Needs root (abvm runs guests through libvirt's embedded driver) and
+python3-jsonschema (harness/setup.sh --tests installs it).
 """
 import argparse
+import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCE = "/usr/src/linux-source-6.1.tar.xz"
+PATCHES = os.path.join(REPO, "kernels", "patches", "bisect-control")
+URL = "https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git"
+GIT_ENV = {"GIT_AUTHOR_DATE": "2026-12-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-12-01T00:00:00Z",
+           "GIT_AUTHOR_NAME": "abvm rehearsal", "GIT_AUTHOR_EMAIL": "rehearsal@example.org",
+           "GIT_COMMITTER_NAME": "abvm rehearsal", "GIT_COMMITTER_EMAIL": "rehearsal@example.org"}
 
 
-def fresh_checkout(ws):
-    """The workspace as a clean clone would be, keeping build/ (the cached build)."""
-    os.makedirs(ws, exist_ok=True)
-    for name in os.listdir(ws):
-        if name == "build":
-            continue
-        p = os.path.join(ws, name)
-        shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.remove(p)
-    # What the CI checks out: the commit (HEAD), not the working tree's edits.
-    archive = subprocess.run(["git", "-C", REPO, "archive", "HEAD"], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", ws], input=archive, check=True)
+def git(tree, *args, capture=True):
+    env = dict(os.environ, **GIT_ENV)
+    r = subprocess.run(["git", "-C", tree, "-c", "commit.gpgsign=false", *args], env=env, check=True,
+                       capture_output=capture, text=True)
+    return r.stdout.strip() if capture else ""
 
 
-def copy_dir(src, dst):
-    if os.path.exists(dst):
-        shutil.rmtree(dst)
-    if os.path.isdir(src):
-        shutil.copytree(src, dst, symlinks=True)
+def make_tree(workdir):
+    """WORKDIR/linux: the base commit (the whole source) and the rehearsal's commits on top, as shas."""
+    tree = os.path.join(workdir, "linux")
+    if not os.path.isdir(os.path.join(tree, ".git")):
+        print(f"rehearsal: making the git tree {tree} from {SOURCE} (once)", flush=True)
+        shutil.rmtree(tree, ignore_errors=True)
+        os.makedirs(workdir, exist_ok=True)
+        subprocess.run(["tar", "-xf", SOURCE, "-C", workdir], check=True)
+        os.rename(os.path.join(workdir, "linux-source-6.1"), tree)
+        git(tree, "init", "-q", "-b", "master")
+        git(tree, "add", "-A", "--force")  # Debian's tarball ignores everything (.gitignore: /*)
+        git(tree, "commit", "-q", "-m", "Linux 6.1 (Debian's linux-source-6.1)")
+        for patch in ("0001", "0003", "0004"):
+            name = next(p for p in sorted(os.listdir(PATCHES)) if p.startswith(patch))
+            git(tree, "am", "-q", "--committer-date-is-author-date", os.path.join(PATCHES, name))
+        git(tree, "tag", "-f", "rehearsal-tip")
+    log = git(tree, "log", "--format=%H %s", "--reverse", "rehearsal-tip").splitlines()
+    if len(log) != 4:
+        sys.exit(f"rehearsal: {tree} is not the rehearsal's tree (4 commits): remove it and run again")
+    return tree, [line.split(" ", 1) for line in log]
 
 
-def run_shell(cmd, ws, env, config):
-    if config:
-        cmd = cmd.replace("configs/demo.toml", config)
-    print(f"    $ {cmd}", flush=True)
-    return subprocess.run(["bash", "-e", "-c", cmd], cwd=ws, env=env).returncode
+def write_experiment(workdir, tree, base):
+    """configs/bisect-control.toml reduced as cli_bisect_kernel_build_test reduces it, as a nightly."""
+    text = open(os.path.join(REPO, "configs", "bisect-control.toml")).read()
+    text = text[text.index("[guest]"):]
+    sides = text.index("[sides.A]")
+    text = text[:sides] + text[text.index("[[workload]]"):]
+    for old, new in (("count = 16\n", "count = 8\n"), ("repetitions = 3\n", "repetitions = 2\n"),
+                     ("max_boots_per_side = 20\n", "max_boots_per_side = 15\n"),
+                     ('cpu_set = "0"\n', 'cpu_sets = ["0", "1"]\n')):
+        assert old in text, f"configs/bisect-control.toml no longer has {old!r}: update the rehearsal"
+        text = text.replace(old, new)
+    path = os.path.join(workdir, "nightly.toml")
+    with open(path, "w") as f:
+        f.write(f'''# Written by .ci/nightly-rehearsal.py: the bisect control's workload and budget as a nightly.
+name = "rehearsal"
+description = "abvm nightly rehearsal: linux-source-6.1 as a git tree, tinyconfig"
+
+[nightly]
+tree = "{tree}"
+branch = "master"
+base = "{base}"
+url = "{URL}"
+recipe = "{os.path.join(REPO, 'kernels', 'linux-6.1-virtio.toml')}"
+
+[nightly.bisect]
+max_boots = 60
+max_wall_time = "45m"
+
+{text}''')
+    return path
 
 
-def github_night(night, ws, store, config):
-    steps = yaml.safe_load(open(os.path.join(REPO, ".github/workflows/nightly.yml")))["jobs"]["demo"]["steps"]
-    outputs, failed, shown = {}, False, []
-    for step in steps:
-        cond = step.get("if", "success()")
-        m = re.fullmatch(r"steps\.(\w+)\.outputs\.(\w+) == '(\w*)'", cond)
-        if cond == "always()":
-            go = True
-        elif m:
-            go = not failed and outputs.get(m[1], {}).get(m[2]) == m[3]
-        else:
-            go = not failed
-        name = step.get("name", step.get("uses", "?"))
-        if not go:
-            print(f"  - {name}: skipped ({cond})")
-            continue
-        print(f"  - {name}", flush=True)
-        uses = step.get("uses", "")
-        if uses.startswith("actions/checkout"):
-            fresh_checkout(ws)
-        elif uses.startswith("actions/cache/restore"):
-            saved = sorted(os.listdir(os.path.join(store, "cache"))) if os.path.isdir(os.path.join(store, "cache")) else []
-            if saved:
-                copy_dir(os.path.join(store, "cache", saved[-1]), os.path.join(ws, "baseline"))
-                print(f"    restored the cache entry of {saved[-1]}")
-        elif uses.startswith("actions/cache/save"):
-            copy_dir(os.path.join(ws, "baseline"), os.path.join(store, "cache", f"night{night:02d}"))
-        elif uses.startswith("actions/upload-artifact"):
-            copy_dir(os.path.join(ws, "results"), os.path.join(store, "artifacts", f"night{night:02d}"))
-        elif "run" in step:
-            out = os.path.join(ws, ".github_output")
-            open(out, "w").close()
-            env = dict(os.environ, CI="true", GITHUB_ACTIONS="true", GITHUB_OUTPUT=out)
-            rc = run_shell(step["run"], ws, env, config)
-            if "id" in step:
-                outputs[step["id"]] = dict(l.split("=", 1) for l in open(out).read().splitlines() if "=" in l)
-            if rc != 0:
-                print(f"    exit {rc}: the step fails")
-                failed = True
-    return "failed" if failed else "passed"
+def last_line(history):
+    with open(os.path.join(history, "history.jsonl")) as f:
+        return json.loads(f.read().splitlines()[-1])
 
 
-def gitlab_night(night, ws, store, config):
-    job = yaml.safe_load(open(os.path.join(REPO, ".gitlab-ci.yml")))["nightly-demo"]
-    fresh_checkout(ws)
-    cache = os.path.join(store, "cache", "baseline")
-    if os.path.isdir(cache):
-        copy_dir(cache, os.path.join(ws, "baseline"))
-        print("  - cache restored (baseline/)")
-    rc = 0
-    env = dict(os.environ, CI="true", GITLAB_CI="true")
-    for line in job["script"]:
-        rc = run_shell(line, ws, env, config)
-        if rc != 0:
-            break
-    if job["cache"].get("when") == "always" or rc == 0:
-        copy_dir(os.path.join(ws, "baseline"), cache)
-    copy_dir(os.path.join(ws, "results"), os.path.join(store, "artifacts", f"night{night:02d}"))
-    allowed = job.get("allow_failure", {}).get("exit_codes", [])
-    return "passed" if rc == 0 else f"warning (exit {rc}, allowed)" if rc in allowed else f"failed (exit {rc})"
-
-
-def state(ws):
-    p = os.path.join(ws, "results", "nightly.env")
-    return dict(l.split("=", 1) for l in open(p).read().splitlines() if "=" in l) if os.path.exists(p) else {}
+def reports(abvm, history, checks):
+    lines = [json.loads(l) for l in open(os.path.join(history, "history.jsonl")).read().splitlines()]
+    page = os.path.join(history, "history.html")
+    rc = subprocess.run([abvm, "history", history, "--output", page]).returncode
+    html = open(page).read() if os.path.exists(page) else ""
+    rows = html.count('class="night-row"')
+    checks.append((rc == 0 and rows == 3, f"abvm history: exit {rc}, {rows} night rows (3 wanted)"))
+    night3 = os.path.join(history, "nights", lines[-1]["night"])
+    out = os.path.join(history, "kcidb-night3.json")
+    rc = subprocess.run([abvm, "export", "--kcidb", night3, "--output", out]).returncode
+    import jsonschema
+    schema = json.load(open(os.path.join(REPO, "report", "kcidb_schema.json")))
+    try:
+        data = json.load(open(out))
+        jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER).validate(data)
+        failed = [t["path"] for t in data.get("tests", []) if t.get("status") == "FAIL"]
+        checks.append((rc == 0, f"abvm export --kcidb night 3: exit {rc}, valid against KCIDB "
+                                f"v{data['version']['major']}.{data['version']['minor']}, FAIL: {failed}"))
+    except (OSError, ValueError, jsonschema.ValidationError) as e:
+        checks.append((False, f"abvm export --kcidb night 3: exit {rc}: {str(e)[:300]}"))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--nights", type=int, default=2)
-    ap.add_argument("--ci", default="github,gitlab")
-    ap.add_argument("--config", default="")
-    ap.add_argument("--workdir", default="/tmp/abvm-nightly-rehearsal")
+    ap.add_argument("--workdir", default="/var/tmp/abvm-nightly-rehearsal")
+    ap.add_argument("--abvm", default=os.path.join(REPO, "build", "abvm"))
+    ap.add_argument("--reports-only", action="store_true")
     a = ap.parse_args()
-    config = os.path.abspath(a.config) if a.config else ""
-    ok, compared = True, 0
-    for ci in a.ci.split(","):
-        root = os.path.join(a.workdir, ci)
-        ws, store = os.path.join(root, "workspace"), os.path.join(root, "store")
-        if os.path.isdir(store):
-            shutil.rmtree(store)
-        previous = None
-        for night in range(1, a.nights + 1):
-            print(f"== {ci}, night {night}", flush=True)
-            status = (github_night if ci == "github" else gitlab_night)(night, ws, store, config)
-            s = state(ws)
-            run_dir = os.path.basename(s.get("dir", ""))
-            print(f"== {ci}, night {night}: job {status}; run {run_dir or '-'} exit {s.get('run_rc')}, "
-                  f"compare exit {s.get('compare_rc')} against baseline {s.get('baseline')}")
-            if previous and previous["became_baseline"] and s.get("baseline") != previous["run"]:
-                print(f"!! night {night} compared against {s.get('baseline')}, not night {night - 1}'s {previous['run']}")
-                ok = False
-            if previous and previous["became_baseline"] and s.get("compare_rc") in (None, "none"):
-                print(f"!! night {night} did not run abvm compare")
-                ok = False
-            if previous and previous["became_baseline"] and s.get("baseline") == previous["run"]:
-                compared += 1
-            if previous and not previous["became_baseline"]:
-                print(f"!! night {night - 1} did not become the baseline: night {night} cannot show the comparison")
-                ok = False
-            marker = os.path.join(ws, "baseline", ".nightly-run")
-            became = os.path.exists(marker) and open(marker).read().strip() == run_dir
-            previous = {"run": run_dir, "became_baseline": became}
-    ok = ok and compared > 0
-    print("rehearsal: every night after the first compared against the night before" if ok else "rehearsal: FAILED")
-    return 0 if ok else 1
+    tree, commits = make_tree(a.workdir)
+    (base, _), (c1, _), (bounce, bounce_subject), (c3, _) = commits
+    experiment = write_experiment(a.workdir, tree, base)
+    history = os.path.join(a.workdir, "history")
+    checks = []
+    if not a.reports_only:
+        shutil.rmtree(history, ignore_errors=True)
+        wanted = [(base, 0, "unchanged"), (c1, 0, "no_change"), (c3, 1, "regression")]
+        for night, (head, want_rc, want_outcome) in enumerate(wanted, 1):
+            git(tree, "update-ref", "refs/heads/master", head)
+            print(f"== night {night}: master at {head[:12]}", flush=True)
+            rc = subprocess.run([a.abvm, "nightly", experiment, "--history", history]).returncode
+            line = last_line(history)
+            checks.append((rc == want_rc and line["outcome"] == want_outcome,
+                           f"night {night}: exit {rc}, {line['outcome']} (wanted exit {want_rc}, {want_outcome}); "
+                           f"A {line['key']['a'][:12]}, B {line['key']['b'][:12]}, good {line['good']}"))
+        b = last_line(history).get("bisection") or {}
+        named = [c["commit"] for r in b.get("culprits", []) for c in r["commits"]]
+        checks.append((named == [bounce], f"night 3's bisection: {b.get('outcome')}, names {[n[:12] for n in named]} "
+                                          f"(wanted {bounce[:12]} {bounce_subject})"))
+    reports(a.abvm, history, checks)
+    for ok, what in checks:
+        print(f"rehearsal: {'ok ' if ok else 'FAILED'} {what}")
+    return 0 if all(ok for ok, _ in checks) else 1
 
 
 if __name__ == "__main__":

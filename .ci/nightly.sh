@@ -1,123 +1,60 @@
 #!/usr/bin/env bash
-# The nightly A/B job's logic, shared by .github/workflows/nightly.yml and .gitlab-ci.yml (README,
-# "Nightly CI", says what it means). Three steps, run in this order from the repository root with
-# the baseline (if the CI cache had one) in baseline/:
+# The nightly job's logic, shared by .github/workflows/nightly.yml and .gitlab-ci.yml (README,
+# "Nightly CI"), run from the repository root with the kernel tree cloned into linux/ and the
+# history (nightly/) and abvm's kernel build cache restored by the CI cache:
 #
-#   .ci/nightly.sh run CONFIG   abvm run into results/, the report and JUnit XML, and abvm compare
-#                               against baseline/ when there is one. Never fails: it records the
-#                               exit codes in results/nightly.env for the next steps.
-#   .ci/nightly.sh baseline     a completed run (exit 0, 1 or 4: it has its analysis) that did not
-#                               regress (run and compare both not 1) replaces baseline/. Prints
-#                               replaced=true|false (GitHub: append it to $GITHUB_OUTPUT).
+#   .ci/nightly.sh run CONFIG   abvm nightly CONFIG --history nightly (tonight's head against the
+#                               last good commit, bisected when it regresses), then abvm history
+#                               (nightly/history.html) and abvm export --kcidb of the night
+#                               (nightly/kcidb.json). Never fails: it records abvm nightly's exit
+#                               code in nightly/nightly.env for the verdict step.
 #   .ci/nightly.sh verdict [--inconclusive-exit N]
-#                               fails (exit 1) on a regression; fails with abvm's code on anything
-#                               but 0/1/4 (usage or input error 2, infrastructure 3, Ctrl-C 130, a
-#                               crash), or when no run completed; on inconclusive (4) warns and exits
-#                               N (default 4: GitLab's allow_failure: exit_codes shows it as a
-#                               warning; GitHub passes 0 and gets a ::warning:: annotation).
+#                               0 passes; a regression fails (exit 1); inconclusive (4) warns and
+#                               exits N (default 4: GitLab's allow_failure: exit_codes shows it as a
+#                               warning; GitHub passes 0 and gets a ::warning:: annotation); any other
+#                               code (2 input, 3 infrastructure, 130 interrupted, a crash) fails with it.
+# abvm nightly itself decides what the history keeps: only a night that completes without regressing
+# (exit 0 or 4) makes its head the last good commit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 abvm=${ABVM:-build/abvm}
-state=results/nightly.env
+state=nightly/nightly.env
 
 annotate() {  # level message: a GitHub annotation, or a plain line elsewhere
   if [ "${GITHUB_ACTIONS:-}" = true ]; then echo "::$1::$2"; else echo "nightly: $1: $2"; fi
 }
 
-completed() { case "$1" in 0 | 1 | 4) return 0 ;; *) return 1 ;; esac; }
-
 step_run() {
-  local config=$1 run_rc compare_rc=none dir report_rc=none
-  mkdir -p results
-  # Absolute: abvm run refuses a relative results directory once it builds the domain XML (exit 2).
-  "$abvm" run "$config" --results-dir "$PWD/results"
-  run_rc=$?
-  # The run's own directory: the newest one abvm made under results/ (there is one per run).
-  dir=$(find results -mindepth 1 -maxdepth 1 -type d -newer "$state.start" -printf '%T@ %p\n' 2>/dev/null |
-        sort -n | tail -n 1 | cut -d' ' -f2-)
-  if [ -n "$dir" ] && [ -f "$dir/analysis.json" ]; then
-    "$abvm" report "$dir" --junit results/junit.xml
-    report_rc=$?
-    if [ -f baseline/journal.jsonl ]; then
-      "$abvm" compare "$dir" baseline --json results/compare.json --html results/compare.html \
-        --junit results/compare-junit.xml
-      compare_rc=$?
-    fi
+  mkdir -p nightly && touch nightly/.start
+  "$abvm" nightly "$1" --history nightly
+  local rc=$? night
+  "$abvm" history nightly
+  # Tonight's directory, when a night ran (a head that has not moved makes none).
+  night=$(find nightly/nights -mindepth 2 -maxdepth 2 -name night.json -newer nightly/.start 2>/dev/null |
+          head -n 1 | xargs -r dirname | xargs -r basename)
+  if [ -n "$night" ]; then
+    "$abvm" export --kcidb "nightly/nights/$night" --output nightly/kcidb.json
   fi
-  {
-    echo "run_rc=$run_rc"
-    echo "dir=$dir"
-    echo "report_rc=$report_rc"
-    echo "compare_rc=$compare_rc"
-    echo "baseline=$(cat baseline/.nightly-run 2>/dev/null || echo none)"
-  } >"$state"
-  echo "nightly: abvm run exit $run_rc ($dir), abvm report exit $report_rc, abvm compare exit $compare_rc"
-}
-
-load_state() {
-  if [ ! -f "$state" ]; then
-    run_rc=none dir="" report_rc=none compare_rc=none baseline=none
-    return
-  fi
-  # shellcheck disable=SC1090
-  . "$state"
-}
-
-step_baseline() {
-  load_state
-  # A compare that failed (2, 3) does not keep the old baseline: a baseline that cannot be compared
-  # with (an older abvm's, a damaged one) would otherwise fail every night after.
-  if completed "$run_rc" && [ -n "$dir" ] && [ -f "$dir/analysis.json" ] && [ "$run_rc" != 1 ] &&
-     [ "$compare_rc" != 1 ]; then
-    rm -rf baseline.new && cp -a "$dir" baseline.new && basename "$dir" >baseline.new/.nightly-run &&
-      rm -rf baseline && mv baseline.new baseline
-    echo "nightly: $dir is the new baseline" >&2
-    echo "replaced=true"
-  else
-    echo "nightly: the baseline stays $(cat baseline/.nightly-run 2>/dev/null || echo '(none)')" >&2
-    echo "replaced=false"
-  fi
+  printf 'nightly_rc=%s\nnight=%s\n' "$rc" "$night" >"$state"
+  echo "nightly: abvm nightly exit $rc (night ${night:-none})"
 }
 
 step_verdict() {
-  local inconclusive_exit=4
+  local inconclusive_exit=4 nightly_rc=none night=""
   if [ "${1:-}" = --inconclusive-exit ]; then inconclusive_exit=$2; fi
-  load_state
-  echo "nightly: abvm run exit $run_rc, abvm compare exit $compare_rc against the baseline $baseline"
-  if [ "$run_rc" = none ]; then annotate error "the run step did not record anything"; return 3; fi
-  if ! completed "$run_rc"; then
-    annotate error "abvm run failed (exit $run_rc): see its output and the results artifact"
-    return "$run_rc"
-  fi
-  if [ -z "$dir" ] || [ ! -f "$dir/analysis.json" ]; then
-    annotate error "abvm run exited $run_rc but left no analysis.json"; return 3
-  fi
-  if [ "$report_rc" != 0 ] && [ "$report_rc" != 1 ] && [ "$report_rc" != 4 ]; then
-    annotate error "abvm report failed (exit $report_rc)"; return 3
-  fi
-  if [ "$compare_rc" != none ] && ! completed "$compare_rc"; then
-    annotate error "abvm compare against the baseline failed (exit $compare_rc)"
-    return "$compare_rc"
-  fi
-  if [ "$run_rc" = 1 ] || [ "$compare_rc" = 1 ]; then
-    annotate error "regression (abvm run exit $run_rc, abvm compare exit $compare_rc): see the report in the artifact"
-    return 1
-  fi
-  [ "$compare_rc" = none ] && annotate notice "no baseline yet: this night's run becomes the first one"
-  if [ "$run_rc" = 4 ] || [ "$compare_rc" = 4 ]; then
-    annotate warning "inconclusive (abvm run exit $run_rc, abvm compare exit $compare_rc): more runs would settle it"
-    return "$inconclusive_exit"
-  fi
-  return 0
+  # shellcheck disable=SC1090
+  [ -f "$state" ] && . "$state"
+  case "$nightly_rc" in
+    0) return 0 ;;
+    1) annotate error "regression (night $night): see nightly/history.html and the night's report"; return 1 ;;
+    4) annotate warning "inconclusive (night $night): more runs would settle it"; return "$inconclusive_exit" ;;
+    none) annotate error "the run step recorded nothing"; return 3 ;;
+    *) annotate error "abvm nightly failed (exit $nightly_rc): see its output"; return "$nightly_rc" ;;
+  esac
 }
 
 case "${1:-}" in
-  run)
-    [ $# -eq 2 ] || { echo "usage: $0 run CONFIG" >&2; exit 2; }
-    mkdir -p results && touch -d '-1 second' "$state.start" 2>/dev/null || touch "$state.start"
-    step_run "$2"
-    exit 0 ;;
-  baseline) step_baseline ;;
+  run) [ $# -eq 2 ] || { echo "usage: $0 run CONFIG" >&2; exit 2; }; step_run "$2"; exit 0 ;;
   verdict) shift; step_verdict "$@"; exit $? ;;
-  *) echo "usage: $0 run CONFIG | baseline | verdict [--inconclusive-exit N]" >&2; exit 2 ;;
+  *) echo "usage: $0 run CONFIG | verdict [--inconclusive-exit N]" >&2; exit 2 ;;
 esac

@@ -17,9 +17,10 @@ packages=(
   e2fsprogs util-linux
 )
 # --tests adds what the tests, benchmarks and CI need: GoogleTest and Google Benchmark, the
-# independent references (SciPy, jsonschema, xmllint), the report in Chromium, YAML for the
-# nightly rehearsal, clang for the fuzzers, fio on the host, strace (the agent's window traced:
-# guest_agent_steps_test), and the tests' own libvirt daemons:
+# independent references (SciPy, jsonschema: also the KCIDB export's validator, xmllint), the report
+# in Chromium, YAML (no script needs it since the rehearsal runs abvm nightly), clang for the fuzzers,
+# fio on the host, strace (the agent's window traced: guest_agent_steps_test), and the tests' own
+# libvirt daemons:
 # libvirt-daemon (libvirtd, for `--connect qemu:///system` and the test daemons; it brings the
 # storage driver with the dir backend, abvm's pool on a remote host, and virt-ssh-helper, which a
 # qemu+ssh:// client runs on the remote side) and openssh-server/-client (one test daemon is

@@ -10,6 +10,7 @@
 #include "cli/analyze.hpp"
 #include "cli/bisect.hpp"
 #include "cli/compare.hpp"
+#include "cli/nightly.hpp"
 #include "cli/report.hpp"
 #include "cli/run.hpp"
 #include "cli/tools.hpp"
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_analyze(app));
   commands.push_back(add_run(app));
   commands.push_back(add_bisect(app));
+  for (auto& c : add_nightly_family(app)) commands.push_back(std::move(c));
   commands.push_back(add_report(app));
   commands.push_back(add_compare(app));
   commands.push_back(add_config(app));

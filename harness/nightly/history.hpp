@@ -1,0 +1,113 @@
+#pragma once
+// The nightly's history: one JSON line per night (history.jsonl in the history directory), keyed by
+// tree, branch, A, B and the experiment file's sha256. A night run again (the same key) replaces
+// its line, never adds a second one; a night whose head has not moved adds nothing to run and
+// counts the check on the line it repeats. The last good commit is the B of the newest line that
+// made B good (`good`): a night that completed (exit 0 or 4) without regressing.
+//
+// Each line: the key; the night's name and time; both commits and why A is A; the commits between
+// them; per metric the estimate, interval and verdict; the outcome and the exit code; the
+// bisection's outcome (culprits, or the range the budget left); the drift comparison when the
+// night made one; the abvm version and the host. Written by abvm nightly, read by abvm history
+// and abvm export --kcidb.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace abvm {
+
+struct MetricResult {
+  std::string name, unit;
+  std::string better;          // "higher" / "lower"
+  double estimate = 1, low = 1, high = 1;  // B/A and its interval
+  std::string verdict;         // verdict/analysis.hpp to_string(Verdict)
+};
+
+struct CommitInfo {
+  std::string commit, subject;
+  bool merge = false;
+};
+
+struct CulpritInfo {
+  std::vector<CommitInfo> commits;  // one: the culprit; more: the range that holds it
+};
+
+struct BisectionResult {
+  std::string outcome;         // bisect/strategy.hpp to_string(BisectOutcome), or "stopped" (a budget or Ctrl-C)
+  std::string end;             // why it ended: "searched", "out_of_steps", "out_of_budget", "wall time" ...
+  std::vector<CulpritInfo> culprits;  // found; or the range left when stopped
+  std::string dir;             // relative to the history directory
+  std::string report;          // bisect.html, relative to the history directory
+  int steps = 0, boots_per_side = 0;
+};
+
+struct DriftResult {
+  std::string a;               // the last good commit of drift_every nights before
+  std::string verdict;
+  std::vector<MetricResult> metrics;
+  std::string report;          // relative to the history directory
+};
+
+struct NightRecord {
+  // The key.
+  std::string tree, branch, a, b, experiment_sha256;
+  std::string night;           // its directory's name under nights/ ("" when nothing ran)
+  std::string date;            // UTC, ISO 8601
+  std::string experiment;      // the experiment's name
+  std::string url;
+  std::string a_reason;        // commits.hpp to_string(BaseReason)
+  std::string a_why;
+  std::vector<CommitInfo> commits;  // between A and B, oldest first
+  // regression, no_change, improvement, inconclusive (the run's verdict); unchanged (nothing to run);
+  // infrastructure (exit 3), interrupted (exit 130)
+  std::string outcome;
+  std::string detail;          // why, in plain words
+  int exit_code = 0;
+  bool good = false;           // B became the last good commit
+  double margin = 0;
+  std::vector<MetricResult> metrics;
+  std::string report;          // the night's report.html, relative to the history directory
+  std::string run_dir;         // relative to the history directory
+  std::optional<BisectionResult> bisection;
+  std::optional<DriftResult> drift;
+  int unchanged_checks = 0;    // later nights that found the head where this one left it
+  std::string abvm_version, host;
+
+  bool same_key(const NightRecord& o) const {
+    return tree == o.tree && branch == o.branch && a == o.a && b == o.b && experiment_sha256 == o.experiment_sha256;
+  }
+  bool ran() const;            // a verdict came out of it (a night that was measured to its end)
+};
+
+nlohmann::json to_json(const NightRecord& r);
+// Error naming `where` and the field when a required field is missing or of the wrong type.
+NightRecord night_from_json(const nlohmann::json& j, const std::string& where);
+
+class History {
+ public:
+  explicit History(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  const std::filesystem::path& dir() const { return dir_; }
+  std::filesystem::path file() const { return dir_ / "history.jsonl"; }
+  std::filesystem::path nights() const { return dir_ / "nights"; }
+
+  // Every line, oldest first (missing file: none). Error naming file:line for a damaged line.
+  std::vector<NightRecord> read() const;
+  // Replaces the line with the same key, or appends one; the file is rewritten atomically.
+  void put(const NightRecord& record) const;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// B of the newest good line of `tree` and `branch`, or nullopt (the first night).
+std::optional<std::string> last_good(const std::vector<NightRecord>& lines, const std::string& tree,
+                                     const std::string& branch);
+
+// The nights of `tree` and `branch` that ran, oldest first.
+std::vector<NightRecord> ran_nights(const std::vector<NightRecord>& lines, const std::string& tree,
+                                    const std::string& branch);
+
+}  // namespace abvm

@@ -1,0 +1,389 @@
+// abvm nightly without libvirt: whole nights through the real Runner and Bisection with the tests'
+// one fake driver, over a small git tree made here. A kernel's speed is scripted by what its
+// commits add (a file holding SLOW: 0.57x; each file holding CREEP: 0.94x), read from the patches
+// of the recipe the night wrote, so the test sees what the night really built. Covers the three
+// nights of the rehearsal (the base, a harmless commit, a culprit and a harmless commit), a night
+// run again, a head that has not moved, an interrupted night, a rebased tree, the drift
+// comparison, the bisection's wall-time budget, and the command's door through the real binary.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "cli/results_analysis.hpp"
+#include "cli/run_session.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/process.hpp"
+#include "environment_skip.hpp"
+#include "fake_driver.hpp"
+#include "kernels/kernel.hpp"
+#include "nightly/history_page.hpp"
+#include "nightly/kcidb.hpp"
+#include "nightly/night.hpp"
+#include "report/html.hpp"
+#include "nightly_test_git.hpp"
+
+namespace abvm {
+namespace {
+namespace fs = std::filesystem;
+
+int count_of(const std::string& text, const std::string& word) {
+  int n = 0;
+  for (auto at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+// "Builds" each side's recipe: the kernel's speed from the commits its patches hold.
+struct ScriptedKernels : GuestPreparer {
+  fs::path dir;
+  PreparedGuests prepare(const Experiment& e) override {
+    PreparedGuests g;
+    g.base_image = dir / "base.cpio.gz";
+    write_file_atomic(g.base_image, std::string(100, 'x'));
+    for (Side s : kSides) {
+      const KernelRecipe r = load_kernel_recipe(e.side(s).kernel);
+      std::string patches;
+      for (const auto& p : r.patches) patches += read_file(p.path);
+      const double speed = std::pow(0.94, count_of(patches, "+CREEP")) * (count_of(patches, "+SLOW") > 0 ? 0.57 : 1);
+      const fs::path image = dir / fmt::format("speed-{:.6f}", speed) / "vmlinuz";
+      (s == Side::a ? g.a : g.b) = side_boot(e.side(s), image, "");
+    }
+    // kernels.json as the real preparer writes it (run/prepare.cpp), its identity reduced.
+    for (Side s : kSides) {
+      const std::string image = (s == Side::a ? g.a : g.b).kernel.string();
+      g.kernels[to_string(s)] = {{"label", e.side(s).label}, {"recipe", e.side(s).kernel}, {"release", "6.1"},
+                                 {"identity", {{"cache_key", text_sha256(image)}, {"config_sha256", text_sha256("c")},
+                                               {"built_at", "2026-12-04T02:17:00Z"}, {"build_seconds", 9.5},
+                                               {"source", {{"type", "git"}, {"commit", std::string(40, 'a')}}}}}};
+    }
+    g.image = {{"sha256", "00"}};
+    return g;
+  }
+};
+
+struct Notes : RunObserver {
+  std::vector<std::string> lines;
+  void note(const std::string& text) override { lines.push_back(text); }
+  void progress(const ProgressState&) override {}
+  void finish() override {}
+};
+
+std::string dd_output(double bytes_per_second) {
+  return fmt::format("16+0 records in\n16+0 records out\n134217728 bytes (134 MB, 128 MiB) copied, {:.6f} s, {:.1f} GB/s\n",
+                     134217728 / bytes_per_second, bytes_per_second / 1e9);
+}
+
+class NightlyTest : public ::testing::Test {
+ protected:
+  fs::path root = fs::temp_directory_path() / fmt::format("abvm-nightly-{}-{}", ::getpid(),
+                                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  test::GitRepo repo{root / "tree"};
+  std::string base;
+  test::FakeDriver driver{"night-host"};
+  ScriptedKernels preparer;
+  Notes notes;
+  std::function<bool()> stop = [] { return false; };
+  std::chrono::steady_clock::time_point now{};
+  std::chrono::minutes tick{0};  // how far the clock moves each time the bisection looks at it
+  std::optional<NightlyExperiment> x;
+
+  void SetUp() override {
+    ::setenv("ABVM_PYTHON", "/nonexistent/python3", 1);  // report.html without plots: fast
+    base = repo.commit("base", {{"drivers/block/virtio_blk.c", "int x;\n"}});
+    preparer.dir = root;
+    write_file_atomic(root / "frag.config", "CONFIG_VIRTIO=y\n");
+    write_file_atomic(root / "recipe.toml", "source = \"linux-source\"\npackage = \"linux-source-6.1\"\n"
+                                            "fragments = [\"frag.config\"]\n");
+    write_nightly("");
+    driver.answer = [this](const test::FakeBoot& b) {
+      const double wobble = 1 + 0.015 * std::sin(static_cast<double>(std::hash<std::string>{}(b.trial + b.nonce) % 1000));
+      const std::string dir = b.spec.kernel.parent_path().filename().string();
+      const double speed = std::stod(dir.substr(dir.find('-') + 1));
+      return test::FakeAnswer{.console = test::fake_guest_console(b.trial, b.nonce, x->experiment.workloads,
+                                                                   dd_output(2e9 * speed * wobble))};
+    };
+  }
+  void TearDown() override {
+    ::unsetenv("ABVM_PYTHON");
+    fs::remove_all(root);
+  }
+
+  void write_nightly(const std::string& extra) {
+    write_file_atomic(root / "nightly.toml",
+                      "name = \"tree\"\n[nightly]\ntree = \"tree\"\nbranch = \"master\"\nbase = \"" + base +
+                          "\"\nurl = \"https://git.example.org/tree.git\"\nrecipe = \"recipe.toml\"\n" + extra +
+                          "\n[guest]\naccelerator = \"tcg\"\n[disk]\nsize = \"1M\"\n"
+                          "[[workload]]\nname = \"dd-write\"\ntype = \"dd\"\nrepetitions = 2\n[schedule]\n"
+                          "boots_per_side = 10\ndesign = \"co-scheduled\"\nmin_overlap = 0.0\n"
+                          "[schedule.sequential]\nenabled = true\nmax_boots_per_side = 20\nlook_every = 5\n"
+                          "correction = \"pocock\"\n"
+                          "[analysis]\nmargin = 0.1\nmetrics = [{ name = \"dd-write.bandwidth\" }]\n");
+    x = load_nightly_experiment(root / "nightly.toml");
+  }
+
+  NightEnd night() {
+    const History h(root / "history");
+    return run_night(*x, h, {.uri = "fake:///night"},
+                     {.connect = [this]() -> GuestDriver& { return driver; },
+                      .preparer = preparer,
+                      .observer = notes,
+                      .finish = [](const Experiment& e, const ResultsDir& d,
+                                   double c) { return cli::write_run_outputs(e, d, c).analysis; },
+                      .looks = [](const Experiment& e) { return cli::sequential_looks(e); },
+                      .stop_requested = [this] { return stop(); },
+                      .clock = [this] { return now += tick; }});
+  }
+  std::vector<NightRecord> history() const { return History(root / "history").read(); }
+
+  // The rehearsal's three nights; returns night 3's culprit.
+  std::string three_nights() {
+    night();
+    repo.commit("virtio_blk: a harmless comment", {{"drivers/block/virtio_blk.c", "int x; /* */\n"}});
+    EXPECT_EQ(night().record.outcome, "no_change");
+    const std::string culprit = repo.commit("virtio_blk: bounce every request", {{"slow.txt", "SLOW\n"}});
+    repo.commit("virtio_ring: a harmless comment", {{"README", "harmless\n"}});
+    EXPECT_EQ(night().record.outcome, "regression");
+    return culprit;
+  }
+  fs::path night_dir(std::size_t i) const { return root / "history" / "nights" / history().at(i).night; }
+
+  // python3-jsonschema's verdict on `data` against report/kcidb_schema.json, as kcidb-io validates
+  // (Draft 7 with its format checker): "" when valid, else the error.
+  std::string kcidb_errors(const nlohmann::json& data) {
+    if (run_process({"/usr/bin/python3", "-c", "import jsonschema"}).exit_code != 0) {
+      ADD_FAILURE() << "no python3-jsonschema";
+      return "no python3-jsonschema";
+    }
+    write_file_atomic(root / "kcidb.json", data.dump());
+    const ProcessResult r = run_process(
+        {"/usr/bin/python3", "-c",
+         "import json, sys, jsonschema\n"
+         "schema = json.load(open(sys.argv[1]))\n"
+         "v = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)\n"
+         "errors = [e.message for e in v.iter_errors(json.load(open(sys.argv[2])))]\n"
+         "print('; '.join(errors)[:2000])\n",
+         (fs::path(ABVM_SOURCE_DIR) / "report" / "kcidb_schema.json").string(), (root / "kcidb.json").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out.substr(0, r.out.find_last_not_of('\n') + 1);
+  }
+};
+
+TEST_F(NightlyTest, TheRehearsalsThreeNights) {
+  // Night 1: the base. Nothing to compare it with: the history says so.
+  NightEnd n1 = night();
+  EXPECT_EQ(n1.exit_code, 0);
+  EXPECT_EQ(n1.record.outcome, "unchanged");
+  EXPECT_EQ(n1.record.a, base);
+  EXPECT_EQ(n1.record.a_reason, "base");
+  EXPECT_EQ(driver.boots.size(), 0u);
+  // Night 2: a harmless commit: no change, and it becomes the last good commit.
+  const std::string c1 = repo.commit("virtio_blk: a harmless comment", {{"drivers/block/virtio_blk.c", "int x; /* */\n"}});
+  NightEnd n2 = night();
+  EXPECT_EQ(n2.exit_code, 0);
+  EXPECT_EQ(n2.record.outcome, "no_change");
+  EXPECT_EQ(n2.record.a, base);
+  EXPECT_EQ(n2.record.b, c1);
+  EXPECT_TRUE(n2.record.good);
+  ASSERT_EQ(n2.record.metrics.size(), 1u);
+  EXPECT_NEAR(n2.record.metrics[0].estimate, 1, 0.02);
+  EXPECT_TRUE(fs::exists(root / "history" / n2.record.report));
+  EXPECT_TRUE(fs::exists(root / "history" / "nights" / n2.record.night / "night.json"));
+  const std::size_t boots_after_night2 = driver.boots.size();
+  EXPECT_EQ(boots_after_night2, 20u);
+  // The same night again: nothing runs, no second line.
+  NightEnd again = night();
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_EQ(driver.boots.size(), boots_after_night2);
+  ASSERT_EQ(history().size(), 2u);
+  EXPECT_EQ(history()[1].unchanged_checks, 1);
+  // Night 3: the culprit, then a harmless commit: a regression, bisected to the culprit.
+  const std::string culprit = repo.commit("virtio_blk: bounce every request", {{"slow.txt", "SLOW\n"}});
+  const std::string c3 = repo.commit("virtio_ring: a harmless comment", {{"README", "harmless\n"}});
+  NightEnd n3 = night();
+  EXPECT_EQ(n3.exit_code, 1);
+  EXPECT_EQ(n3.record.outcome, "regression");
+  EXPECT_EQ(n3.record.a, c1) << "A is the last good commit";
+  EXPECT_EQ(n3.record.a_reason, "last_good");
+  EXPECT_EQ(n3.record.b, c3);
+  EXPECT_FALSE(n3.record.good);
+  EXPECT_EQ(n3.record.commits.size(), 2u);
+  ASSERT_TRUE(n3.record.bisection);
+  EXPECT_EQ(n3.record.bisection->outcome, "culprits");
+  ASSERT_EQ(n3.record.bisection->culprits.size(), 1u);
+  ASSERT_EQ(n3.record.bisection->culprits[0].commits.size(), 1u);
+  EXPECT_EQ(n3.record.bisection->culprits[0].commits[0].commit, culprit);
+  EXPECT_EQ(n3.record.bisection->culprits[0].commits[0].subject, "virtio_blk: bounce every request");
+  EXPECT_TRUE(fs::exists(root / "history" / n3.record.bisection->report));
+  // A fourth night with the head where night 3 left it: nothing runs, B stays bad.
+  EXPECT_EQ(night().exit_code, 0);
+  const auto lines = history();
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(last_good(lines, repo.dir().string(), "master"), c1);
+  EXPECT_EQ(lines[2].unchanged_checks, 1);
+}
+
+TEST_F(NightlyTest, AnInterruptedNightChangesNothingAndIsReplacedWhenRunAgain) {
+  const std::string c1 = repo.commit("one", {{"README", "1\n"}});
+  stop = [] { return true; };
+  NightEnd n = night();
+  EXPECT_EQ(n.exit_code, 130);
+  EXPECT_EQ(n.record.outcome, "interrupted");
+  EXPECT_FALSE(n.record.good);
+  EXPECT_EQ(last_good(history(), repo.dir().string(), "master"), std::nullopt);
+  stop = [] { return false; };
+  NightEnd again = night();
+  EXPECT_EQ(again.exit_code, 0);
+  ASSERT_EQ(history().size(), 1u) << "the night run again replaces its line";
+  EXPECT_EQ(history()[0].outcome, "no_change");
+  EXPECT_EQ(last_good(history(), repo.dir().string(), "master"), c1);
+}
+
+TEST_F(NightlyTest, ARebasedTreeIsComparedWithTheMergeBase) {
+  repo.commit("one", {{"README", "1\n"}});
+  ASSERT_EQ(night().record.outcome, "no_change");
+  repo.git({"reset", "-q", "--hard", base});
+  const std::string rebased = repo.commit("one, rebased", {{"README", "1 rebased\n"}});
+  const NightEnd n = night();
+  EXPECT_EQ(n.record.a, base);
+  EXPECT_EQ(n.record.b, rebased);
+  EXPECT_EQ(n.record.a_reason, "merge_base");
+  EXPECT_NE(n.record.a_why.find("rebased"), std::string::npos) << n.record.a_why;
+}
+
+TEST_F(NightlyTest, TheDriftComparisonCatchesACreepOfSubMarginSteps) {
+  write_nightly("drift_every = 2\n");
+  repo.commit("creep 1", {{"creep1.txt", "CREEP\n"}});
+  const NightEnd n1 = night();
+  EXPECT_EQ(n1.record.outcome, "no_change") << "0.94x is within the 10 % margin";
+  EXPECT_FALSE(n1.record.drift);
+  const std::string c2 = repo.commit("creep 2", {{"creep2.txt", "CREEP\n"}});
+  const NightEnd n2 = night();
+  EXPECT_EQ(n2.record.outcome, "no_change");
+  ASSERT_TRUE(n2.record.drift);
+  EXPECT_EQ(n2.record.drift->a, base) << "the last good commit two nights before";
+  EXPECT_EQ(n2.record.drift->verdict, "regression");
+  EXPECT_NEAR(n2.record.drift->metrics.at(0).estimate, 0.94 * 0.94, 0.02);
+  EXPECT_EQ(n2.exit_code, 1);
+  EXPECT_FALSE(n2.record.good);
+  EXPECT_EQ(n2.record.b, c2);
+}
+
+TEST_F(NightlyTest, TheBisectionStopsAtItsWallTimeAndReportsTheRangeLeft) {
+  write_nightly("[nightly.bisect]\nmax_wall_time = \"30m\"\n");
+  tick = std::chrono::minutes(20);  // the clock passes 30 minutes at the second look at it
+  const std::string one = repo.commit("slow", {{"slow.txt", "SLOW\n"}});
+  const std::string two = repo.commit("harmless", {{"README", "h\n"}});
+  const NightEnd n = night();
+  EXPECT_EQ(n.exit_code, 1);
+  ASSERT_TRUE(n.record.bisection);
+  EXPECT_EQ(n.record.bisection->outcome, "stopped");
+  EXPECT_EQ(n.record.bisection->end, "wall time (30m spent)");
+  ASSERT_EQ(n.record.bisection->culprits.size(), 1u);
+  ASSERT_EQ(n.record.bisection->culprits[0].commits.size(), 2u) << "the range the budget left: both commits";
+  EXPECT_EQ(n.record.bisection->culprits[0].commits[0].commit, one);
+  EXPECT_EQ(n.record.bisection->culprits[0].commits[1].commit, two);
+}
+
+TEST_F(NightlyTest, TheKcidbExportOfEachNightBisectionAndRunValidatesWithItsStatuses) {
+  if (run_process({"/usr/bin/python3", "-c", "import jsonschema"}).exit_code != 0) {
+    ABVM_SKIP_WITHOUT("python3-jsonschema is not installed (harness/setup.sh --tests installs it)");
+  }
+  const std::string culprit = three_nights();
+  const auto lines = history();
+  const nlohmann::json n3 = kcidb_export(night_dir(2));
+  EXPECT_EQ(kcidb_errors(n3), "");
+  EXPECT_EQ(n3.at("version"), (nlohmann::json{{"major", 5}, {"minor", 3}}));
+  ASSERT_EQ(n3.at("checkouts").size(), 2u);
+  EXPECT_EQ(n3["checkouts"][0]["git_commit_hash"], lines[2].a);
+  EXPECT_EQ(n3["checkouts"][1]["git_commit_hash"], lines[2].b);
+  EXPECT_EQ(n3["checkouts"][1]["git_repository_url"], "https://git.example.org/tree.git");
+  EXPECT_EQ(n3["checkouts"][1]["git_repository_branch"], "master");
+  ASSERT_EQ(n3.at("tests").size(), 1u);
+  const nlohmann::json& t = n3["tests"][0];
+  EXPECT_EQ(t["status"], "FAIL");
+  EXPECT_EQ(t["path"], "abvm.tree.dd-write.bandwidth");
+  EXPECT_NEAR(t["number"]["value"].get<double>(), 0.57, 0.02);
+  EXPECT_EQ(t["misc"]["bisection"]["culprits"][0]["commit"], culprit);
+  EXPECT_EQ(t["misc"]["baseline_build_id"], n3["builds"][0]["id"]) << "A's build";
+  EXPECT_EQ(t["build_id"], n3["builds"][1]["id"]) << "the test is B's";
+  const nlohmann::json n2 = kcidb_export(night_dir(1));
+  EXPECT_EQ(kcidb_errors(n2), "");
+  EXPECT_EQ(n2["tests"][0]["status"], "PASS");
+  // The bisection: one test per step, slower FAIL and not slower PASS.
+  const nlohmann::json b = kcidb_export(root / "history" / lines[2].bisection->dir, {.url = lines[2].url});
+  EXPECT_EQ(kcidb_errors(b), "");
+  std::multiset<std::string> statuses;
+  for (const auto& step : b.at("tests")) statuses.insert(step.at("status").get<std::string>());
+  EXPECT_EQ(statuses.count("FAIL") + statuses.count("PASS"), b.at("tests").size());
+  EXPECT_GE(statuses.count("FAIL"), 1u);
+  EXPECT_GE(statuses.count("PASS"), 1u);
+  // A run's directory on its own, and through the binary.
+  const fs::path run = root / "history" / lines[2].run_dir;
+  EXPECT_EQ(kcidb_errors(kcidb_export(run)), "");
+  const ProcessResult cli = run_process({ABVM_BINARY, "export", "--kcidb", night_dir(2).string()});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(nlohmann::json::parse(cli.out), n3);
+  // The validator does reject what the schema forbids (a status KCIDB does not know).
+  nlohmann::json broken = n3;
+  broken["tests"][0]["status"] = "REGRESSION";
+  EXPECT_NE(kcidb_errors(broken), "");
+}
+
+TEST_F(NightlyTest, AnInterruptedNightExportsAsMiss) {
+  repo.commit("one", {{"README", "1\n"}});
+  stop = [] { return true; };
+  ASSERT_EQ(night().exit_code, 130);
+  const nlohmann::json n = kcidb_export(night_dir(0));
+  ASSERT_EQ(n.at("tests").size(), 1u);
+  EXPECT_EQ(n["tests"][0]["status"], "MISS");
+  EXPECT_EQ(kcidb_status("inconclusive"), "DONE");
+  EXPECT_EQ(kcidb_status("improvement"), "PASS");
+  EXPECT_EQ(kcidb_status("infrastructure"), "MISS");
+}
+
+TEST_F(NightlyTest, TheHistoryPageShowsEveryNightItsPlotAndTheCulprit) {
+  three_nights();
+  const auto lines = history();
+  ::unsetenv("ABVM_PYTHON");  // the plots are the page's: made with the real matplotlib
+  const HistoryPlots plots = history_plots(lines);
+  ASSERT_EQ(plots.missing, std::vector<std::string>{});
+  ASSERT_EQ(plots.plots.size(), 1u);
+  EXPECT_EQ(plots.plots[0].png.substr(1, 3), "PNG");
+  const std::string html = history_html(
+      lines, plots, [](const std::string& p) -> std::optional<std::string> { return "here/" + p; }, load_html_template());
+  int rows = 0;
+  for (auto at = html.find("class=\"night-row\""); at != std::string::npos; at = html.find("class=\"night-row\"", at + 1)) ++rows;
+  EXPECT_EQ(rows, 3);
+  EXPECT_NE(html.find("data:image/png;base64,"), std::string::npos);
+  EXPECT_NE(html.find("virtio_blk: bounce every request"), std::string::npos) << "the culprit";
+  EXPECT_NE(html.find("<a href=\"here/" + lines[2].report + "\">report</a>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"v-regression\">regression</td>"), std::string::npos);
+  const std::string gone = history_html(lines, plots, [](const std::string&) { return std::nullopt; }, load_html_template());
+  EXPECT_NE(gone.find("report <span class=\"muted\">(no longer kept)</span>"), std::string::npos);
+  // Through the binary: the page next to the nights, its links relative to it.
+  const ProcessResult cli = run_process({ABVM_BINARY, "history", (root / "history").string()});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(read_file(root / "history" / "history.html").find("<a href=\"" + lines[2].report + "\">report</a>"),
+            std::string::npos);
+}
+
+TEST_F(NightlyTest, TheCommandNamesBadInputAndDocumentsItself) {
+  const ProcessResult help = run_process({ABVM_BINARY, "nightly", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--history"), std::string::npos);
+  EXPECT_NE(help.out.find("only 0 and 4 make B the last good commit"), std::string::npos);
+  write_file_atomic(root / "bad.toml", "name = \"x\"\n[nightly]\ntree = \"tree\"\n");
+  const ProcessResult bad = run_process({ABVM_BINARY, "nightly", (root / "bad.toml").string(), "--history",
+                                         (root / "h").string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.toml:2: [nightly] needs branch"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(root / "h" / "history.jsonl"));
+}
+
+}  // namespace
+}  // namespace abvm
