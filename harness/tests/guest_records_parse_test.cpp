@@ -118,14 +118,18 @@ TEST(GuestRecords, ParsesWhatTheAgentPrints) {
   EXPECT_DOUBLE_EQ(marks[4].t, 4.5);
 }
 
+// Appends records of nonce0123 to `console`, numbered from 0.
+auto record_writer(std::string& console) {
+  return [&console, seq = std::uint64_t{0}](std::string_view type, const std::string& payload) mutable {
+    console += format_guest_record("nonce0123", seq++, type, payload) + "\n";
+  };
+}
+
 // Agents before issue 26 printed DONE with its time ("step,t") and a paced RUNEND of eight fields:
 // their consoles read as before, DONE a clock mark of its own time.
 TEST(GuestRecords, DoneWithItsOwnTimeFromOlderAgentsIsAClockMark) {
   std::string console;
-  std::uint64_t seq = 0;
-  const auto rec = [&](std::string_view type, const std::string& payload) {
-    console += format_guest_record("nonce0123", seq++, type, payload) + "\n";
-  };
+  auto rec = record_writer(console);
   rec("BEGIN", base64_encode("t") + ",1.0");
   rec("READY", "0,3.0");
   rec("DONE", "0,4.5");
@@ -145,10 +149,7 @@ TEST(GuestRecords, DoneWithItsOwnTimeFromOlderAgentsIsAClockMark) {
 // or of eight fields adds none.
 TEST(GuestRecords, ATimelessDoneTakesItsTimeFromItsStepsRunEnd) {
   std::string console;
-  std::uint64_t seq = 0;
-  const auto rec = [&](std::string_view type, const std::string& payload) {
-    console += format_guest_record("nonce0123", seq++, type, payload) + "\n";
-  };
+  auto rec = record_writer(console);
   rec("BEGIN", base64_encode("t") + ",1.0");
   rec("DONE", "0");
   rec("DONE", "1");
@@ -167,10 +168,7 @@ TEST(GuestRecords, ATimelessDoneTakesItsTimeFromItsStepsRunEnd) {
 
 TEST(GuestRecords, MalformedPacedRecordsAreProblemsNotRuns) {
   std::string console;
-  std::uint64_t seq = 0;
-  const auto rec = [&](std::string_view type, const std::string& payload) {
-    console += format_guest_record("nonce0123", seq++, type, payload) + "\n";
-  };
+  auto rec = record_writer(console);
   rec("BEGIN", base64_encode("t") + ",1.0");
   rec("READY", "x,1.0");
   rec("DONE", "y");
