@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
+#include "core/vocabulary.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -142,8 +143,8 @@ BisectSeries git_series(const Experiment& e, const KernelRecipe& base, const Ker
     refuse("a recipe has a patch series too: bisect either the commits (no series) or a series (one commit)");
   }
   if (run_process({"git", "-C", tip.path.string(), "merge-base", "--is-ancestor", from, to}).exit_code != 0) {
-    refuse(fmt::format("side A's {} is not an ancestor of side B's {}: give A the older commit", from.substr(0, 12),
-                       to.substr(0, 12)));
+    refuse(fmt::format("side A's {} is not an ancestor of side B's {}: give A the older commit", short_sha(from),
+                       short_sha(to)));
   }
   if (!git(tip, {"rev-list", "--merges", from + ".." + to}).empty()) {
     refuse("there are merges between them: abvm bisect applies the commits in order, so the range must be linear");

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/resources.hpp"
+#include "core/vocabulary.hpp"
 #include "plan/looks.hpp"
 #include "report/html.hpp"
 #include "run/interrupt.hpp"
@@ -49,7 +50,7 @@ int dry_run(const Experiment& e, const BisectSetup& setup, const fs::path& root)
   out += fmt::format("base (kernel 0): {} ({})\n", p.base_recipe, p.base_label);
   for (const auto& patch : p.patches) {
     out += fmt::format("  patch {:>2}: {}{} -> kernel {} ({})\n", patch.index, patch.name,
-                       patch.commit.empty() ? "" : " (commit " + patch.commit.substr(0, 12) + ")", patch.index,
+                       patch.commit.empty() ? "" : " (commit " + short_sha(patch.commit) + ")", patch.index,
                        kernel_label(p, patch.index));
   }
   out += fmt::format(

@@ -11,6 +11,7 @@
 #include "cli/run_session.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/vocabulary.hpp"
 #include "nightly/history_page.hpp"
 #include "nightly/kcidb.hpp"
 #include "nightly/night.hpp"
@@ -32,7 +33,7 @@ struct NightlyArgs {
 // What the night found, for the job's log.
 std::string night_summary(const NightRecord& r, const History& h) {
   std::string out = fmt::format("night {}: {} {} at {} against {} ({}): {}\n", r.night.empty() ? "-" : r.night,
-                                r.url, r.branch, r.b.substr(0, 12), r.a.substr(0, 12), r.a_why, r.outcome);
+                                r.url, r.branch, short_sha(r.b), short_sha(r.a), r.a_why, r.outcome);
   if (!r.detail.empty()) out += "  " + r.detail + "\n";
   for (const auto& m : r.metrics) {
     out += fmt::format("  {}: B/A {:.3f} [{:.3f}, {:.3f}] {}\n", m.name, m.estimate, m.low, m.high, m.verdict);
@@ -42,12 +43,12 @@ std::string night_summary(const NightRecord& r, const History& h) {
                        r.bisection->steps, r.bisection->boots_per_side);
     for (const auto& c : r.bisection->culprits) {
       for (const auto& commit : c.commits) {
-        out += fmt::format("    {} {} {}\n", c.commits.size() == 1 ? "culprit" : "in range", commit.commit.substr(0, 12),
+        out += fmt::format("    {} {} {}\n", c.commits.size() == 1 ? "culprit" : "in range", short_sha(commit.commit),
                            commit.subject);
       }
     }
   }
-  if (r.drift) out += fmt::format("  drift against {}: {}\n", r.drift->a.substr(0, 12), r.drift->verdict);
+  if (r.drift) out += fmt::format("  drift against {}: {}\n", short_sha(r.drift->a), r.drift->verdict);
   if (!r.report.empty()) out += fmt::format("  report: {}\n", (h.dir() / r.report).string());
   out += fmt::format("  B {} the last good commit (exit {})\n", r.good ? "is now" : "is not", r.exit_code);
   return out;

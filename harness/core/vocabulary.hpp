@@ -3,9 +3,13 @@
 // run's) outcome, which way a metric is better, and the accelerator are spelled here once and
 // written to files with these exact words (journal, ledger, analysis.json, reports).
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace abvm {
+
+// A git commit as reports and notes name it: its first 12 hex digits (`git log --abbrev=12`).
+inline std::string short_sha(std::string_view sha) { return std::string(sha.substr(0, 12)); }
 
 // The two sides of an A/B experiment: "A" and "B".
 enum class Side { a, b };

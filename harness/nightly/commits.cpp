@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/process.hpp"
+#include "core/vocabulary.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -53,7 +54,7 @@ std::string squashed_patch(const fs::path& tree, const std::string& from, const 
   const std::string d = diff(tree, from, to);
   if (d.empty()) return "";
   return fmt::format("From {} Mon Sep 17 00:00:00 2001\nSubject: [PATCH] abvm nightly: {}..{} as one patch\n\n---\n{}", to,
-                     from.substr(0, 12), to.substr(0, 12), d);
+                     short_sha(from), short_sha(to), d);
 }
 
 std::vector<CommitPatch> first_parent_series(const fs::path& tree, const std::string& a, const std::string& b) {
@@ -99,23 +100,23 @@ NightCommits choose_commits(const fs::path& tree, const std::string& branch, con
   } else if (is_ancestor(tree, *last_good, c.b)) {
     c.a = *last_good;
     c.reason = BaseReason::last_good;
-    c.why = fmt::format("A is the last good commit {}", last_good->substr(0, 12));
+    c.why = fmt::format("A is the last good commit {}", short_sha(*last_good));
   } else {
     const ProcessResult mb = run_process({"git", "-C", tree.string(), "merge-base", *last_good, c.b});
     if (mb.exit_code != 0) {
       throw Error(fmt::format("the last good commit {} is not an ancestor of {} ({}) and they share no commit: the "
                               "history belongs to another tree; start a new one (another history directory)",
-                              last_good->substr(0, 12), branch, c.b.substr(0, 12)));
+                              short_sha(*last_good), branch, short_sha(c.b)));
     }
     c.a = first_line(mb.out);
     c.reason = BaseReason::merge_base;
     c.why = fmt::format("the last good commit {} is no longer an ancestor of {} (the tree was rebased): A is their "
                         "merge base {}",
-                        last_good->substr(0, 12), branch, c.a.substr(0, 12));
+                        short_sha(*last_good), branch, short_sha(c.a));
   }
   if (!is_ancestor(tree, c.a, c.b)) {
     throw Error(fmt::format("A {} is not an ancestor of {} ({}): nightly.base must be an older commit of the branch",
-                            c.a.substr(0, 12), branch, c.b.substr(0, 12)));
+                            short_sha(c.a), branch, short_sha(c.b)));
   }
   return c;
 }

@@ -8,6 +8,7 @@
 
 #include "core/base64.hpp"
 #include "core/error.hpp"
+#include "core/vocabulary.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "core/resources.hpp"
@@ -18,8 +19,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-std::string short_sha(const std::string& s) { return s.substr(0, 12); }
 
 std::string culprit_text(const NightRecord& r) {
   if (!r.bisection) return "";

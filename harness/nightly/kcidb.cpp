@@ -7,6 +7,7 @@
 #include "bisect/directory.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/vocabulary.hpp"
 #include "kernels/kernel.hpp"
 #include "nightly/history.hpp"
 #include "report/report_data.hpp"
@@ -152,7 +153,7 @@ json export_night(const fs::path& dir) {
     for (const auto& c : r.bisection->culprits) {
       for (const auto& commit : c.commits) {
         culprits.push_back({{"commit", commit.commit}, {"subject", commit.subject}, {"exact", c.commits.size() == 1}});
-        named += fmt::format("{}{} {}", named.empty() ? "" : ", ", commit.commit.substr(0, 12), commit.subject);
+        named += fmt::format("{}{} {}", named.empty() ? "" : ", ", short_sha(commit.commit), commit.subject);
       }
     }
     for (auto& t : d.tests) {

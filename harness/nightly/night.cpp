@@ -10,6 +10,7 @@
 #include "bisect/report.hpp"
 #include "bisect/series.hpp"
 #include "core/error.hpp"
+#include "core/vocabulary.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "core/units.hpp"
@@ -22,8 +23,6 @@ namespace abvm {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 
 // The kernels of one comparison: kernel 0 is `a`, kernel k is `a` plus the first k commits up to
 // `b`, all of `anchor` in one build tree (see night.hpp).
