@@ -5,6 +5,10 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/analyze.hpp"
@@ -17,6 +21,43 @@
 #include "core/error.hpp"
 
 namespace abvm::cli {
+namespace {
+
+// The subcommand of `at` named `word`, or nullptr.
+const CLI::App* subcommand_named(const CLI::App& at, std::string_view word) {
+  for (const CLI::App* sub : at.get_subcommands([](const CLI::App*) { return true; }))
+    if (sub->check_name(std::string(word))) return sub;
+  return nullptr;
+}
+
+// True when every word given to `at` that is not a subcommand must be a flag: it has subcommands,
+// no positional arguments and no option that takes a value (whose value could be any word).
+bool only_flags_and_subcommands(const CLI::App& at) {
+  if (at.get_subcommands([](const CLI::App*) { return true; }).empty()) return false;
+  for (const CLI::Option* opt : at.get_options())
+    if (opt->get_positional() || opt->get_items_expected_max() > 0) return false;
+  return true;
+}
+
+// "abvm nightly2 --help" would print the top-level help and exit 0, and "abvm frob" would be an
+// unexpected argument: a mistyped subcommand is named instead. Follows the words down the
+// subcommand tree while each level takes only flags and subcommands; returns the usage error.
+std::optional<std::string> unknown_subcommand(const CLI::App& app, std::span<char* const> words) {
+  const CLI::App* at = &app;
+  std::string path = "abvm";
+  for (std::string_view word : words) {
+    if (!only_flags_and_subcommands(*at) || word == "--") return std::nullopt;
+    if (word.starts_with('-')) continue;
+    const CLI::App* sub = subcommand_named(*at, word);
+    if (sub == nullptr)
+      return fmt::format("'{}' is not a subcommand of {}: run '{} --help' for the list", word, path, path);
+    at = sub;
+    path += " " + sub->get_name();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"abvm: does this kernel change make I/O slower? A/B performance regression harness for Linux "
@@ -35,6 +76,8 @@ int main(int argc, char** argv) {
   commands.push_back(add_kernel(app));
   // The one top-level catch: every error ends here, printed once, mapped to its exit code.
   try {
+    if (const auto unknown = unknown_subcommand(app, std::span<char* const>(argv, argc).subspan(argc > 0 ? 1 : 0)))
+      throw Error(*unknown);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -38,6 +38,8 @@ struct DesignTraits {
   int trials_per_block;           // boots per block: one per side, or 1 when one guest measures both
   bool guests_at_once;            // a block's two guests are alive together, each on a scratch image of its own
   int disks_per_guest;            // 2 when one guest holds both sides' disks
+  bool both_sides_per_trial;      // a trial (one boot) measures both sides: its workloads are named per
+                                  // side, it shows as "A+B", and the sides may differ in device options only
   Pacing pacing;
   bool filler;                    // paced together: the faster guest keeps its load going until the stop
   bool pairs_sides;               // A and B share the noise of each block: the paired estimate decides
@@ -54,6 +56,7 @@ inline constexpr DesignTraits kDesignTraits[] = {
      .trials_per_block = 2,
      .guests_at_once = false,
      .disks_per_guest = 1,
+     .both_sides_per_trial = false,
      .pacing = Pacing::free,
      .filler = false,
      .pairs_sides = false,
@@ -67,6 +70,7 @@ inline constexpr DesignTraits kDesignTraits[] = {
      .trials_per_block = 2,
      .guests_at_once = true,
      .disks_per_guest = 1,
+     .both_sides_per_trial = false,
      .pacing = Pacing::together,
      .filler = true,
      .pairs_sides = true,
@@ -79,6 +83,7 @@ inline constexpr DesignTraits kDesignTraits[] = {
      .trials_per_block = 2,
      .guests_at_once = true,
      .disks_per_guest = 1,
+     .both_sides_per_trial = false,
      .pacing = Pacing::turns,
      .filler = false,
      .pairs_sides = true,
@@ -91,6 +96,7 @@ inline constexpr DesignTraits kDesignTraits[] = {
      .trials_per_block = 1,
      .guests_at_once = false,
      .disks_per_guest = 2,
+     .both_sides_per_trial = true,
      .pacing = Pacing::free,
      .filler = false,
      .pairs_sides = true,

@@ -71,7 +71,7 @@ void read_design(KeyReader& r, const Experiment& e, ScheduleSettings& s) {
     r.fail(r.line_of("schedule.design"), fmt::format("schedule.design = {} runs two guests at once, each on a scratch "
                                                      "image of its own: remove disk.path and let abvm create them", name));
   }
-  if (traits(s.design).disks_per_guest == 2) check_same_guest(r, e);
+  if (traits(s.design).both_sides_per_trial) check_same_guest(r, e);
   read_cpu_sets(r, s);
 }
 

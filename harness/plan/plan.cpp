@@ -80,7 +80,7 @@ std::string describe_plan(const Plan& plan) {
                                 plan.experiment, plan.trials.size(), plan.blocks, to_string(plan.order),
                                 to_string(plan.design),
                                 plan.cpu_sets.empty() ? "" : fmt::format(" on host CPUs {}", fmt::join(plan.cpu_sets, " | ")), plan.seed);
-  const bool both = traits(plan.design).disks_per_guest == 2;
+  const bool both = traits(plan.design).both_sides_per_trial;
   const bool drawn = plan.workloads > 0;
   out += fmt::format("{:<7} {:>5}  {}{}\n", "trial", "block", drawn ? "workloads  " : "",
                      both ? "sides (first runs first)" : "side");

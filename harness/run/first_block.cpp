@@ -41,7 +41,7 @@ std::optional<BrokenWorkload> broken_workload(const std::vector<JournalEntry>& e
 std::string describe_broken_workload(const BrokenWorkload& b, const Experiment& e, const ResultsDir& dir) {
   const JournalEntry& first = *b.first;
   // One guest measuring both sides names each side's runs apart (run/trial.hpp side_workload_name).
-  const std::string name = traits(e.schedule.design).disks_per_guest == 2 ? side_workload_name(first.workload, first.side)
+  const std::string name = traits(e.schedule.design).both_sides_per_trial ? side_workload_name(first.workload, first.side)
                                                                           : first.workload;
   const auto output = ResultsDir::trial_relative(first.trial) / TrialFiles{}.run_output(name, false, first.run);
   // Guest write errors are also what a host filesystem filling up under a sparse image looks like:

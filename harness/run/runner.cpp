@@ -126,7 +126,7 @@ class ProgressFeed {
                         .effect = sink_.effect_estimate(), .last = last_});
   }
   std::string describe(const Trial& t) const {
-    if (traits(e_.schedule.design).disks_per_guest == 2) {
+    if (traits(e_.schedule.design).both_sides_per_trial) {
       const Side other = t.side == Side::a ? Side::b : Side::a;
       return fmt::format("{} {}+{} ({} + {})", t.id, to_string(t.side), to_string(other), e_.side(t.side).label,
                          e_.side(other).label);

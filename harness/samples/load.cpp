@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <utility>
@@ -26,15 +27,19 @@ constexpr const char* kDdBandwidth = "dd.bandwidth";
 class Builder {
  public:
   void add(Side side, const JournalMetric& m, Sample sample) {
-    auto [it, inserted] = index_.try_emplace(m.name, set_.metrics.size());
-    if (inserted) set_.metrics.push_back({m.name, m.unit, m.better, {}, {}});
-    MetricSamples& ms = set_.metrics[it->second];
+    MetricSamples& ms = metric(m);
     if (ms.unit != m.unit || ms.better != m.better)
       throw Error(fmt::format("{}: metric \"{}\" is {} ({} is better) here but {} ({} is better) "
                               "before: one metric name must keep one unit and direction",
-                              sample.source, m.name, m.unit, to_string(m.better), ms.unit,
+                              sample.source.text(), m.name, m.unit, to_string(m.better), ms.unit,
                               to_string(ms.better)));
     (side == Side::a ? ms.a : ms.b).push_back(std::move(sample));
+  }
+
+  // Room for `more` samples of `m` on `side` (a file of plain numbers says how many at once).
+  void reserve(Side side, const JournalMetric& m, std::size_t more) {
+    std::vector<Sample>& samples = side == Side::a ? metric(m).a : metric(m).b;
+    samples.reserve(samples.size() + more);
   }
 
   void fail(FailedRun run) { set_.failures.push_back(std::move(run)); }
@@ -70,13 +75,20 @@ class Builder {
       throw Error(fmt::format("metric \"{}\" has samples on side {} only (first at {}); side {} "
                               "has none{}: compare the same measurement on both sides, or pick "
                               "one both have with --metric",
-                              m.name, to_string(present), first.source, to_string(missing),
+                              m.name, to_string(present), first.source.text(), to_string(missing),
                               why_missing(missing, m)));
     }
     return std::move(set_);
   }
 
  private:
+  // The samples of `m`'s name, added in first-seen order.
+  MetricSamples& metric(const JournalMetric& m) {
+    auto [it, inserted] = index_.try_emplace(m.name, set_.metrics.size());
+    if (inserted) set_.metrics.push_back({m.name, m.unit, m.better, {}, {}});
+    return set_.metrics[it->second];
+  }
+
   SampleSet set_;
   std::map<std::string, std::size_t> index_;
 };
@@ -164,11 +176,12 @@ void check_number_options(InputFormat format, const InputOptions& options) {
   }
 }
 
-Sample file_sample(double value, const std::filesystem::path& path, std::size_t line, std::int64_t order) {
+Sample file_sample(double value, const std::shared_ptr<const std::string>& file, std::size_t line,
+                   std::int64_t order) {
   Sample s;
   s.value = value;
   s.order = order;
-  s.source = where(path, line);
+  s.source = {file, line};
   return s;
 }
 
@@ -176,14 +189,15 @@ Sample file_sample(double value, const std::filesystem::path& path, std::size_t 
 void add_file_samples(Builder& builder, const InputFile& in, InputFormat format, const InputOptions& options,
                       std::map<Side, std::int64_t>& next_order) {
   std::string source = in.path.string();
+  const auto file = std::make_shared<const std::string>(source);
   switch (format) {
     case InputFormat::dd:
       for (const auto& run : parse_dd(in.text, source)) {
         std::int64_t order = next_order[in.side]++;
         builder.add(in.side, {kDdBandwidth, "B/s", Better::higher, run.bandwidth},
-                    file_sample(run.bandwidth, in.path, run.line, order));
+                    file_sample(run.bandwidth, file, run.line, order));
         builder.add(in.side, {"dd.seconds", "s", Better::lower, run.seconds},
-                    file_sample(run.seconds, in.path, run.line, order));
+                    file_sample(run.seconds, file, run.line, order));
         if (!run.partial_records.empty())
           builder.note(located(source, run.line,
                                fmt::format("dd counted partial records (\"{}\"): a short read "
@@ -200,16 +214,17 @@ void add_file_samples(Builder& builder, const InputFile& in, InputFormat format,
             builder.fail({in.side, describe_fio_error(job), to_string(Outcome::workload_failed),
                           where(in.path, doc.line)});
         for (const auto& m : fio_metrics("fio", doc))
-          builder.add(in.side, m, file_sample(m.value, in.path, doc.line, order));
+          builder.add(in.side, m, file_sample(m.value, file, doc.line, order));
       }
       break;
     case InputFormat::numbers: {
       JournalMetric m{options.metric.value_or("value"), options.unit.value_or(""),
                       *options.better, 0};
-      for (const auto& v : parse_numbers(in.text, source)) {
+      const std::vector<NumberValue> values = parse_numbers(in.text, source);
+      builder.reserve(in.side, m, values.size());
+      for (const auto& v : values) {
         m.value = v.value;
-        builder.add(in.side, m,
-                    file_sample(v.value, in.path, v.line, next_order[in.side]++));
+        builder.add(in.side, m, file_sample(v.value, file, v.line, next_order[in.side]++));
       }
       break;
     }
@@ -332,13 +347,13 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& all) {
       for (const auto& [name, value] : e.module_params) ++context.module_params[name][value];
       for (const auto& [name, value] : e.facts) ++context.facts[name][value];
     }
-    std::string source = fmt::format("trial {} run {}", e.trial, e.run);
+    const SampleSource source(fmt::format("trial {} run {}", e.trial, e.run));
     if (e.outcome != Outcome::ok) {
       std::string what = fmt::format("{} run {} of boot {}: {}", e.workload, e.run, e.boot,
                                      to_string(e.outcome));
       if (!e.detail.empty()) what += ": " + e.detail;
       if (runs.first_failure.empty()) runs.first_failure = what;
-      builder.fail({e.side, std::move(what), to_string(e.outcome), source});
+      builder.fail({e.side, std::move(what), to_string(e.outcome), source.text()});
       continue;
     }
     with_data.insert(e.workload);

@@ -5,8 +5,10 @@
 // so the analysis aggregates them per boot.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/vocabulary.hpp"
@@ -40,6 +42,22 @@ struct RunOverlap {
   bool operator==(const RunOverlap&) const = default;
 };
 
+// Where a value came from, for messages: "file:line" for a value read from a file, "trial t0003 run
+// 1" for a journal's. One name is shared by every value of its file or run: a string per value cost
+// 2M allocations and ~100 MB at 2 x 1M values (harness/bench/analyze_size.sh).
+struct SampleSource {
+  std::shared_ptr<const std::string> name;
+  std::size_t line = 0;                // 1-based line in the file `name`; 0: `name` says it all
+
+  SampleSource() = default;
+  SampleSource(std::shared_ptr<const std::string> file, std::size_t at) : name(std::move(file)), line(at) {}
+  SampleSource(std::string text) : name(std::make_shared<const std::string>(std::move(text))) {}  // NOLINT: implicit
+  std::string text() const {           // "" when unknown
+    if (!name) return {};
+    return line == 0 ? *name : *name + ":" + std::to_string(line);
+  }
+};
+
 struct Sample {
   double value = 0;
   // 0-based position of this run in the overall order of the experiment (both sides).
@@ -50,7 +68,7 @@ struct Sample {
   int run_in_boot = 0;                 // 0-based index of the run within its boot
   std::optional<int> block;            // A/B block number when the schedule interleaved blocks
   std::string host;                    // the host that ran it, when known (a pool's blocks differ)
-  std::string source;                  // "file:line" where the value came from (for messages)
+  SampleSource source;                 // where the value came from (for messages)
   // When the run ran (journals that record it; nullopt otherwise), for the plots, and the overlap
   // of its pair (RunOverlap::pair): designs whose runs are meant to overlap leave out the pairs
   // that overlapped too little (verdict/analysis.hpp AnalysisOptions::min_overlap).

@@ -67,3 +67,28 @@ TEST(CliTools, KernelListShowsTheShippedRecipes) {
   EXPECT_THAT(r.out, HasSubstr("linux-6.1-virtio "));
   EXPECT_THAT(r.out, HasSubstr("linux-6.1-virtio-dma-api"));
 }
+
+// issue 29 item 7: a mistyped subcommand is a usage error that names the word, with or without
+// --help (CLI11 alone printed the top-level help and exited 0 for `abvm nightly2 --help`).
+TEST(CliTools, UnknownSubcommandIsAUsageErrorNamingTheWord) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"frob"},
+                                               std::vector<std::string>{"nightly2", "--help"},
+                                               std::vector<std::string>{"--help", "nightly2"}}) {
+    auto r = abvm_run(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0];
+    EXPECT_THAT(r.err, HasSubstr("'" + std::string(args[0] == "--help" ? args[1] : args[0]) +
+                                 "' is not a subcommand of abvm"));
+    EXPECT_EQ(r.out, "");
+  }
+  auto nested = abvm_run({"config", "shw"});
+  EXPECT_EQ(nested.exit_code, 2);
+  EXPECT_THAT(nested.err, HasSubstr("'shw' is not a subcommand of abvm config"));
+}
+
+TEST(CliTools, KnownSubcommandsStillParse) {
+  EXPECT_EQ(abvm_run({"nightly", "--help"}).exit_code, 0);
+  EXPECT_EQ(abvm_run({"--help"}).exit_code, 0);
+  EXPECT_EQ(abvm_run({"--version"}).exit_code, 0);
+  auto r = abvm_run({"config", "keys"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}

@@ -22,6 +22,7 @@
 #include "core/files.hpp"
 #include "guest/records.hpp"
 #include "fake_driver.hpp"
+#include "run/block_scheduler.hpp"
 #include "run/orchestrator.hpp"
 #include "results/directory.hpp"
 
@@ -914,6 +915,32 @@ TEST_F(PoolTest, AHostWhoseGuestsKeepFailingLeavesThePool) {
                                   std::string::npos;
                          }),
             notes.end());
+}
+
+// The scheduler itself (run/block_scheduler.hpp), not through Orchestrator::run: h1 fails in the
+// middle of its first block (block 1: its first trial ended, its second cannot start). The block
+// runs again, whole, on h0; the trial h1 finished is not handed over; every block is handed over
+// once, in plan order, and the look after each block comes in plan order too.
+TEST_F(PoolTest, BlockSchedulerMovesABlockWholeWhenItsHostFailsMidBlock) {
+  h1.fail_from = 2;
+  Orchestrator o = pool();
+  std::vector<int> looks;
+  Controls c = controls();
+  c.at_block_end = [&](int block) {
+    looks.push_back(block);
+    return BlockDecision::go_on;
+  };
+  const RunSummary summary = BlockScheduler(o, spec, sink, trials(4), {}, c).run();
+  expect_every_block_once(4);
+  EXPECT_EQ(summary.ran, 8u);
+  EXPECT_EQ(summary.skipped, 0u);
+  EXPECT_FALSE(summary.interrupted);
+  EXPECT_FALSE(summary.stopped_early);
+  EXPECT_EQ(looks, (std::vector<int>{0, 1, 2, 3}));
+  for (const auto& r : sink.results) EXPECT_EQ(r.host, h0.describe()) << r.trial.id;
+  EXPECT_EQ(h1.calls, 2);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[1], "block 1 moves to another host (qemu+tcp://127.0.0.1:16602/system failed)");
 }
 
 // With no host left the run ends with an infrastructure error naming every URI; what was done is kept.
