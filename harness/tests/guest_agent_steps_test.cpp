@@ -142,19 +142,23 @@ say "stop 1"
 // checksum, no record, no fork of the agent's. Traced with strace: from the measured tool's exit
 // until both DONE is printed and the filler's tool is executed, one process is created (the
 // filler's run, by the filler parked before READY) and no other program runs.
-TEST(GuestAgentSteps, NothingButTheFillerRunsBetweenTheRunsEndAndItsFiller) {
-  if (run_process({"sh", "-c", "command -v strace"}).exit_code != 0) {
-    ABVM_SKIP_WITHOUT("strace is not installed (harness/setup.sh --tests installs it)");
-  }
-  const fs::path trace = fs::temp_directory_path() / "abvm-agent-steps-trace.txt";
-  const Steps s = run_steps("traced", sleep_job(Pacing::together, 1, "0.3"), R"(
+// The host's side of one window: go, and the stop half a second after the guest's DONE (its filler runs
+// meanwhile).
+constexpr const char* kOneWindowHeldHalfASecond = R"(
 wait_for ':READY:0,'
 say "go 0"
 wait_for ':DONE:0:'
 sleep 0.5
 say "stop 0"
 wait_for ':END:'
-)", "strace -f -qq -s 256 -e trace=process,write -o " + trace.string());
+)";
+
+TEST(GuestAgentSteps, NothingButTheFillerRunsBetweenTheRunsEndAndItsFiller) {
+  if (run_process({"sh", "-c", "command -v strace"}).exit_code != 0) {
+    ABVM_SKIP_WITHOUT("strace is not installed (harness/setup.sh --tests installs it)");
+  }
+  const fs::path trace = fs::temp_directory_path() / "abvm-agent-steps-trace.txt";
+  const Steps s = run_steps("traced", sleep_job(Pacing::together, 1, "0.3"), kOneWindowHeldHalfASecond, "strace -f -qq -s 256 -e trace=process,write -o " + trace.string());
   ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
   ASSERT_EQ(s.report.runs.size(), 1u) << s.records;
   ASSERT_GE(s.report.runs[0].window->fills, 1) << s.records;
@@ -202,14 +206,7 @@ TEST(GuestAgentSteps, AFillerThatIgnoresTheStopIsKilledWithItsChildren) {
   // The measured run leaves a mark; every later run (the filler's) starts a long child and waits.
   const std::string script = "trap '' TERM; sleep 0.2; if [ -e " + (dir / "mark").string() + " ]; then sleep 60 & echo $! > " +
                              (dir / "child").string() + "; wait; fi; : > " + (dir / "mark").string();
-  const Steps s = run_steps("stubborn", command_job(Pacing::together, 1, {"sh", "-c", script}), R"(
-wait_for ':READY:0,'
-say "go 0"
-wait_for ':DONE:0:'
-sleep 0.5
-say "stop 0"
-wait_for ':END:'
-)");
+  const Steps s = run_steps("stubborn", command_job(Pacing::together, 1, {"sh", "-c", script}), kOneWindowHeldHalfASecond);
   ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
   ASSERT_EQ(s.report.runs.size(), 1u) << s.records;
   const GuestRun& run = s.report.runs[0];
