@@ -14,7 +14,7 @@ namespace abvm {
 // How the A and B boots of one block meet the host's noise (plan/plan.hpp):
 //   sequential_blocks: one guest at a time, the block's A and B boots one after the other;
 //   co_scheduled: the block's A and B guests run at the same time, pinned to the same host CPU
-//     set; each run of A and its partner run of B start on one go from the host and end together
+//     set of at least two CPUs (one for each guest: on one CPU each took CPU from the other); each run of A and its partner run of B start on one go from the host and end together
 //     (the faster guest repeats its run, unmeasured, until the slower one is done), so a slow
 //     phase of that CPU hits both and neither measures alone; the per-block ratio is the paired unit;
 //   lockstep: as co_scheduled, but each step's runs take turns on the host's go (A's run k, then
@@ -47,6 +47,10 @@ struct DesignTraits {
                                   // further apart than schedule.max_start_skew are left out of the analysis
   int runs_per_own_run;           // runs a guest lives through per run of its own (its trial's timeout)
   int trials_in_block_time;       // a block's wall time in trials: 2 one after the other, else 1
+  int cpus_per_lane;              // host CPUs a lane's set must hold: one per guest that measures while
+                                  // another does (issue 26: a pair co-scheduled on one CPU made its slower
+                                  // side's runs 3-4 ms longer, its partner's CPU work queued before its own)
+  std::string_view default_cpu_set;  // the lanes' CPU set when no schedule.cpu_set(s) is given ("" unpinned)
 };
 
 inline constexpr DesignTraits kDesignTraits[] = {
@@ -62,11 +66,13 @@ inline constexpr DesignTraits kDesignTraits[] = {
      .pairs_sides = false,
      .overlap_by_intent = false,
      .runs_per_own_run = 1,
-     .trials_in_block_time = 2},
+     .trials_in_block_time = 2,
+     .cpus_per_lane = 1,
+     .default_cpu_set = ""},
     {.design = Design::co_scheduled,
      .name = "co-scheduled",
-     .doc = "A and B guests at once on the same host CPUs, each run of A and its partner run of B started on one "
-            "go and ended together",
+     .doc = "A and B guests at once on the same host CPUs (two at least), each run of A and its partner run of B "
+            "started on one go and ended together",
      .trials_per_block = 2,
      .guests_at_once = true,
      .disks_per_guest = 1,
@@ -76,7 +82,9 @@ inline constexpr DesignTraits kDesignTraits[] = {
      .pairs_sides = true,
      .overlap_by_intent = true,
      .runs_per_own_run = 1,
-     .trials_in_block_time = 1},
+     .trials_in_block_time = 1,
+     .cpus_per_lane = 2,
+     .default_cpu_set = "0-1"},
     {.design = Design::lockstep,
      .name = "lockstep",
      .doc = "the same, runs taking turns on the host's go",
@@ -89,7 +97,9 @@ inline constexpr DesignTraits kDesignTraits[] = {
      .pairs_sides = true,
      .overlap_by_intent = false,
      .runs_per_own_run = 2,
-     .trials_in_block_time = 1},
+     .trials_in_block_time = 1,
+     .cpus_per_lane = 1,
+     .default_cpu_set = "0"},
     {.design = Design::same_guest,
      .name = "same-guest",
      .doc = "one guest with both sides' disks, runs alternating; sides that differ in device options only",
@@ -102,7 +112,9 @@ inline constexpr DesignTraits kDesignTraits[] = {
      .pairs_sides = true,
      .overlap_by_intent = false,
      .runs_per_own_run = 2,
-     .trials_in_block_time = 1},
+     .trials_in_block_time = 1,
+     .cpus_per_lane = 1,
+     .default_cpu_set = ""},
 };
 
 // Every design, in the order the key table lists them.
@@ -120,8 +132,5 @@ static_assert([] {
 const char* to_string(Design design);
 // "sequential-blocks" / "co-scheduled" / "lockstep" / "same-guest"; nullopt for anything else.
 std::optional<Design> design_from_string(std::string_view text);
-
-// The host CPU set the guests of a design that runs two at once share when no CPU set is given.
-inline constexpr const char* kDefaultCoScheduledCpuSet = "0";
 
 }  // namespace abvm

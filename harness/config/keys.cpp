@@ -262,10 +262,10 @@ std::vector<KeySpec> build_table() {
        .choices = {"as-listed", "drawn"}});
   add({.path = "schedule.cpu_set", .type = KeyType::string, .default_text = "unset",
        .doc = "host CPUs every guest is pinned to, e.g. \"0\" or \"2-3\": cpu_sets = [\"0\"] (unset: unpinned; "
-              "\"0\" when co-scheduled or lockstep)"});
+              "\"0-1\" when co-scheduled, which needs two CPUs per set, \"0\" when lockstep)"});
   add({.path = "schedule.cpu_sets", .type = KeyType::string_list, .default_text = "unset",
        .doc = "host CPU sets, one lane each: a block runs on every set at once, its guests pinned there, e.g. "
-              "[\"0\", \"1\"] (sets must not overlap)"});
+              "[\"0\", \"1\"] (sets must not overlap; co-scheduled: two CPUs or more each, e.g. [\"0-1\", \"2-3\"])"});
   add({.path = "schedule.max_start_skew", .type = KeyType::duration,
        .default_text = toml_quoted(format_duration(ScheduleSettings{}.max_start_skew)),
        .doc = "in designs whose A and B runs are meant to overlap (co-scheduled), a pair of runs whose starts lay "

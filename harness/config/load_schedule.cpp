@@ -32,12 +32,21 @@ void read_cpu_sets(KeyReader& r, ScheduleSettings& s) {
   const std::string key = one ? "schedule.cpu_set" : "schedule.cpu_sets";
   if (one) s.cpu_sets = {*r.get_string(key)};
   if (many) s.cpu_sets = *r.get_strings(key);
-  if (!one && !many && traits(s.design).guests_at_once) s.cpu_sets = {kDefaultCoScheduledCpuSet};
+  const DesignTraits& design = traits(s.design);
+  if (!one && !many && !design.default_cpu_set.empty()) s.cpu_sets = {std::string(design.default_cpu_set)};
   std::map<std::int64_t, std::string> owner;
   for (const auto& set : s.cpu_sets) {
     if (!rules::valid_cpu_set(set)) {
       r.fail(r.line_of(key), fmt::format("key '{}' = {} is not a host CPU set: write CPU numbers and ranges such as "
                                          "\"0\", \"2-3\" or \"0,2\"", key, quote(set)));
+    }
+    if (std::ssize(rules::cpu_set_members(set)) < design.cpus_per_lane) {
+      r.fail(r.line_of(key), fmt::format("key '{}': the CPU set {} holds fewer than the {} CPUs schedule.design = {} "
+                                         "needs in each lane, one for each guest that measures while the other does "
+                                         "(on one CPU each guest's work delays its partner's: the slower side's runs "
+                                         "took 3-4 ms longer); give each set {} CPUs, e.g. \"0-1\", or use "
+                                         "design = \"lockstep\"", key, quote(set), design.cpus_per_lane,
+                                         quote(design.name), design.cpus_per_lane));
     }
     for (auto cpu : rules::cpu_set_members(set)) {
       if (auto [it, fresh] = owner.emplace(cpu, set); !fresh) {

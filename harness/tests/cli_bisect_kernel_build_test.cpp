@@ -39,8 +39,6 @@ std::string reduced_control() {
       {"count = 16\n", "count = 8\n"},
       {"repetitions = 3\n", "repetitions = 2\n"},
       {"max_boots_per_side = 20\n", "max_boots_per_side = 15\n"},
-      // Two lanes: a block on each host CPU at once (CI's machine has two).
-      {"cpu_set = \"0\"\n", "cpu_sets = [\"0\", \"1\"]\n"},
   };
   for (const auto& [from, to] : edits) {
     const auto at = text.find(from);

@@ -491,7 +491,7 @@ TEST(ConfigExperiment, ShippedConfigsLoad) {
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_TRUE(demo.analysis.metrics[i].name.starts_with(demo.workloads[i].name + ".")) << demo.analysis.metrics[i].name;
   }
-  EXPECT_EQ(demo.schedule.cpu_sets, (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(demo.schedule.cpu_sets, (std::vector<std::string>{"0-1"}));
   // The shipped experiments run the co-scheduled design (README: Designs, Validated on).
   for (const char* name : {"demo.toml", "virtio-dma-api.toml", "swiotlb-control.toml", "aa-control.toml"}) {
     EXPECT_EQ(load_experiment(configs / name).schedule.design, Design::co_scheduled) << name;
@@ -620,9 +620,9 @@ TEST(ConfigExperiment, MinOverlapStillLoadsAndIsShownAsNotUsed) {
       << "not shown when not written";
 }
 
-TEST(ConfigExperiment, DesignsWithTwoGuestsPinToCpuZeroUnlessTold) {
+TEST(ConfigExperiment, DesignsWithTwoGuestsPinToCpusZeroAndOneOrZeroUnlessTold) {
   using Sets = std::vector<std::string>;
-  EXPECT_EQ(load(kBase + "[schedule]\ndesign = \"co-scheduled\"\n").schedule.cpu_sets, Sets{"0"});
+  EXPECT_EQ(load(kBase + "[schedule]\ndesign = \"co-scheduled\"\n").schedule.cpu_sets, Sets{"0-1"});
   EXPECT_EQ(load(kBase + "[schedule]\ndesign = \"lockstep\"\n").schedule.cpu_sets, Sets{"0"});
   EXPECT_TRUE(load(kBase + "[schedule]\ndesign = \"same-guest\"\n").schedule.cpu_sets.empty());
   const Experiment e = load(kBase + "[schedule]\ndesign = \"co-scheduled\"\ncpu_set = \"2-3\"\n");
@@ -652,6 +652,22 @@ TEST(ConfigExperiment, DesignErrorsNameTheKeyAndWhatToDo) {
         << bad;
   }
   EXPECT_EQ(load(kBase + "[schedule]\ncpu_set = \"0,2-3\"\n").schedule.cpu_sets, std::vector<std::string>{"0,2-3"});
+}
+
+// Issue 26: co-scheduled on one CPU, each guest's work delayed its partner's, and the slower side's
+// short runs paid 3-4 ms for it; each lane of the design needs a CPU per guest.
+TEST(ConfigExperiment, CoScheduledLanesNeedTwoCpusEach) {
+  const std::string co = kBase + "[schedule]\ndesign = \"co-scheduled\"\n";
+  EXPECT_EQ(error_of(co + "cpu_sets = [\"0-1\", \"2\"]\n"),
+            "demo.toml:9: key 'schedule.cpu_sets': the CPU set \"2\" holds fewer than the 2 CPUs schedule.design = "
+            "\"co-scheduled\" needs in each lane, one for each guest that measures while the other does (on one CPU "
+            "each guest's work delays its partner's: the slower side's runs took 3-4 ms longer); give each set 2 "
+            "CPUs, e.g. \"0-1\", or use design = \"lockstep\"");
+  EXPECT_NE(error_of(co + "cpu_set = \"3\"\n").find("key 'schedule.cpu_set': the CPU set \"3\" holds fewer"),
+            std::string::npos);
+  EXPECT_EQ(load(co + "cpu_sets = [\"0,2\", \"1,3\"]\n").schedule.cpu_sets, (std::vector<std::string>{"0,2", "1,3"}));
+  EXPECT_EQ(load(kBase + "[schedule]\ndesign = \"lockstep\"\ncpu_set = \"3\"\n").schedule.cpu_sets,
+            std::vector<std::string>{"3"});
 }
 
 TEST(ConfigExperiment, CpuSetsMustNotOverlapNorComeWithOneCpuSetOrTheUsersDisk) {

@@ -47,7 +47,7 @@ seed = 10
 boots_per_side = 3
 allow_identical_sides = true
 design = "co-scheduled"
-cpu_set = "0"
+cpu_set = "0-1"
 )";
 
 // When a trial ended and how long it ran (trials.jsonl), in seconds since the epoch.
