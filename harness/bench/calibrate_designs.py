@@ -109,12 +109,13 @@ The file (--out, default $XDG_CACHE_HOME/abvm/calibration.json, else ~/.cache/ab
 
 usage: /usr/bin/python3 harness/bench/calibrate_designs.py --abvm build/abvm [--rounds 3] [--blocks 10]
        [--experiments noise,aa,ruler-10,ruler-3,swiotlb,neighbour]
-       [--designs sequential-blocks,co-scheduled,lockstep,same-guest] [--cpu-sets 0] [--seed 1]
+       [--designs sequential-blocks,co-scheduled,lockstep,same-guest] [--cpu-sets 0-1] [--seed 1]
        [--margin M] [--confidence C] [--repetitions 10] [--reference] [--results DIR] [--out FILE]
        [--reanalyze] [--false-alarms K] [--dry-run]
-Guests are pinned to --cpu-sets (default "0"), so the comparison is design against design, not pinned
-against unpinned; keep other work off those CPUs while it runs. --cpu-sets "0;1" runs every design on
-two lanes (one block per CPU set at once): blocks per minute then count both lanes.
+Guests are pinned to --cpu-sets (default "0-1": co-scheduled needs two CPUs per lane), so the comparison
+is design against design, not pinned against unpinned; keep other work off those CPUs while it runs.
+--cpu-sets "0-1;2-3" runs every design on two lanes (one block per CPU set at once): blocks per minute
+then count both lanes.
 --dry-run writes the configs and prints the series without booting anything. A reduced series checks
 the script and the designs roughly, not figures to keep: give it its own --out, since the default is
 the file `abvm run` warns from, e.g. --rounds 1 --blocks 2 --experiments ruler-10 --designs
@@ -950,7 +951,7 @@ def main():
     p.add_argument("--experiments", default="noise", help=f"comma-separated: {', '.join(EXPERIMENTS)}")
     p.add_argument("--designs", default="sequential-blocks,co-scheduled,lockstep,same-guest")
     p.add_argument("--configs", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "configs"))
-    p.add_argument("--cpu-sets", default="0", help="host CPU sets, ';'-separated: one lane each")
+    p.add_argument("--cpu-sets", default="0-1", help="host CPU sets, ';'-separated: one lane each")
     p.add_argument("--seed", type=int, default=1, help="schedule.seed of round 1 (round r: seed + r - 1)")
     p.add_argument("--margin", type=float, default=None, help="analysis.margin for every run (default: the config's)")
     p.add_argument("--confidence", type=float, default=None, help="analysis.confidence (default: the config's)")
