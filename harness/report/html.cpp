@@ -173,6 +173,7 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
   out += fmt::format("<h2>{} <span class=\"badge verdict-{}\">{}</span></h2>\n", e(m.name), e(verdict), e(verdict));
   out += fmt::format("<p class=\"unit\">unit {}, {} is better</p>\n", e(m.unit.empty() ? "none" : m.unit),
                      e(to_string(m.better)));
+  if (!m.judged) out += fmt::format("<p class=\"unit\">{}</p>\n", e(kNotJudgedWords));
   out += fmt::format("<p class=\"sentence\">{}</p>\n", e(headline(m, in.report)));
   const bool paired = m.primary_estimate == Estimate::paired;
   out += list_items(sentences(m.findings, Severity::warning), "warnings");

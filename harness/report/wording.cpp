@@ -331,6 +331,7 @@ std::string verdict_headline(const ReportModel& report) {
   // A verdict word that a significant shift stands behind says so, metric by metric.
   std::vector<std::string> qualified;
   for (const ReportMetric& m : report.metrics) {
+    if (!m.judged) continue;  // no part of the verdict
     const std::string q = margin_qualifier(m.verdict, oriented_effect(m), report.margin);
     if (!q.empty()) qualified.push_back(m.name + ": " + q);
   }
@@ -369,5 +370,8 @@ std::vector<std::string> run_length_lines(const SideContext& a, const SideContex
   }
   return out;
 }
+
+const char* const kNotJudgedWords =
+    "reported, not judged: its verdict is no part of the experiment's (name it in [analysis] metrics to judge it)";
 
 }  // namespace abvm
