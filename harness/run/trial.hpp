@@ -69,6 +69,9 @@ struct HostClockLog {
   struct Word {
     std::string word;                          // "go 3", "stop 3", "abort"
     double at = 0;
+    // The guest's statistics read just before a go or a stop was typed (issue 27: the host's view
+    // of a window's cost); nullopt for other words and where the driver gave no reader.
+    std::optional<DomainStatsReading> stats;
   };
   std::vector<Word> typed;
 };

@@ -11,6 +11,7 @@ void GuestWatch::attempt_started(const std::string& nonce) {
   prefix_ = record_prefix(nonce);
   scanned_ = 0;
   log_ = {};
+  reader_ = nullptr;
 }
 
 void GuestWatch::console(std::string_view text) {
@@ -39,7 +40,10 @@ void GuestWatch::console(std::string_view text) {
 std::string GuestWatch::input() {
   std::string word = next_word();
   if (word.empty()) return "";
-  log_.typed.push_back({.word = word, .at = host_now()});
+  // A window's cost: read before the word goes out, so that nothing is read while the guest measures.
+  std::optional<DomainStatsReading> stats;
+  if (reader_ && (word.starts_with("go ") || word.starts_with("stop "))) stats = reader_();
+  log_.typed.push_back({.word = word, .at = host_now(), .stats = std::move(stats)});
   return word + "\n";
 }
 

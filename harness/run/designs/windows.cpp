@@ -99,6 +99,48 @@ void time_runs(const GuestReport& report, const HostClockLog& log, std::vector<R
   }
 }
 
+namespace {
+
+// The statistics read before `word` was typed: the reading, or nullopt when it was never typed.
+std::optional<DomainStatsReading> stats_before(const HostClockLog& log, const std::string& word) {
+  for (const auto& w : log.typed) {
+    if (w.word == word) return w.stats.value_or(DomainStatsReading{.error = "the driver reads no statistics"});
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void cost_windows(const GuestReport& report, const HostClockLog& log, std::vector<RunResult>& runs) {
+  for (RunResult& run : runs) {
+    run.host_cost.reset();
+    run.host_cost_missing.clear();
+    const std::string& name = run.report_name.empty() ? run.workload : run.report_name;
+    const auto g = std::find_if(report.runs.begin(), report.runs.end(), [&](const GuestRun& r) {
+      return !r.warmup && r.index == run.index && r.workload == name;
+    });
+    if (g == report.runs.end() || !g->window) continue;
+    const auto go = stats_before(log, fmt::format("go {}", g->window->step));
+    const auto stop = stats_before(log, fmt::format("stop {}", g->window->step));
+    if (!go || !stop) {
+      run.host_cost_missing = "the window was not closed by a stop";
+    } else if (!go->stats || !stop->stats) {
+      run.host_cost_missing = !go->stats ? "at the go: " + go->error : "at the stop: " + stop->error;
+    } else if (stop->stats->disk_bytes < go->stats->disk_bytes || stop->stats->cpu_seconds < go->stats->cpu_seconds) {
+      run.host_cost_missing = "the host's counters went back between the go and the stop";
+    } else {
+      const DomainStats& a = *go->stats;
+      const DomainStats& b = *stop->stats;
+      run.host_cost = HostWindowCost{.cpu_seconds = b.cpu_seconds - a.cpu_seconds,
+                                     .user_seconds = std::max(0.0, b.user_seconds - a.user_seconds),
+                                     .system_seconds = std::max(0.0, b.system_seconds - a.system_seconds),
+                                     .vcpu_seconds = std::max(0.0, b.vcpu_seconds - a.vcpu_seconds),
+                                     .disk_bytes = b.disk_bytes - a.disk_bytes,
+                                     .disk_requests = b.disk_requests >= a.disk_requests ? b.disk_requests - a.disk_requests : 0};
+    }
+  }
+}
+
 void pair_overlaps(const std::vector<TrialResult*>& block) {
   // (workload, index) -> the run of each side, with the trial it belongs to.
   std::map<std::pair<std::string, int>, std::array<std::pair<RunResult*, const TrialResult*>, 2>> pairs;
