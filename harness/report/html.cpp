@@ -33,6 +33,7 @@ const char* kind_caption(const std::string& kind) {
   if (kind == "distribution") return "distributions with the detected modes";
   if (kind == "effect") return "effect with its interval against the margin";
   if (kind == "timeline") return "A's and B's runs of blocks on the host's clock";
+  if (kind == "cost") return "each run's cost against its throughput, per side";
   return "plot";
 }
 
@@ -93,6 +94,7 @@ std::string plots_of(const PlotSet& plots, std::size_t metric, const std::string
   std::string out = "<div class=\"plots\">\n";
   std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
   kinds.emplace_back(kTimelineKind);
+  kinds.emplace_back(kCostKind);
   for (const std::string& kind : kinds) {
     for (const auto& p : plots.plots) {
       if (p.metric != metric || p.kind != kind) continue;

@@ -200,6 +200,10 @@ struct ExperimentWords {
     return "Guests ran under TCG (software emulation): the numbers describe the emulator as much as the kernel. Use a "
            "host with working KVM for conclusions about real hardware.";
   }
+  std::string operator()(const HostCostUnderTcg&) const {
+    return "Under TCG the host's CPU per GiB and per request include the emulator translating every guest "
+           "instruction: they compare the two sides' cost to the emulator, not to a CPU running them.";
+  }
   std::string operator()(const RunsFailed& f) const {
     return fmt::format("{} run(s) failed on side A and {} on side B; they are listed and left out of the statistics.",
                        f.a, f.b);

@@ -302,7 +302,8 @@ TEST(Journal, CostRoundTripsAndIsAbsentFromOlderLines) {
   v2.replace(v2.find("\"journal_version\":3"), 19, "\"journal_version\":2");
   EXPECT_FALSE(parse_journal_line(v2, "j", 1).cost);
   std::string negative = line;
-  negative.replace(negative.find("\"vcpu\":1.75"), 12, "\"vcpu\":-1.0");
+  const std::string vcpu = "\"vcpu\":1.75";
+  negative.replace(negative.find(vcpu), vcpu.size(), "\"vcpu\":-1.0");
   EXPECT_EQ(error_of([&] { parse_journal_line(negative, "j", 1); }),
             "j:1: journal field \"cost.host.vcpu\" must be >= 0, not -1");
 }

@@ -459,6 +459,19 @@ TEST(VerdictAnalysis, AMetricNotJudgedLeavesTheVerdictAndTheFamilyAlone) {
   EXPECT_EQ(analyze(s, {}).verdict, Verdict::regression);
 }
 
+// Under TCG, host cost metrics come with a note that they include the emulator; guest cost alone does not.
+TEST(VerdictAnalysis, HostCostUnderTcgIsNoted) {
+  auto a = spread(1000, 0.02, 20);
+  SampleSet s = one_metric(a, a, Better::lower, "w.guest_cpu_per_gib");
+  s.context_a.accelerators = {Accelerator::tcg};
+  EXPECT_TRUE(finding<RanUnderTcg>(analyze(s, {})));
+  EXPECT_FALSE(finding<HostCostUnderTcg>(analyze(s, {})));
+  s.metrics.push_back(one_metric(a, a, Better::lower, "w.host_cpu_per_gib").metrics[0]);
+  EXPECT_TRUE(finding<HostCostUnderTcg>(analyze(s, {})));
+  s.context_a.accelerators = {Accelerator::kvm};
+  EXPECT_FALSE(finding<HostCostUnderTcg>(analyze(s, {})));
+}
+
 TEST(VerdictAnalysis, WorstOrdersVerdicts) {
   EXPECT_EQ(worst(Verdict::no_change, Verdict::improvement), Verdict::improvement);
   EXPECT_EQ(worst(Verdict::improvement, Verdict::inconclusive), Verdict::inconclusive);

@@ -1,5 +1,6 @@
 #include "verdict/analysis.hpp"
 
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "samples/cost.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/holm.hpp"
 #include "stats/kruskal.hpp"
@@ -811,6 +813,11 @@ void record_experiment_findings(Analysis& out, const SampleSet& samples) {
   for (const auto* ctx : {&samples.context_a, &samples.context_b}) {
     if (std::find(ctx->accelerators.begin(), ctx->accelerators.end(), Accelerator::tcg) != ctx->accelerators.end()) {
       out.findings.push_back(RanUnderTcg{});
+      if (std::any_of(samples.metrics.begin(), samples.metrics.end(), [](const MetricSamples& m) {
+            return is_cost_metric(m.name) && m.name.find(".host_cpu_") != std::string::npos;
+          })) {
+        out.findings.push_back(HostCostUnderTcg{});
+      }
       break;
     }
   }
