@@ -74,6 +74,9 @@ struct HostClockLog {
     std::optional<DomainStatsReading> stats;
   };
   std::vector<Word> typed;
+  // Runs without a window (sequential blocks, same-guest): the guest's statistics read as an unpaced
+  // run's RUN and RUNEND record lines arrived, by the record's sequence number.
+  std::map<std::uint64_t, DomainStatsReading> read_at;
 };
 
 struct TrialResult {

@@ -204,6 +204,11 @@ TEST_F(PacedTest, SequentialBlocksRecordTimingsButNoOverlap) {
       EXPECT_FALSE(run.timing->go);
       ASSERT_TRUE(run.overlap);
       EXPECT_EQ(run.overlap->pair, 0.0);
+      // Issue 27: the host's view of an unpaced run, read as its RUN and RUNEND arrived: one step of
+      // the fake's counters.
+      ASSERT_TRUE(run.host_cost) << run.host_cost_missing;
+      EXPECT_DOUBLE_EQ(run.host_cost->cpu_seconds, 0.5);
+      EXPECT_EQ(run.host_cost->disk_bytes, std::uint64_t{1} << 30);
     }
   }
 }

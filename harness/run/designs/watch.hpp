@@ -35,7 +35,7 @@ class GuestWatch {
   // What the host saw of the last boot.
   const HostClockLog& log() const { return log_; }
   // The running boot's statistics (ConsoleHooks::on_running), read just before each go and stop
-  // is typed; the boot's end forgets it.
+  // is typed, and as an unpaced run's RUN and RUNEND arrive; the boot's end forgets it.
   void stats_reader(DomainStatsReader reader) { reader_ = std::move(reader); }
 
  protected:

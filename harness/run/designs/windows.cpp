@@ -109,6 +109,23 @@ std::optional<DomainStatsReading> stats_before(const HostClockLog& log, const st
   return std::nullopt;
 }
 
+// The readings taken as unpaced run `index` (of report.runs) began and ended, from its clock marks.
+std::pair<std::optional<DomainStatsReading>, std::optional<DomainStatsReading>> unpaced_edges(
+    const GuestReport& report, const HostClockLog& log, long index) {
+  std::vector<std::uint64_t> seqs;
+  for (const GuestClockMark& m : report.clock_marks) {
+    if (m.run == index) seqs.push_back(m.seq);
+  }
+  std::sort(seqs.begin(), seqs.end());
+  const auto at = [&](std::size_t k) -> std::optional<DomainStatsReading> {
+    if (k >= seqs.size()) return std::nullopt;
+    const auto it = log.read_at.find(seqs[k]);
+    return it == log.read_at.end() ? std::optional(DomainStatsReading{.error = "the driver reads no statistics"})
+                                   : std::optional(it->second);
+  };
+  return {at(0), seqs.size() == 2 ? at(1) : std::nullopt};
+}
+
 }  // namespace
 
 void cost_windows(const GuestReport& report, const HostClockLog& log, std::vector<RunResult>& runs) {
@@ -119,13 +136,21 @@ void cost_windows(const GuestReport& report, const HostClockLog& log, std::vecto
     const auto g = std::find_if(report.runs.begin(), report.runs.end(), [&](const GuestRun& r) {
       return !r.warmup && r.index == run.index && r.workload == name;
     });
-    if (g == report.runs.end() || !g->window) continue;
-    const auto go = stats_before(log, fmt::format("go {}", g->window->step));
-    const auto stop = stats_before(log, fmt::format("stop {}", g->window->step));
+    if (g == report.runs.end()) continue;
+    std::optional<DomainStatsReading> go, stop;
+    if (g->window) {
+      go = stats_before(log, fmt::format("go {}", g->window->step));
+      stop = stats_before(log, fmt::format("stop {}", g->window->step));
+    } else {
+      std::tie(go, stop) = unpaced_edges(report, log, g - report.runs.begin());
+    }
     if (!go || !stop) {
-      run.host_cost_missing = "the window was not closed by a stop";
+      run.host_cost_missing = g->window ? "the window was not closed by a stop" : "the run's edges were not seen";
     } else if (!go->stats || !stop->stats) {
-      run.host_cost_missing = !go->stats ? "at the go: " + go->error : "at the stop: " + stop->error;
+      const bool first = !go->stats;
+      run.host_cost_missing = std::string(g->window ? (first ? "at the go: " : "at the stop: ")
+                                                    : (first ? "at the run's start: " : "at the run's end: ")) +
+                              (first ? go->error : stop->error);
     } else if (stop->stats->disk_bytes < go->stats->disk_bytes || stop->stats->cpu_seconds < go->stats->cpu_seconds) {
       run.host_cost_missing = "the host's counters went back between the go and the stop";
     } else {
