@@ -27,15 +27,14 @@ double median(std::vector<double> v) {
 }
 
 // What a run cost: the guest's view from the tool (fio) or the guest's ticks (dd), the host's from its
-// window. fio reports its own CPU; dd does not, and the guest's /proc/stat ticks stand for it.
+// window. fio reports its own CPU; dd does not, and the guest's /proc/stat ticks stand for it (kept for
+// fio too, beside fio's own figure).
 RunCost run_cost(const RunResult& run, const RunMetrics& parsed) {
-  RunCost cost{.tool_bytes = parsed.bytes, .tool_runs = run.window_runs, .fio_ctx = parsed.ctx,
-               .host = run.host_cost, .host_missing = run.host_cost_missing};
-  if (parsed.cpu_seconds) {
-    cost.guest_cpu_seconds = parsed.cpu_seconds;
-  } else if (run.guest_cpu && run.guest_cpu->all > 0) {
+  RunCost cost{.tool_bytes = parsed.bytes, .tool_runs = run.window_runs, .guest_cpu_seconds = parsed.cpu_seconds,
+               .fio_ctx = parsed.ctx, .host = run.host_cost, .host_missing = run.host_cost_missing};
+  if (run.guest_cpu && run.guest_cpu->all > 0) {
     cost.guest_ticks = GuestTicks{.busy = run.guest_cpu->busy, .all = run.guest_cpu->all};
-    cost.guest_cpu_seconds = static_cast<double>(run.guest_cpu->busy) / kUserHz;
+    if (!cost.guest_cpu_seconds) cost.guest_cpu_seconds = static_cast<double>(run.guest_cpu->busy) / kUserHz;
   }
   return cost;
 }

@@ -48,7 +48,7 @@ struct RunCost {
   // ones (its last one is stopped early).
   std::uint64_t tool_runs = 1;
   std::optional<double> guest_cpu_seconds;  // fio's usr+sys, or busy ticks / USER_HZ
-  std::optional<GuestTicks> guest_ticks;    // dd: /proc/stat over the run
+  std::optional<GuestTicks> guest_ticks;    // /proc/stat over the run (the guest's figure for dd)
   std::optional<std::uint64_t> fio_ctx;     // fio: the jobs' context switches
   std::optional<HostWindowCost> host;
   std::string host_missing;                 // why `host` is absent ("" when it is there or not sampled)
