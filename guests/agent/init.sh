@@ -167,7 +167,7 @@ parse_job() {
     val=${line#* }
     [ "$key" = "$line" ] && val=
     if [ $first = 1 ]; then
-      [ "$line" = "abvm-job 3" ] || { error "not an abvm job (version 3): $line"; return 1; }
+      [ "$line" = "abvm-job 4" ] || { error "not an abvm job (version 4): $line"; return 1; }
       first=0
       mkdir -p "$WORK" && : > "$WORK/steps" || return 1
       continue

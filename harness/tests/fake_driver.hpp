@@ -48,7 +48,7 @@ struct FakeAnswer {
 
 // A field ("trial", "nonce") of the job file inside an initrd's appended job archive.
 inline std::string job_field(const std::string& initrd, const std::string& key) {
-  const std::size_t job = initrd.rfind("abvm-job 3\n");
+  const std::size_t job = initrd.rfind("abvm-job 4\n");
   if (job == std::string::npos) return "";
   const std::size_t at = initrd.find("\n" + key + " ", job);
   if (at == std::string::npos) return "";
@@ -108,7 +108,7 @@ struct FakeJob {
 
 inline FakeJob fake_job(const std::string& initrd) {
   FakeJob job;
-  const std::size_t at = initrd.rfind("abvm-job 3\n");
+  const std::size_t at = initrd.rfind("abvm-job 4\n");
   if (at == std::string::npos) return job;
   std::istringstream in(initrd.substr(at));
   for (std::string line; std::getline(in, line) && line != "done";) {

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -299,7 +300,7 @@ TEST(ReportPlots, TimelineOfTheFirstAndTheWorstBlockWhenRunsCarryTheirTiming) {
 TEST(ReportPlots, ACostMetricIsPlottedAgainstItsWorkloadsThroughput) {
   if (!have_matplotlib()) ABVM_SKIP_WITHOUT("python3-matplotlib is not installed (harness/setup.sh installs it)");
   json report = demo_report();
-  const std::string bandwidth = report["metrics"][0]["name"];
+  const std::string bandwidth = report["metrics"][0]["name"].get<std::string>();
   ASSERT_TRUE(bandwidth.ends_with(".bandwidth")) << bandwidth;
   json cost = report["metrics"][0];
   cost["name"] = bandwidth.substr(0, bandwidth.find('.')) + ".host_cpu_per_gib";

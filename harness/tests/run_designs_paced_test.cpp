@@ -186,7 +186,9 @@ TEST_F(PacedTest, EachWindowCarriesTheHostsCostOrWhyItHasNone) {
     };
     EXPECT_TRUE(has("dd-write.guest_cpu_per_gib")) << e.trial;
     EXPECT_EQ(has("dd-write.host_cpu_per_gib"), e.trial == "t0000") << e.trial;
-    if (e.trial == "t0001") EXPECT_EQ(e.cost->host_missing, "at the go: virDomainListGetStats: fake failure");
+    if (e.trial == "t0001") {
+      EXPECT_EQ(e.cost->host_missing, "at the go: virDomainListGetStats: fake failure");
+    }
   }
 }
 
