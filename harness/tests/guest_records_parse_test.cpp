@@ -193,8 +193,8 @@ TEST(GuestRecords, ACpuRecordGoesWithTheRunJustEnded) {
   EXPECT_FALSE(r.runs[2].cpu);
   EXPECT_FALSE(r.runs[3].cpu);
   ASSERT_EQ(r.problems.size(), 2u) << ::testing::PrintToString(r.problems);
-  EXPECT_EQ(r.problems[0], "record 7 (CPU): CPU record without the end of its run just before");
-  EXPECT_EQ(r.problems[1], "record 10 (CPU): malformed CPU record");
+  EXPECT_EQ(r.problems[0], "record 6 (CPU): CPU record without the end of its run just before");
+  EXPECT_EQ(r.problems[1], "record 9 (CPU): malformed CPU record");
 }
 
 TEST(GuestRecords, MalformedPacedRecordsAreProblemsNotRuns) {
