@@ -20,6 +20,11 @@ harness/report/plots.cpp expected_plot_kinds asks the same):
                 its start to its end, the filler load after it (until its partner's run ended) a
                 lighter bar, the host's go a tick, runs left out for too little overlap hatched; all
                 blocks when there are at most three, else the first and the one with the worst overlap
+and a sixth for a cost metric (<workload>.guest_cpu_per_gib, .host_cpu_per_gib, .host_cpu_per_req;
+harness/samples/cost.hpp; plots.cpp asks the same):
+  cost          per side, each run's cost against its throughput (the workload's first bandwidth metric,
+                the same run found by its "order"): a change that costs CPU per byte at the same speed
+                moves up, one whose speed is capped by the disk moves up without moving right
 
 A plot that fails is listed under "missing" with the reason; the others are still made. When
 matplotlib cannot be imported at all, every plot is missing with that reason and the exit code is
@@ -250,8 +255,52 @@ def timed_runs(metric):
     return out
 
 
+COST_SUFFIXES = (".guest_cpu_per_gib", ".host_cpu_per_gib", ".host_cpu_per_req")
+
+
+def is_cost(metric):
+    name = metric.get("name") or ""
+    return any(name.endswith(s) and len(name) > len(s) for s in COST_SUFFIXES)
+
+
 def kinds_of(metric):
-    return KINDS + (("timeline",) if timed_runs(metric) else ())
+    return KINDS + (("timeline",) if timed_runs(metric) else ()) + (("cost",) if is_cost(metric) else ())
+
+
+def throughput_of(report, metric):
+    """The first bandwidth metric of the cost metric's workload (workload names hold no '.')."""
+    workload = metric["name"].split(".")[0]
+    for m in report.get("metrics") or []:
+        if m["name"].split(".")[0] == workload and m["name"].endswith(".bandwidth"):
+            return m
+    raise ValueError(f"the report has no bandwidth metric of workload {workload} to plot its cost against")
+
+
+def plot_cost(plt, report, metric, path):
+    """Per side, each run's cost against its throughput: one point per run listed in both metrics."""
+    bw = throughput_of(report, metric)
+    points = {}
+    for side in ("a", "b"):
+        speed = {r.get("order"): r["value"] for r in runs_of(bw, side) if r.get("value") is not None}
+        points[side] = [(speed[r.get("order")], r["value"]) for r in runs_of(metric, side)
+                        if r.get("order") in speed and r.get("value") is not None]
+    if not points["a"] and not points["b"]:
+        raise ValueError(f"no run listed in both {metric['name']} and {bw['name']}")
+    xdiv, xunit = axis_unit([p[0] for s in points.values() for p in s], bw.get("unit", ""))
+    fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.6), dpi=100, sharex=True, sharey=True)
+    for ax, side in zip(axes, ("a", "b")):
+        pts = points[side]
+        ax.scatter([p[0] / xdiv for p in pts], [p[1] for p in pts], s=18, color=SIDE_COLOURS[side], alpha=0.8)
+        ax.set_title(f"{side_label(report, side)} ({len(pts)} runs)", fontsize=9)
+        ax.set_xlabel(f"{bw['name']} ({xunit})", fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"{metric['name']} ({metric.get('unit', '')})", fontsize=8)
+    title = "Cost against throughput, per side"
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return title
 
 
 def timeline_blocks(metric, limit=3):
@@ -352,7 +401,7 @@ def main(argv):
         return 0
     os.makedirs(out_dir, exist_ok=True)
     makers = {"runs": plot_runs, "order": plot_order, "distribution": plot_distribution, "effect": plot_effect,
-              "timeline": plot_timeline}
+              "timeline": plot_timeline, "cost": plot_cost}
     for i, metric in enumerate(metrics):
         for kind in kinds_of(metric):
             name = f"m{i}-{kind}.png"

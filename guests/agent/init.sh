@@ -31,6 +31,8 @@
 #          "stop <step>"; made before READY, so its time comes later, as RUNEND's t_done)
 #          RUN workload,index,warmup,t_start,step,t_ready,t_go
 #          RUNEND workload,index,status,t_end,t_fill,t_stop,t_load_end,fills,t_done (after the window)
+#          CPU workload,index,busy,all (after RUNEND: the guest's /proc/stat CPU ticks over the run,
+#              USER_HZ = 10 ms each, busy = user+nice+system+irq+softirq, all adds idle+iowait+steal)
 #          MODPARAM b64("<module>.<param>=<value>") | DMESG b64 | ERROR b64 | END record_count
 #   Times (t_*) are the guest's CLOCK_MONOTONIC in seconds (clock_now). The host maps them to its own
 #   clock from when live records (BEGIN, READY, DONE with RUNEND's t_done, unpaced RUN and RUNEND)
@@ -129,6 +131,21 @@ clock_now() {
   esac
 }
 error() { rec ERROR "$(b64 "$1")"; }
+# Sets CPU_BUSY and CPU_ALL to the guest's CPU time so far, in USER_HZ ticks (10 ms), from the first
+# line of /proc/stat ("cpu user nice system idle iowait irq softirq steal ..."), with builtins only as
+# clock_now reads the clock: busy is user+nice+system+irq+softirq, all adds idle, iowait and steal.
+# Both stay 0 when it cannot be read (the host then records no guest CPU for the run).
+cpu_ticks() {
+  CPU_BUSY=0 CPU_ALL=0 c_u= c_st=0
+  read -r _ c_u c_n c_s c_i c_w c_q c_sq c_st _ < /proc/stat 2>/dev/null
+  case "$c_u$c_n$c_s$c_i$c_w$c_q$c_sq$c_st" in ''|*[!0-9]*) return 0 ;; esac
+  CPU_BUSY=$((c_u + c_n + c_s + c_q + c_sq))
+  CPU_ALL=$((CPU_BUSY + c_i + c_w + c_st))
+}
+# The run's CPU record, from the ticks read before it (c0_busy, c0_all) and after it (CPU_BUSY, CPU_ALL).
+rec_cpu() {  # name index
+  rec CPU "$1,$2,$((CPU_BUSY - c0_busy)),$((CPU_ALL - c0_all))"
+}
 
 # Parses $JOB into $WORK/<i>/{name,disk,kind,repetitions,warmup,sync,drop_caches,scheduler_none,args,
 # jobfile} and $WORK/steps ("<workload> <warmup> <index>" per line, the default order when the job
@@ -150,7 +167,7 @@ parse_job() {
     val=${line#* }
     [ "$key" = "$line" ] && val=
     if [ $first = 1 ]; then
-      [ "$line" = "abvm-job 3" ] || { error "not an abvm job (version 3): $line"; return 1; }
+      [ "$line" = "abvm-job 4" ] || { error "not an abvm job (version 4): $line"; return 1; }
       first=0
       mkdir -p "$WORK" && : > "$WORK/steps" || return 1
       continue
@@ -293,11 +310,14 @@ run_one() {  # dir index warmup
     sync
     poweroff -f
   fi
+  cpu_ticks; c0_busy=$CPU_BUSY c0_all=$CPU_ALL
   run_argv "$dir" "$WORK/out"
   status=$?
   clock_now; t1=$NOW
+  cpu_ticks
   emit_output "$WORK/out"
   rec RUNEND "$name,$2,$status,$t1"
+  rec_cpu "$name" "$2"
 }
 
 # Reads console lines until one is exactly "$1" or "abort", for at most WAIT seconds in all.
@@ -430,9 +450,11 @@ run_paced_step() {  # step dir index warmup
   [ "$TEST_FAULT" = hang-window ] && while :; do sleep 3600; done
   first_run_fault
   t0=$NOW
+  cpu_ticks; c0_busy=$CPU_BUSY c0_all=$CPU_ALL
   "$@" > "$WORK/out" 2>&1 < /dev/null
   status=$?
   clock_now; t1=$NOW
+  cpu_ticks
   t_fill=$t1
   FILLS=0
   if [ "$FILL" = 1 ]; then release_filler; clock_now; t_fill=$NOW; fi
@@ -448,6 +470,7 @@ run_paced_step() {  # step dir index warmup
   rec RUN "$name,$index,$warm,$t0,$step,$t_ready,$t_go"
   emit_output "$WORK/out"
   rec RUNEND "$name,$index,$status,$t1,$t_fill,$t_stop,$t_load_end,$FILLS,$t_done"
+  rec_cpu "$name" "$index"
   return $heard
 }
 
@@ -711,11 +734,13 @@ case "${ABVM_AGENT_MODE:-guest}" in
     printf '%s' "$ABVM_OUTPUT" > "$WORK/out"
     emit_output "$WORK/out"
     rec RUNEND "demo,0,3,2.75"
+    rec CPU "demo,0,7,25"
     rec READY "0,3.000001"
     rec DONE "0"
     rec RUN "paced,0,0,3.100000,0,3.000001,3.050000"
     emit_output "$WORK/out"
     rec RUNEND "paced,0,0,4.400000,4.450000,5.000000,5.100000,2,4.500000"
+    rec CPU "paced,0,120,130"
     rec END "$SEQ"
     exit 0 ;;
   *)

@@ -278,7 +278,7 @@ inline AgentView agent_read(std::string_view text) {
     text.remove_prefix(nl + 1);
     fuzz_check(!v.done, "job has lines after 'done'");
     if (first) {
-      fuzz_check(line == "abvm-job 3", "job does not start with 'abvm-job 3'");
+      fuzz_check(line == "abvm-job 4", "job does not start with 'abvm-job 4'");
       first = false;
       continue;
     }

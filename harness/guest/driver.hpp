@@ -129,6 +129,29 @@ class Doorbell {
   bool rung_ = false;
 };
 
+// The host's count of one running guest at one moment (libvirt's domain statistics): the CPU its
+// QEMU spent and what its disks received so far. Differences of two readings are a window's cost
+// (samples/cost.hpp HostWindowCost).
+struct DomainStats {
+  double cpu_seconds = 0;        // cpu.time: every thread of the guest's QEMU
+  double user_seconds = 0;       // cpu.user
+  double system_seconds = 0;     // cpu.system
+  double vcpu_seconds = 0;       // sum of vcpu.<n>.time
+  std::uint64_t disk_bytes = 0;     // sum over its disks of block.<n>.rd.bytes + wr.bytes
+  std::uint64_t disk_requests = 0;  // and of rd.reqs + wr.reqs
+  bool operator==(const DomainStats&) const = default;
+};
+
+// A reading, or why there is none (the statistics call failed: the run goes on without it).
+struct DomainStatsReading {
+  std::optional<DomainStats> stats;
+  std::string error;
+};
+
+// Reads the running guest's statistics now. Valid while its run_guest call watches the guest, and
+// called only from that call's hooks (its thread).
+using DomainStatsReader = std::function<DomainStatsReading()>;
+
 // What the caller watches and says while one guest runs.
 struct ConsoleHooks {
   // Called with the whole console text so far, after each new piece arrives: true ends the guest.
@@ -142,6 +165,10 @@ struct ConsoleHooks {
   std::function<std::optional<std::string>()> give_up;
   // When set, the watch loop waits on it between polls, and it is rung when console data arrives.
   std::shared_ptr<Doorbell> bell;
+  // When set, called once the guest runs (before the first `input`) with the reader of its
+  // statistics, which the caller reads when it decides (a paced block: just before a window's go
+  // and just before its stop, from `input`).
+  std::function<void(DomainStatsReader)> on_running;
 };
 
 class GuestDriver {

@@ -185,7 +185,7 @@ std::string serialise_job(const GuestJob& job) {
     throw Error(fmt::format("guest job: wait ({}) and hold ({}) must be at least 1 s", job.wait_seconds,
                             job.hold_seconds));
   }
-  std::string out = "abvm-job 3\n";
+  std::string out = "abvm-job 4\n";
   out += "trial " + job.trial_id + "\n";
   out += "nonce " + job.nonce + "\n";
   out += "scratch " + job.scratch_serial + "\n";

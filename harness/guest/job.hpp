@@ -2,8 +2,10 @@
 // The guest job: what one trial's guest runs, serialised for the in-guest agent
 // (guests/agent/init.sh) and shipped as a tiny cpio archive appended to the initramfs.
 //
-// Job file format (version 3), read by the agent line by line WITHOUT eval:
-//   abvm-job 3                  first line, exactly
+// Job file format (version 4), read by the agent line by line WITHOUT eval (version 4 has the lines of
+// version 3 and asks for an agent that reports each run's CPU: its CPU record, guest/records.hpp; an
+// agent of version 3 refuses it instead of leaving the runs' cost out in silence):
+//   abvm-job 4                  first line, exactly
 //   trial <id>                  [A-Za-z0-9_.-]+
 //   nonce <nonce>               [A-Za-z0-9]{8,64}; every record the guest prints carries it
 //   scratch <serial>            virtio-blk serial of the disk a workload writes to unless it names one

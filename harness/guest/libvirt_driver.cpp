@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <pugixml.hpp>
 #include <thread>
 
@@ -942,6 +943,59 @@ void watch_guest(WatchedGuest& g, Clock::time_point deadline, std::chrono::milli
   }
 }
 
+// The CPU of a local QEMU from /proc/<pid>/stat (utime, stime: every thread's, in clock ticks), for
+// a connection whose statistics have no cpu.* (QEMU outside a cgroup: the embedded driver).
+std::optional<DomainStats> local_process_cpu(long pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string text;
+  if (pid <= 0 || !std::getline(in, text)) return std::nullopt;
+  const auto paren = text.rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(paren + 2));
+  std::string skip;
+  for (int i = 3; i < 14; ++i) fields >> skip;  // state .. cmajflt; utime is field 14
+  unsigned long long utime = 0, stime = 0;
+  if (!(fields >> utime >> stime)) return std::nullopt;
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  return DomainStats{.cpu_seconds = static_cast<double>(utime + stime) / tick,
+                     .user_seconds = static_cast<double>(utime) / tick,
+                     .system_seconds = static_cast<double>(stime) / tick};
+}
+
+// The domain's statistics now (virDomainListGetStats: cpu.*, vcpu.<n>.time, block.<n>.*).
+DomainStatsReading read_domain_stats(virDomainPtr dom, long qemu_pid) {
+  virDomainPtr doms[] = {dom, nullptr};
+  virDomainStatsRecordPtr* records = nullptr;
+  const unsigned int kinds = VIR_DOMAIN_STATS_CPU_TOTAL | VIR_DOMAIN_STATS_VCPU | VIR_DOMAIN_STATS_BLOCK;
+  if (virDomainListGetStats(doms, kinds, &records, 0) < 1 || records == nullptr) {
+    DomainStatsReading failed{.error = "virDomainListGetStats: " + last_error()};
+    if (records != nullptr) virDomainStatsRecordListFree(records);
+    return failed;
+  }
+  DomainStats s;
+  bool cpu = false;
+  const virDomainStatsRecordPtr r = records[0];
+  for (int i = 0; i < r->nparams; ++i) {
+    const virTypedParameter& p = r->params[i];
+    if (p.type != VIR_TYPED_PARAM_ULLONG) continue;
+    const std::string_view name = p.field;
+    const auto ns = static_cast<double>(p.value.ul) / 1e9;
+    if (name == "cpu.time") s.cpu_seconds = ns, cpu = true;
+    else if (name == "cpu.user") s.user_seconds = ns;
+    else if (name == "cpu.system") s.system_seconds = ns;
+    else if (name.starts_with("vcpu.") && name.ends_with(".time")) s.vcpu_seconds += ns;
+    else if (name.starts_with("block.") && (name.ends_with(".rd.bytes") || name.ends_with(".wr.bytes"))) s.disk_bytes += p.value.ul;
+    else if (name.starts_with("block.") && (name.ends_with(".rd.reqs") || name.ends_with(".wr.reqs"))) s.disk_requests += p.value.ul;
+  }
+  virDomainStatsRecordListFree(records);
+  if (!cpu) {
+    const auto local = local_process_cpu(qemu_pid);
+    if (!local) return {.error = "libvirt's domain statistics have no cpu.time, and its QEMU is not on this machine"};
+    s.cpu_seconds = local->cpu_seconds, s.user_seconds = local->user_seconds, s.system_seconds = local->system_seconds;
+  }
+  return {.stats = s};
+}
+
 // Ends a guest that still runs. InfraError when it cannot be destroyed.
 void destroy_guest(virDomainPtr dom, long qemu_pid, const DomainSpec& spec, const std::string& uri) {
   // A guest we destroy has nothing to save: SIGKILL its QEMU and reap it, rather than libvirt's
@@ -1016,6 +1070,7 @@ void boot_and_watch(Boot& b, GuestOutcome& outcome) {
                          : stream.error();
   } else {
     outcome.start_seconds = elapsed();
+    if (b.hooks.on_running) b.hooks.on_running([raw, qemu_pid] { return read_domain_stats(raw, qemu_pid); });
     WatchedGuest guest{b.conn, b.uri, b.spec, raw, stream, console, events, b.hooks, b.console_copy, b.lost};
     watch_guest(guest, start + b.timeout, b.timeout, outcome);
   }

@@ -429,6 +429,8 @@ class ReportReader {
       else open_b64_ += rec.payload;
     } else if (rec.type == "RUNEND") {
       end_run(seq, rec, fields);
+    } else if (rec.type == "CPU") {
+      run_cpu(rec, fields);
     } else if (rec.type == "MODPARAM") {
       module_param(rec);
     } else if (rec.type == "DMESG") {
@@ -634,6 +636,23 @@ class ReportReader {
       mark({.seq = seq, .t = run.t_end, .run = next_run()});
     }
     report_.runs.push_back(std::move(run));
+  }
+
+  // "workload,index,busy,all": the CPU ticks of the run that just ended (the last one reported).
+  void run_cpu(const Record& rec, const std::vector<std::string>& fields) {
+    GuestCpuTicks t;
+    int index = -1;
+    if (fields.size() != 4 || !parse_number(fields[1], index) || !parse_number(fields[2], t.busy) ||
+        !parse_number(fields[3], t.all) || t.busy > t.all) {
+      bad(rec, "malformed CPU record");
+      return;
+    }
+    if (open_run_ || report_.runs.empty() || report_.runs.back().workload != fields[0] ||
+        report_.runs.back().index != index || report_.runs.back().cpu) {
+      bad(rec, "CPU record without the end of its run just before");
+      return;
+    }
+    report_.runs.back().cpu = t;
   }
 
   GuestReport& report_;

@@ -48,6 +48,15 @@ struct GuestWindow {
   int fills = 0;           // filler runs begun
 };
 
+// The guest's CPU time over one run, from /proc/stat (guests/agent/init.sh cpu_ticks): USER_HZ ticks
+// of 10 ms summed over its CPUs, so a run of a second is counted to about 1 %. `all` is every
+// tick that passed on every CPU; steal stays 0 under TCG (the guest cannot see the emulator).
+struct GuestCpuTicks {
+  std::uint64_t busy = 0;  // user + nice + system + irq + softirq
+  std::uint64_t all = 0;   // busy + idle + iowait + steal
+  bool operator==(const GuestCpuTicks&) const = default;
+};
+
 struct GuestRun {
   std::string workload;
   int index = 0;           // counts warm-up and measured runs separately, from 0
@@ -57,6 +66,7 @@ struct GuestRun {
   double t_end = 0;
   std::string output;      // the tool's raw stdout+stderr
   std::optional<GuestWindow> window;  // paced runs only
+  std::optional<GuestCpuTicks> cpu;   // the CPU record after its RUNEND (agents before it: none)
 };
 
 // A record printed the moment its guest time was read (BEGIN, READY, DONE, an unpaced RUN or

@@ -82,6 +82,7 @@ template <class V> void describe(V& v, SidesMismatch& x) { v.kind("sides_mismatc
 template <class V> void describe(V& v, DifferentHosts&) { v.kind("different_hosts"); }
 template <class V> void describe(V& v, DifferentAccelerators&) { v.kind("different_accelerators"); }
 template <class V> void describe(V& v, RanUnderTcg&) { v.kind("ran_under_tcg"); }
+template <class V> void describe(V& v, HostCostUnderTcg&) { v.kind("host_cost_under_tcg"); }
 template <class V> void describe(V& v, RunsFailed& x) { v.kind("runs_failed"), v("a", x.a), v("b", x.b); }
 template <class V> void describe(V& v, OneSideFailsMore& x) { v.kind("one_side_fails_more"), v("side", x.side); }
 template <class V> void describe(V& v, NothingToCompare&) { v.kind("nothing_to_compare"); }

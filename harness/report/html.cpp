@@ -33,6 +33,7 @@ const char* kind_caption(const std::string& kind) {
   if (kind == "distribution") return "distributions with the detected modes";
   if (kind == "effect") return "effect with its interval against the margin";
   if (kind == "timeline") return "A's and B's runs of blocks on the host's clock";
+  if (kind == "cost") return "each run's cost against its throughput, per side";
   return "plot";
 }
 
@@ -93,6 +94,7 @@ std::string plots_of(const PlotSet& plots, std::size_t metric, const std::string
   std::string out = "<div class=\"plots\">\n";
   std::vector<std::string> kinds(std::begin(kPlotKinds), std::end(kPlotKinds));
   kinds.emplace_back(kTimelineKind);
+  kinds.emplace_back(kCostKind);
   for (const std::string& kind : kinds) {
     for (const auto& p : plots.plots) {
       if (p.metric != metric || p.kind != kind) continue;
@@ -173,6 +175,7 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
   out += fmt::format("<h2>{} <span class=\"badge verdict-{}\">{}</span></h2>\n", e(m.name), e(verdict), e(verdict));
   out += fmt::format("<p class=\"unit\">unit {}, {} is better</p>\n", e(m.unit.empty() ? "none" : m.unit),
                      e(to_string(m.better)));
+  if (!m.judged) out += fmt::format("<p class=\"unit\">{}</p>\n", e(kNotJudgedWords));
   out += fmt::format("<p class=\"sentence\">{}</p>\n", e(headline(m, in.report)));
   const bool paired = m.primary_estimate == Estimate::paired;
   out += list_items(sentences(m.findings, Severity::warning), "warnings");

@@ -144,6 +144,7 @@ json metric_json(const ReportMetric& m, const ReportModel& report) {
   json out = {{"name", m.name},
               {"unit", m.unit},
               {"better", to_string(m.better)},
+              {"judged", m.judged},
               {"a", side_json(m.a)},
               {"b", side_json(m.b)},
               {"effect", effect_json(m.effect)},

@@ -64,8 +64,8 @@ std::string junit_report(const ReportModel& report, const JunitOptions& options)
   // pass on a question it never measured.
   std::size_t failures = report.missing.size(), skipped = 0;
   for (const auto& m : report.metrics) {
-    failures += m.verdict == Verdict::regression;
-    skipped += m.verdict == Verdict::inconclusive;
+    failures += m.judged && m.verdict == Verdict::regression;
+    skipped += m.judged && m.verdict == Verdict::inconclusive;
   }
   const std::size_t tests = report.metrics.size() + report.missing.size();
 
@@ -110,6 +110,11 @@ std::string junit_report(const ReportModel& report, const JunitOptions& options)
     set_attr(tc, "classname", options.suite);
     set_attr(tc, "name", m.name);
     set_attr(tc, "time", "0");
+    if (!m.judged) {
+      // Reported beside the judged metrics: a passing case that says what it measured.
+      set_text(tc.append_child("system-out"), sentence + "\n" + kNotJudgedWords + "\n" + details(m, a_label, b_label));
+      continue;
+    }
     if (m.verdict == Verdict::regression) {
       pugi::xml_node f = tc.append_child("failure");
       set_attr(f, "type", "regression");

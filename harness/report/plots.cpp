@@ -14,6 +14,7 @@
 #include "core/process.hpp"
 #include "core/resources.hpp"
 #include "report/json_report.hpp"
+#include "samples/cost.hpp"
 
 namespace abvm {
 namespace {
@@ -69,6 +70,7 @@ std::vector<std::string> expected_plot_kinds(const ReportMetric& metric) {
     any = any || timed(side->runs) || (side->voided_runs && timed(*side->voided_runs));
   }
   if (any) kinds.emplace_back(kTimelineKind);
+  if (is_cost_metric(metric.name)) kinds.emplace_back(kCostKind);
   return kinds;
 }
 

@@ -23,9 +23,11 @@ inline constexpr const char* kPlotKinds[] = {"runs", "order", "distribution", "e
 // Drawn after them for a metric whose runs carry their timing (analysis.json runs[].timing, in
 // "runs" or "voided_runs" of either side): A's and B's runs of a few blocks on one time axis.
 inline constexpr const char* kTimelineKind = "timeline";
+// A cost metric's (samples/cost.hpp): its runs against their throughput, per side.
+inline constexpr const char* kCostKind = "cost";
 
-// The kinds of plot one metric of the report gets: kPlotKinds, and kTimelineKind when its
-// runs carry their timing. Each ends up in PlotSet::plots or PlotSet::missing.
+// The kinds of plot one metric of the report gets: kPlotKinds, kTimelineKind when its
+// runs carry their timing, and kCostKind for a cost metric. Each ends up in PlotSet::plots or PlotSet::missing.
 std::vector<std::string> expected_plot_kinds(const ReportMetric& metric);
 
 struct Plot {

@@ -268,6 +268,7 @@ ReportMetric metric_of(const Node& n) {
                  .b = side_of(n["b"]),
                  .effect = effect_of(n["effect"]),
                  .paired_effect = effect_or_null(n["paired_effect"])};
+  if (n.has("judged")) m.judged = n["judged"].flag();
   if (n.has("primary_estimate")) {
     m.primary_estimate = n["primary_estimate"].word(parse_estimate, "paired, unpaired");
   }

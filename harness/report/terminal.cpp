@@ -69,6 +69,7 @@ std::string terminal_report(const ReportModel& analysis, const TerminalOptions& 
   }
   for (const auto& m : analysis.metrics) {
     out += fmt::format("\n{} ({}, {} is better)\n", m.name, m.unit.empty() ? "no unit" : m.unit, to_string(m.better));
+    if (!m.judged) out += fmt::format("  {}\n", kNotJudgedWords);
     out += fmt::format("  {:<10} {:>5} {:>12} {:>12} {:>12} {:>12} {:>12} {:>7}\n", "side", "n", "median", "mean",
                        "MAD", "min", "max", "CV");
     side_row(out, options.a_label, m.a, m.unit);

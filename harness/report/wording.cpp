@@ -200,6 +200,10 @@ struct ExperimentWords {
     return "Guests ran under TCG (software emulation): the numbers describe the emulator as much as the kernel. Use a "
            "host with working KVM for conclusions about real hardware.";
   }
+  std::string operator()(const HostCostUnderTcg&) const {
+    return "Under TCG the host's CPU per GiB and per request include the emulator translating every guest "
+           "instruction: they compare the two sides' cost to the emulator, not to a CPU running them.";
+  }
   std::string operator()(const RunsFailed& f) const {
     return fmt::format("{} run(s) failed on side A and {} on side B; they are listed and left out of the statistics.",
                        f.a, f.b);
@@ -331,6 +335,7 @@ std::string verdict_headline(const ReportModel& report) {
   // A verdict word that a significant shift stands behind says so, metric by metric.
   std::vector<std::string> qualified;
   for (const ReportMetric& m : report.metrics) {
+    if (!m.judged) continue;  // no part of the verdict
     const std::string q = margin_qualifier(m.verdict, oriented_effect(m), report.margin);
     if (!q.empty()) qualified.push_back(m.name + ": " + q);
   }
@@ -369,5 +374,8 @@ std::vector<std::string> run_length_lines(const SideContext& a, const SideContex
   }
   return out;
 }
+
+const char* const kNotJudgedWords =
+    "reported, not judged: its verdict is no part of the experiment's (name it in [analysis] metrics to judge it)";
 
 }  // namespace abvm

@@ -36,6 +36,9 @@ std::string labelled(const std::string& letter, const std::string& label);
 // it; with nothing to compare, why: "bw: no valid runs on side B: inconclusive".
 std::string headline(const ReportMetric& metric, const ReportModel& report);
 
+// What a metric reported but not judged (ReportMetric::judged) says beside its figures.
+extern const char* const kNotJudgedWords;
+
 // The experiment's verdict with what stands behind it, the line the terminal and the HTML end and
 // begin with: "no_change (bw: a significant shift, inside the ±5.0 % margin)", and a mismatch of
 // the sides said with it.

@@ -26,6 +26,19 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// What a run cost: the guest's view from the tool (fio) or the guest's ticks (dd), the host's from its
+// window. fio reports its own CPU; dd does not, and the guest's /proc/stat ticks stand for it (kept for
+// fio too, beside fio's own figure).
+RunCost run_cost(const RunResult& run, const RunMetrics& parsed) {
+  RunCost cost{.tool_bytes = parsed.bytes, .tool_runs = run.window_runs, .guest_cpu_seconds = parsed.cpu_seconds,
+               .fio_ctx = parsed.ctx, .host = run.host_cost, .host_missing = run.host_cost_missing};
+  if (run.guest_cpu && run.guest_cpu->all > 0) {
+    cost.guest_ticks = GuestTicks{.busy = run.guest_cpu->busy, .all = run.guest_cpu->all};
+    if (!cost.guest_cpu_seconds) cost.guest_cpu_seconds = static_cast<double>(run.guest_cpu->busy) / kUserHz;
+  }
+  return cost;
+}
+
 }  // namespace
 
 JournalSink::JournalSink(fs::path journal, std::vector<Workload> workloads, std::string host, int sides_per_trial)
@@ -81,6 +94,10 @@ std::vector<JournalEntry> JournalSink::entries_for(const TrialResult& result) co
         }
         e.metrics = std::move(parsed.metrics);
         if (e.outcome == Outcome::ok && e.metrics.empty()) throw Error(source + ": no metric in the output");
+        if (e.outcome == Outcome::ok) {
+          e.cost = run_cost(run, parsed);
+          for (auto& m : cost_metrics(run.workload, *e.cost, parsed.per_request)) e.metrics.push_back(std::move(m));
+        }
         for (const auto& m : e.metrics) {
           if (!std::isfinite(m.value) || m.value <= 0) {
             throw Error(fmt::format("{}: metric {} = {} is not a positive number", source, m.name, m.value));

@@ -224,10 +224,12 @@ std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial, const Lan
                            },
                        .input = [&] { return watch.input(); },
                        .give_up = [&] { return watch.give_up(); },
-                       .bell = watch.bell()};
+                       .bell = watch.bell(),
+                       .on_running = [&](DomainStatsReader reader) { watch.stats_reader(std::move(reader)); }};
     watch.attempt_started(job.nonce);
     GuestOutcome outcome = hosts_[lane.host].driver->run_guest(domain, trial_timeout(spec_), hooks);
     watch.attempt_ended();
+    watch.stats_reader(nullptr);  // its domain is gone
     if (!spec_.keep_initrd) fs::remove(domain.initrd, ec);
     if (interrupted) return std::nullopt;
     // What the driver booted: a remote host's volume paths instead of this machine's files.
@@ -239,6 +241,7 @@ std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial, const Lan
     classify_trial(outcome, result.report, measured, result);
     check_sides([this](Side s) -> const SideExpectation& { return spec_.side(s).expect; }, measured, result);
     time_runs(result.report, result.clock, result.runs);
+    cost_windows(result.report, result.clock, result.runs);
     if (result.outcome != Outcome::infra_error || attempt == last) break;
     // Keep what the failed attempt left, then boot again: an infra error says nothing about
     // the kernel, so a new boot is a fair replacement (and it is recorded).

@@ -128,7 +128,10 @@ void classify_trial(const GuestOutcome& guest, const GuestReport& report, const 
         continue;
       }
       RunResult run{.workload = w.workload, .side = w.side, .disk_serial = w.disk_serial, .report_name = w.report_name,
-                    .index = i, .exit_status = found->exit_status, .output = found->output};
+                    .index = i, .exit_status = found->exit_status, .output = found->output,
+                    .guest_cpu = found->cpu};
+      // The filler's last run is stopped early: the runs it began, less that one, and the measured one.
+      if (found->window) run.window_runs = static_cast<std::uint64_t>(std::max(1, found->window->fills));
       if (found->exit_status != 0) {
         run.outcome = Outcome::workload_failed;
         run.detail = fmt::format("{} run {} exited with status {}", w.report_name, i, found->exit_status);

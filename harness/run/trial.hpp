@@ -16,6 +16,7 @@
 #include "guest/driver.hpp"
 #include "guest/records.hpp"
 #include "plan/plan.hpp"
+#include "samples/cost.hpp"
 #include "samples/sample.hpp"
 
 namespace abvm {
@@ -51,6 +52,13 @@ struct RunResult {
   // run's guest was under load (samples/sample.hpp: the journal carries both).
   std::optional<RunTiming> timing;
   std::optional<RunOverlap> overlap;
+  // What it cost (samples/cost.hpp): the guest's CPU ticks over the run (guest/records.hpp), and the
+  // host's view of its window (paced designs: run/designs/paced.hpp), or why the host has none.
+  std::optional<GuestCpuTicks> guest_cpu;
+  std::optional<HostWindowCost> host_cost;
+  std::string host_cost_missing;
+  // The tool's runs the window held at least: the measured one and the filler's finished ones.
+  std::uint64_t window_runs = 1;
 };
 
 // What the host saw of one boot's console, on its own clock (Unix epoch seconds): when each record
@@ -61,8 +69,14 @@ struct HostClockLog {
   struct Word {
     std::string word;                          // "go 3", "stop 3", "abort"
     double at = 0;
+    // The guest's statistics read just before a go or a stop was typed (issue 27: the host's view
+    // of a window's cost); nullopt for other words and where the driver gave no reader.
+    std::optional<DomainStatsReading> stats;
   };
   std::vector<Word> typed;
+  // Runs without a window (sequential blocks, same-guest): the guest's statistics read as an unpaced
+  // run's RUN and RUNEND record lines arrived, by the record's sequence number.
+  std::map<std::uint64_t, DomainStatsReading> read_at;
 };
 
 struct TrialResult {

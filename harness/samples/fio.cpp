@@ -110,6 +110,7 @@ class DocumentReader {
       fail(fmt::format("fio JSON: {}.error is not an integer", where));
     out.error = error.get<int>();
     if (out.error != 0) return out;
+    out.cpu = read_cpu(job, where);
     for (const char* dir : {"read", "write", "trim"}) {
       auto it = job.find(dir);
       if (it == job.end()) continue;  // fio leaves out directions it does not support
@@ -139,6 +140,21 @@ class DocumentReader {
       out.directions.push_back(std::move(d));
     }
     return out;
+  }
+
+  // Absent from older fio: nullopt. Present, they must be what fio writes.
+  std::optional<FioCpu> read_cpu(const json& job, const std::string& where) const {
+    for (const char* key : {"usr_cpu", "sys_cpu", "job_runtime", "ctx"}) {
+      if (!job.contains(key)) return std::nullopt;
+    }
+    FioCpu cpu{.usr_pct = number(job, "usr_cpu", where), .sys_pct = number(job, "sys_cpu", where),
+               .runtime_ms = number(job, "job_runtime", where)};
+    const double ctx = number(job, "ctx", where);
+    if (cpu.usr_pct < 0 || cpu.sys_pct < 0 || cpu.runtime_ms < 0 || ctx < 0) {
+      fail(fmt::format("fio JSON: {} has a negative usr_cpu, sys_cpu, job_runtime or ctx", where));
+    }
+    cpu.ctx = static_cast<std::uint64_t>(ctx);
+    return cpu;
   }
 
   std::string_view source_;

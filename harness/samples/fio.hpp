@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,12 +27,24 @@ struct FioDirection {
   std::map<double, double> clat_percentiles_ns;
 };
 
+// What a job cost its guest, as fio reports it: the CPU time of the job's own threads (getrusage) as
+// shares of the job's run time, and its context switches.
+struct FioCpu {
+  double usr_pct = 0;                          // "usr_cpu"
+  double sys_pct = 0;                          // "sys_cpu"
+  double runtime_ms = 0;                       // "job_runtime": what the shares are of
+  std::uint64_t ctx = 0;                       // "ctx"
+  double seconds() const { return (usr_pct + sys_pct) / 100 * runtime_ms / 1000; }
+};
+
 struct FioJob {
   std::string name;                            // "jobname"
   // fio's "error" (an errno value). A job with an error is a failed run: its directions are
   // left empty so that nothing of it can be averaged in.
   int error = 0;
   std::vector<FioDirection> directions;
+  // nullopt when fio left any of the four fields out (before 3.x no "job_runtime").
+  std::optional<FioCpu> cpu;
 };
 
 struct FioDocument {

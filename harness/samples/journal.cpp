@@ -133,6 +133,69 @@ void read_size(const LineReader& r, JournalEntry& e) {
   }
 }
 
+// A cost figure: a finite number >= 0.
+double cost_number(const LineReader& r, const json& object, const char* key, const char* prefix) {
+  const double v = *nested_number(r, object, key, prefix);
+  if (!(std::isfinite(v) && v >= 0)) r.fail(fmt::format("journal field \"{}{}\" must be >= 0, not {}", prefix, key, v));
+  return v;
+}
+std::uint64_t cost_count(const LineReader& r, const json& object, const char* key, const char* prefix) {
+  const json& v = r.field(object, key, prefix);
+  if (!v.is_number_unsigned()) r.wrong_type(key, "an integer >= 0", v, prefix);
+  return v.get<std::uint64_t>();
+}
+
+// "cost" is optional (journals before version 3 have none); when present, strict.
+void read_cost(const LineReader& r, JournalEntry& e) {
+  const auto it = r.object().find("cost");
+  if (it == r.object().end()) return;
+  if (!it->is_object()) r.wrong_type("cost", "an object", *it);
+  const json& c = *it;
+  RunCost cost{.tool_bytes = cost_count(r, c, "tool_bytes", "cost.")};
+  if (c.contains("tool_runs")) cost.tool_runs = cost_count(r, c, "tool_runs", "cost.");
+  if (c.contains("guest_cpu")) cost.guest_cpu_seconds = cost_number(r, c, "guest_cpu", "cost.");
+  if (const auto t = c.find("guest_ticks"); t != c.end()) {
+    if (!t->is_object()) r.wrong_type("guest_ticks", "an object", *t, "cost.");
+    cost.guest_ticks = GuestTicks{.busy = cost_count(r, *t, "busy", "cost.guest_ticks."),
+                                  .all = cost_count(r, *t, "all", "cost.guest_ticks.")};
+  }
+  if (c.contains("fio_ctx")) cost.fio_ctx = cost_count(r, c, "fio_ctx", "cost.");
+  if (const auto h = c.find("host"); h != c.end()) {
+    if (!h->is_object()) r.wrong_type("host", "an object", *h, "cost.");
+    const char* p = "cost.host.";
+    cost.host = HostWindowCost{.cpu_seconds = cost_number(r, *h, "cpu", p),
+                               .user_seconds = cost_number(r, *h, "user", p),
+                               .system_seconds = cost_number(r, *h, "system", p),
+                               .vcpu_seconds = cost_number(r, *h, "vcpu", p),
+                               .disk_bytes = cost_count(r, *h, "disk_bytes", p),
+                               .disk_requests = cost_count(r, *h, "disk_requests", p)};
+  }
+  if (c.contains("host_missing")) cost.host_missing = r.string("host_missing", c, "cost.");
+  e.cost = std::move(cost);
+}
+
+nlohmann::ordered_json cost_json(const RunCost& cost) {
+  nlohmann::ordered_json c;
+  c["tool_bytes"] = cost.tool_bytes;
+  c["tool_runs"] = cost.tool_runs;
+  if (cost.guest_cpu_seconds) c["guest_cpu"] = *cost.guest_cpu_seconds;
+  if (cost.guest_ticks) c["guest_ticks"] = {{"busy", cost.guest_ticks->busy}, {"all", cost.guest_ticks->all}};
+  if (cost.fio_ctx) c["fio_ctx"] = *cost.fio_ctx;
+  if (cost.host) {
+    const HostWindowCost& h = *cost.host;
+    nlohmann::ordered_json jh;
+    jh["cpu"] = h.cpu_seconds;
+    jh["user"] = h.user_seconds;
+    jh["system"] = h.system_seconds;
+    jh["vcpu"] = h.vcpu_seconds;
+    jh["disk_bytes"] = h.disk_bytes;
+    jh["disk_requests"] = h.disk_requests;
+    c["host"] = std::move(jh);
+  }
+  if (!cost.host_missing.empty()) c["host_missing"] = cost.host_missing;
+  return c;
+}
+
 }  // namespace
 
 std::optional<std::string> timing_problem(const RunTiming& t) {
@@ -224,6 +287,7 @@ std::string to_journal_line(const JournalEntry& e) {
   if (!e.size.empty()) j["size"] = e.size;
   if (e.scale > 0) j["scale"] = e.scale;
   if (e.sizing_block) j["sizing_block"] = true;
+  if (e.cost) j["cost"] = cost_json(*e.cost);
   if (!e.kernel_release.empty() || !e.module_params.empty() || !e.facts.empty()) {
     j["guest"] = {{"kernel_release", e.kernel_release}, {"module_params", e.module_params}};
     if (!e.facts.empty()) j["guest"]["facts"] = e.facts;
@@ -309,6 +373,7 @@ JournalEntry parse_journal_line(std::string_view line, std::string_view source,
   read_guest(r, e);
   read_timing_and_overlap(r, e);
   read_size(r, e);
+  read_cost(r, e);
   if (e.outcome == Outcome::ok && e.metrics.empty())
     r.fail("journal entry has outcome ok but no metrics: an ok run must carry its measurements");
   if (e.outcome != Outcome::ok && !e.metrics.empty())
@@ -333,6 +398,24 @@ std::vector<JournalEntry> read_journal(const std::filesystem::path& path,
 
 std::vector<JournalMetric> dd_metrics(std::string_view workload, const DdRun& run) {
   return {{fmt::format("{}.bandwidth", workload), "B/s", Better::higher, run.bandwidth}};
+}
+
+std::vector<JournalMetric> cost_metrics(std::string_view workload, const RunCost& cost, bool per_request) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  std::vector<JournalMetric> out;
+  const auto add = [&](const char* name, const char* unit, double value) {
+    if (std::isfinite(value) && value > 0) out.push_back({fmt::format("{}.{}", workload, name), unit, Better::lower, value});
+  };
+  if (cost.guest_cpu_seconds && cost.tool_bytes > 0) {
+    add("guest_cpu_per_gib", "s/GiB", *cost.guest_cpu_seconds / (static_cast<double>(cost.tool_bytes) / kGiB));
+  }
+  if (cost.host && cost.host->disk_bytes > 0) {
+    add("host_cpu_per_gib", "s/GiB", cost.host->cpu_seconds / (static_cast<double>(cost.host->disk_bytes) / kGiB));
+  }
+  if (per_request && cost.host && cost.host->disk_requests > 0) {
+    add("host_cpu_per_req", "us/req", cost.host->cpu_seconds * 1e6 / static_cast<double>(cost.host->disk_requests));
+  }
+  return out;
 }
 
 std::vector<JournalMetric> fio_metrics(std::string_view workload, const FioDocument& run) {

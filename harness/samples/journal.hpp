@@ -30,7 +30,16 @@
 // (1: as the experiment wrote it), and whether it ran in the block the sizes were taken from: that
 // block is set aside when a later run of any workload ran at another scale (a reader before version 2
 // would analyse it with the rest). All three are optional (absent in version 1 and where nothing
-// was sized); "scale" >= 1. Fields
+// was sized); "scale" >= 1. Version 3 added what each run cost (samples/cost.hpp RunCost) and the cost
+// metrics made of it, which readers before it would judge like the others:
+//
+//    "cost":{"tool_bytes":671088640,"tool_runs":3,"guest_cpu":0.42,"guest_ticks":{"busy":42,"all":210},
+//            "fio_ctx":1203,"host":{"cpu":2.1,"user":1.7,"system":0.4,"vcpu":1.9,
+//                                   "disk_bytes":2013265920,"disk_requests":240},
+//            "host_missing":"virDomainListGetStats: ..."}
+//
+// every part but "tool_bytes" optional (absent where not measured; "host_missing" says why the host's
+// part is), all numbers finite and >= 0. Fields
 // a reader does not know are ignored: adding a field does not change journal_version; any
 // change an older reader would misread does, and readers reject versions newer than theirs.
 // Only "ok" runs carry metrics (at least one); any other outcome carries none and says
@@ -46,13 +55,14 @@
 #include <vector>
 
 #include "core/jsonl.hpp"
+#include "samples/cost.hpp"
 #include "samples/dd.hpp"
 #include "samples/fio.hpp"
 #include "samples/sample.hpp"
 
 namespace abvm {
 
-inline constexpr int kJournalVersion = 2;
+inline constexpr int kJournalVersion = 3;
 
 struct JournalMetric {
   std::string name;     // "<workload>.bandwidth", "<workload>.<job>.<dir>.iops", ...
@@ -92,6 +102,8 @@ struct JournalEntry {
   std::string size;
   std::uint64_t scale = 0;
   bool sizing_block = false;
+  // What it cost ("cost"; nullopt in journals before version 3 and for runs that did not finish).
+  std::optional<RunCost> cost;
 };
 
 // What is wrong with a run's timing or overlap, in the words of a journal error ("must have start
@@ -132,5 +144,10 @@ std::vector<JournalMetric> dd_metrics(std::string_view workload, const DdRun& ru
 // Jobs with an error are skipped: check them with describe_fio_error and record the run as
 // workload-failed instead.
 std::vector<JournalMetric> fio_metrics(std::string_view workload, const FioDocument& run);
+
+// Cost metrics of one run of `workload` (samples/cost.hpp): <workload>.guest_cpu_per_gib (s/GiB),
+// .host_cpu_per_gib (s/GiB) and, when `per_request` (fio), .host_cpu_per_req (us/req), all lower is
+// better; a figure without its data, or with no CPU, byte or request counted, is left out.
+std::vector<JournalMetric> cost_metrics(std::string_view workload, const RunCost& cost, bool per_request);
 
 }  // namespace abvm

@@ -15,7 +15,7 @@ namespace {
 RunMetrics dd_run_metrics(std::string_view workload_name, std::string_view output, const std::string& source) {
   const auto runs = parse_dd(output, source);
   if (runs.size() != 1) throw Error(fmt::format("{}: {} dd summaries, expected 1", source, runs.size()));
-  return {.metrics = dd_metrics(workload_name, runs[0])};
+  return {.metrics = dd_metrics(workload_name, runs[0]), .bytes = runs[0].bytes};
 }
 
 RunMetrics fio_run_metrics(std::string_view workload_name, std::string_view output, const std::string& source) {
@@ -26,7 +26,19 @@ RunMetrics fio_run_metrics(std::string_view workload_name, std::string_view outp
   for (const auto& job : docs[0].jobs) {
     if (job.error != 0) out.failure = describe_fio_error(job);
   }
-  if (out.failure.empty()) out.metrics = fio_metrics(workload_name, docs[0]);
+  if (!out.failure.empty()) return out;
+  out.metrics = fio_metrics(workload_name, docs[0]);
+  out.per_request = true;
+  // The run's CPU: every job's, or none when one job's is not reported (never a part as the whole).
+  double cpu = 0;
+  std::uint64_t ctx = 0;
+  bool every_job = true;
+  for (const auto& job : docs[0].jobs) {
+    for (const auto& d : job.directions) out.bytes += d.io_bytes;
+    if (!job.cpu) every_job = false;
+    else cpu += job.cpu->seconds(), ctx += job.cpu->ctx;
+  }
+  if (every_job) out.cpu_seconds = cpu, out.ctx = ctx;
   return out;
 }
 

@@ -3,6 +3,8 @@
 // kind (dd: samples/dd, fio: samples/fio), chosen by the workload's kind (config/workload.hpp
 // visit_kind). The journal sink (run/journal_sink) turns each run of a trial into a journal line
 // with it.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +18,12 @@ struct RunMetrics {
   std::vector<JournalMetric> metrics;
   // Not empty: the tool reported that the run failed (fio's job error), in its words; no metrics.
   std::string failure;
+  // What the tool says the run moved and, where it says so (fio), the CPU its jobs took and their
+  // context switches: the guest's side of the run's cost (samples/cost.hpp).
+  std::uint64_t bytes = 0;
+  std::optional<double> cpu_seconds;
+  std::optional<std::uint64_t> ctx;
+  bool per_request = false;  // its requests are the unit of work (fio): host_cpu_per_req applies
 };
 
 // The metrics of one run of `workload` (named `workload_name` in the metrics' names) from the

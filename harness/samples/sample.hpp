@@ -83,6 +83,9 @@ struct MetricSamples {
   Better better = Better::higher;
   std::vector<Sample> a;
   std::vector<Sample> b;
+  // False: reported with its effect and interval, but no part of the verdict (a cost metric the
+  // experiment's [analysis] metrics does not name, samples/select.hpp).
+  bool judged = true;
 };
 
 // Something that failed instead of producing a sample; counted and reported, never averaged in.

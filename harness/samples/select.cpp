@@ -4,6 +4,8 @@
 #include <iterator>
 #include <string>
 
+#include "samples/cost.hpp"
+
 namespace abvm {
 
 namespace {
@@ -14,7 +16,13 @@ std::string workload_of(const std::string& metric) { return metric.substr(0, met
 }  // namespace
 
 SampleSet select_metrics(SampleSet samples, const std::vector<MetricSelection>& selection) {
-  if (selection.empty()) return samples;
+  const auto named = [&](const MetricSamples& m) {
+    return std::any_of(selection.begin(), selection.end(), [&](const MetricSelection& s) { return s.name == m.name; });
+  };
+  if (selection.empty()) {
+    for (auto& m : samples.metrics) m.judged = !is_cost_metric(m.name);
+    return samples;
+  }
   std::vector<MetricSamples> chosen;
   std::vector<MissingData> missing;
   for (const auto& sel : selection) {
@@ -43,6 +51,13 @@ SampleSet select_metrics(SampleSet samples, const std::vector<MetricSelection>& 
       it = std::prev(missing.end());
     }
     it->metrics.push_back(sel.name);
+  }
+  // Cost metrics are reported whether asked for or not: judged only when named.
+  for (const auto& m : samples.metrics) {
+    if (is_cost_metric(m.name) && !named(m)) {
+      chosen.push_back(m);
+      chosen.back().judged = false;
+    }
   }
   samples.metrics = std::move(chosen);
   samples.missing = std::move(missing);

@@ -8,7 +8,8 @@
 
 namespace abvm {
 
-// `selection` empty: every metric, unchanged. A metric asked for that the samples lack is kept as
+// Cost metrics (samples/cost.hpp) are always kept, and judged only when `selection` names them.
+// `selection` empty: every metric, unchanged but for that. A metric asked for that the samples lack is kept as
 // MissingData (with the metrics its workload does report, if any), never dropped; workloads without
 // data that no selected metric names are not asked for and go.
 SampleSet select_metrics(SampleSet samples, const std::vector<MetricSelection>& selection);

@@ -205,7 +205,7 @@ TEST_F(RunE2ETest, DryRunPrintsPlanDomainXmlAndJobWithoutBooting) {
   EXPECT_NE(r.out.find("iommu=\"off\""), std::string::npos);
   EXPECT_NE(r.out.find("iommu=\"on\""), std::string::npos);
   EXPECT_NE(r.out.find("<on_crash>destroy</on_crash>"), std::string::npos);
-  EXPECT_NE(r.out.find("abvm-job 3\ntrial t0000\n"), std::string::npos);
+  EXPECT_NE(r.out.find("abvm-job 4\ntrial t0000\n"), std::string::npos);
   EXPECT_NE(r.out.find("arg --name=fio-seqwrite"), std::string::npos);
   EXPECT_FALSE(fs::exists(results)) << "a dry run creates no results directory";
 }

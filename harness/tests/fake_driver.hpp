@@ -48,7 +48,7 @@ struct FakeAnswer {
 
 // A field ("trial", "nonce") of the job file inside an initrd's appended job archive.
 inline std::string job_field(const std::string& initrd, const std::string& key) {
-  const std::size_t job = initrd.rfind("abvm-job 3\n");
+  const std::size_t job = initrd.rfind("abvm-job 4\n");
   if (job == std::string::npos) return "";
   const std::size_t at = initrd.find("\n" + key + " ", job);
   if (at == std::string::npos) return "";
@@ -108,7 +108,7 @@ struct FakeJob {
 
 inline FakeJob fake_job(const std::string& initrd) {
   FakeJob job;
-  const std::size_t at = initrd.rfind("abvm-job 3\n");
+  const std::size_t at = initrd.rfind("abvm-job 4\n");
   if (at == std::string::npos) return job;
   std::istringstream in(initrd.substr(at));
   for (std::string line; std::getline(in, line) && line != "done";) {
@@ -174,6 +174,12 @@ class FakeDriver : public GuestDriver {
   std::function<std::chrono::milliseconds(const std::string& trial)> run_time_of;
   std::function<FakeFault(const std::string& trial)> fault;
   double guest_clock_offset = -1000;
+  // The host's statistics of an emulated guest (ConsoleHooks::on_running): counters that grow by
+  // stats_step at every read, so that a window read at its go and its stop costs one step; unless
+  // stats_error(trial) says why every read of that trial's guest fails.
+  DomainStats stats_step{.cpu_seconds = 0.5, .user_seconds = 0.375, .system_seconds = 0.125, .vcpu_seconds = 0.25,
+                         .disk_bytes = std::uint64_t{1} << 30, .disk_requests = 1000};
+  std::function<std::string(const std::string& trial)> stats_error;
   std::vector<FakeRun> runs;  // every run the emulated agents made, in the order they ended
 
   // The guest's behaviour per boot. Unset: an empty console that powers off.
@@ -232,6 +238,7 @@ class FakeDriver : public GuestDriver {
 
     GuestOutcome run() {
       console_ = "Run /init as init process\n";
+      if (hooks_.on_running) hooks_.on_running([this] { return read_stats(); });
       rec("BEGIN", base64_encode(trial_) + "," + now());
       rec("UNAME", base64_encode("6.1.0-28-cloud-amd64"));
       rec("CMDLINE", base64_encode("console=ttyS0 panic=-1 quiet rdinit=/init"));
@@ -253,6 +260,17 @@ class FakeDriver : public GuestDriver {
     }
 
    private:
+    DomainStatsReading read_stats() {
+      if (d_.stats_error) {
+        if (std::string why = d_.stats_error(trial_); !why.empty()) return {.error = why};
+      }
+      const DomainStats& s = d_.stats_step;
+      const double k = static_cast<double>(++stats_reads_);
+      const auto n = static_cast<std::uint64_t>(stats_reads_);
+      return {.stats = DomainStats{.cpu_seconds = k * s.cpu_seconds, .user_seconds = k * s.user_seconds,
+                                   .system_seconds = k * s.system_seconds, .vcpu_seconds = k * s.vcpu_seconds,
+                                   .disk_bytes = n * s.disk_bytes, .disk_requests = n * s.disk_requests}};
+    }
     std::string now() const {
       return fmt::format("{:.6f}", std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() +
                                        d_.guest_clock_offset);
@@ -363,6 +381,7 @@ class FakeDriver : public GuestDriver {
       rec("OUT", base64_encode(output));
       rec("RUNEND", fmt::format("{},{},{},{},{},{},{},{},{}", name, index, status, t1, job_.fill ? t_fill : t1, t_stop,
                                 job_.fill ? t_stop : t1, job_.fill ? 1 : 0, t_done));
+      rec("CPU", fmt::format("{},{},50,200", name, index));  // 0.5 s busy of 2 s on the guest's CPUs
       keep(run);
       return stop == 0;
     }
@@ -376,6 +395,7 @@ class FakeDriver : public GuestDriver {
     FakeFault fault_ = FakeFault::none;
     std::chrono::milliseconds run_time_{0};
     std::uint64_t seq_ = 0;
+    int stats_reads_ = 0;
     std::string console_, typed_;
     std::size_t read_ = 0;
     bool ended_ = false;  // the caller accepted the console

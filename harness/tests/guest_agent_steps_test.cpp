@@ -125,6 +125,10 @@ say "stop 1"
   EXPECT_LE(first.window->t_go, first.t_start);
   // The filler: from just after the run to the stop heard 0.6 s after DONE, then ended promptly.
   EXPECT_GE(first.window->fills, 2) << "the filler did not repeat the run";
+  // The guest's CPU over the measured run alone: 0.2 s of every CPU's ticks, the filler's not in it.
+  ASSERT_TRUE(first.cpu) << s.records;
+  EXPECT_GE(first.cpu->all, 10u);
+  EXPECT_LE(first.cpu->busy, first.cpu->all);
   // ... the run itself, 0.2 s each time, not a command that fails at once.
   EXPECT_LE(first.window->fills, 6) << "the filler's runs did not run";
   EXPECT_LT(first.window->t_fill - first.t_end, 0.2);
@@ -258,6 +262,8 @@ TEST(GuestAgentSteps, AnUnpacedJobRunsItsStepsAlone) {
     EXPECT_EQ(r.exit_status, 0);
     EXPECT_GE(r.t_end - r.t_start, 0.09);
     EXPECT_FALSE(r.window);
+    ASSERT_TRUE(r.cpu) << s.records;  // 0.1 s: at least 10 ticks of every CPU
+    EXPECT_GE(r.cpu->all, 10u);
   }
 }
 

@@ -205,8 +205,8 @@ TEST(GuestJob, NewlinesAndBadNamesAreRefused) {
 TEST(GuestJob, AgentRejectsTruncatedOrForeignJobs) {
   const std::string text = serialise_job(sample_job());
   for (const std::string& bad : {text.substr(0, text.size() - 5), std::string("#!/bin/sh\nreboot\n"),
-                                 std::string("abvm-job 3\nbogus key\ndone\n"), std::string("abvm-job 3\nstep 0 x\ndone\n"),
-                                 std::string("abvm-job 3\npace sideways\ndone\n"), std::string("abvm-job 3\nwait 1s\ndone\n"),
+                                 std::string("abvm-job 4\nbogus key\ndone\n"), std::string("abvm-job 4\nstep 0 x\ndone\n"),
+                                 std::string("abvm-job 4\npace sideways\ndone\n"), std::string("abvm-job 4\nwait 1s\ndone\n"),
                                  std::string("abvm-job 2\ndone\n")}) {
     const fs::path dir = fs::temp_directory_path() / ("abvm-job-" + make_nonce().substr(0, 8));
     fs::create_directories(dir);

@@ -63,11 +63,30 @@ TEST(GuestLibvirtDriver, FinishesWhenThePredicateMatchesAndDestroysTheGuest) {
   ABVM_REQUIRE_LIBVIRT();
   auto spec = spec_for("finish", "poweroff");
   int calls = 0;
-  auto out = test::shared().driver->run_guest(spec, kBootTimeout, [&](std::string_view console) {
-    ++calls;
-    return contains(console, "ABVM-TEST-DONE");
-  });
+  // Issue 27: the host's statistics of the running guest, read as it starts and as it is done.
+  DomainStatsReader reader;
+  std::vector<DomainStatsReading> readings;
+  ConsoleHooks hooks{.done = [&](std::string_view console) {
+                       ++calls;
+                       const bool done = contains(console, "ABVM-TEST-DONE");
+                       if (done && reader) readings.push_back(reader());
+                       return done;
+                     },
+                     .on_running = [&](DomainStatsReader r) {
+                       reader = std::move(r);
+                       readings.push_back(reader());
+                     }};
+  auto out = test::shared().driver->run_guest(spec, kBootTimeout, hooks);
   EXPECT_EQ(to_string(out.end), "finished") << out.detail << "\n" << out.console;
+  ASSERT_EQ(readings.size(), 2u);
+  for (const auto& r : readings) ASSERT_TRUE(r.stats) << r.error;
+  // The boot cost its QEMU CPU, the guest's vCPU among it, and the guest's write reached its disk.
+  EXPECT_GT(readings[1].stats->cpu_seconds, readings[0].stats->cpu_seconds);
+  EXPECT_GT(readings[1].stats->vcpu_seconds, readings[0].stats->vcpu_seconds);
+  EXPECT_GE(readings[1].stats->cpu_seconds - readings[0].stats->cpu_seconds,
+            readings[1].stats->vcpu_seconds - readings[0].stats->vcpu_seconds - 0.05);
+  EXPECT_GT(readings[1].stats->disk_bytes, readings[0].stats->disk_bytes);
+  EXPECT_GT(readings[1].stats->disk_requests, readings[0].stats->disk_requests);
   EXPECT_TRUE(contains(out.console, "ABVM-TEST-UP"));
   EXPECT_FALSE(contains(out.console, "ABVM-TEST-INSMOD-FAILED")) << out.console;
   EXPECT_GT(calls, 0);

@@ -87,6 +87,8 @@ TEST(GuestRecords, ParsesWhatTheAgentPrints) {
   EXPECT_DOUBLE_EQ(r.runs[0].t_end, 2.75);
   EXPECT_EQ(r.runs[0].output, output);
   EXPECT_FALSE(r.runs[0].window);
+  EXPECT_EQ(r.runs[0].cpu, (GuestCpuTicks{.busy = 7, .all = 25}));
+  EXPECT_EQ(r.runs[1].cpu, (GuestCpuTicks{.busy = 120, .all = 130}));
   // The paced run: its window's guest times, printed after the window closed.
   const GuestRun& p = r.runs[1];
   EXPECT_EQ(p.workload, "paced");
@@ -164,6 +166,35 @@ TEST(GuestRecords, ATimelessDoneTakesItsTimeFromItsStepsRunEnd) {
   EXPECT_EQ(r.clock_marks[1].seq, 2u);
   EXPECT_EQ(r.clock_marks[1].step, 1);
   EXPECT_DOUBLE_EQ(r.clock_marks[1].t, 4.47);
+}
+
+// A CPU record belongs to the run whose RUNEND it follows; one that does not, or that counts more
+// busy ticks than ticks, is a problem and gives no run its CPU. Runs of agents before it have none.
+TEST(GuestRecords, ACpuRecordGoesWithTheRunJustEnded) {
+  std::string console;
+  auto rec = record_writer(console);
+  rec("BEGIN", base64_encode("t") + ",1.0");
+  rec("RUN", "dd,0,0,1.0");
+  rec("RUNEND", "dd,0,0,2.0");
+  rec("CPU", "dd,0,40,200");
+  rec("RUN", "dd,1,0,3.0");
+  rec("RUNEND", "dd,1,0,4.0");
+  rec("CPU", "dd,0,40,200");    // of the run before
+  rec("RUN", "dd,2,0,5.0");
+  rec("RUNEND", "dd,2,0,6.0");
+  rec("CPU", "dd,2,201,200");   // more busy than all
+  rec("RUN", "dd,3,0,7.0");
+  rec("RUNEND", "dd,3,0,8.0");
+  rec("END", "13");
+  const GuestReport r = parse_guest_console(console, "nonce0123");
+  ASSERT_EQ(r.runs.size(), 4u);
+  EXPECT_EQ(r.runs[0].cpu, (GuestCpuTicks{.busy = 40, .all = 200}));
+  EXPECT_FALSE(r.runs[1].cpu);
+  EXPECT_FALSE(r.runs[2].cpu);
+  EXPECT_FALSE(r.runs[3].cpu);
+  ASSERT_EQ(r.problems.size(), 2u) << ::testing::PrintToString(r.problems);
+  EXPECT_EQ(r.problems[0], "record 6 (CPU): CPU record without the end of its run just before");
+  EXPECT_EQ(r.problems[1], "record 9 (CPU): malformed CPU record");
 }
 
 TEST(GuestRecords, MalformedPacedRecordsAreProblemsNotRuns) {

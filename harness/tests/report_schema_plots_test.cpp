@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -291,4 +292,40 @@ TEST(ReportPlots, TimelineOfTheFirstAndTheWorstBlockWhenRunsCarryTheirTiming) {
   ASSERT_EQ(partial.missing.size(), 2u);
   EXPECT_EQ(partial.missing[0].kind, "timeline");
   EXPECT_EQ(partial.missing[0].reason, "plot.py did not produce it");
+}
+
+// Issue 27: a cost metric gets a sixth plot, its runs against their throughput per side (the same run
+// found by its order); one whose workload has no bandwidth metric says so instead. Valid by the schema,
+// with "judged": false.
+TEST(ReportPlots, ACostMetricIsPlottedAgainstItsWorkloadsThroughput) {
+  if (!have_matplotlib()) ABVM_SKIP_WITHOUT("python3-matplotlib is not installed (harness/setup.sh installs it)");
+  json report = demo_report();
+  const std::string bandwidth = report["metrics"][0]["name"].get<std::string>();
+  ASSERT_TRUE(bandwidth.ends_with(".bandwidth")) << bandwidth;
+  json cost = report["metrics"][0];
+  cost["name"] = bandwidth.substr(0, bandwidth.find('.')) + ".host_cpu_per_gib";
+  cost["unit"] = "s/GiB";
+  cost["better"] = "lower";
+  cost["judged"] = false;
+  json orphan = cost;
+  orphan["name"] = "elsewhere.guest_cpu_per_gib";
+  report["metrics"].push_back(cost);
+  report["metrics"].push_back(orphan);
+  EXPECT_EQ(expected_plot_kinds(cost), (std::vector<std::string>{"runs", "order", "distribution", "effect", "cost"}));
+  if (have_jsonschema()) {
+    ReportTempDir tmp;
+    EXPECT_EQ(validate(report, tmp), "");
+  }
+  PlotOptions o = default_plot_options();
+  o.python = "/usr/bin/python3";
+  const PlotSet set = make_plots(report, o);
+  const std::size_t at = report["metrics"].size() - 2;
+  const auto plot = std::find_if(set.plots.begin(), set.plots.end(),
+                                 [&](const Plot& p) { return p.metric == at && p.kind == "cost"; });
+  ASSERT_NE(plot, set.plots.end());
+  EXPECT_EQ(plot->title, "Cost against throughput, per side");
+  EXPECT_GT(plot->png.size(), 5000u);
+  ASSERT_EQ(set.missing.size(), 1u);
+  EXPECT_EQ(set.missing[0].kind, "cost");
+  EXPECT_THAT(set.missing[0].reason, HasSubstr("the report has no bandwidth metric of workload elsewhere"));
 }

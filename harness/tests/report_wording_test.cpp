@@ -146,6 +146,9 @@ std::vector<std::pair<ExperimentFinding, std::string>> worded_experiment_finding
       {RanUnderTcg{},
        "Guests ran under TCG (software emulation): the numbers describe the emulator as much as the kernel. Use a host "
        "with working KVM for conclusions about real hardware."},
+      {HostCostUnderTcg{},
+       "Under TCG the host's CPU per GiB and per request include the emulator translating every guest instruction: "
+       "they compare the two sides' cost to the emulator, not to a CPU running them."},
       {RunsFailed{.a = 0, .b = 3},
        "0 run(s) failed on side A and 3 on side B; they are listed and left out of the statistics."},
       {OneSideFailsMore{.side = Side::b},

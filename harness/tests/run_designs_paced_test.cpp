@@ -17,7 +17,9 @@
 #include "core/files.hpp"
 #include "fake_driver.hpp"
 #include "results/directory.hpp"
+#include "run/journal_sink.hpp"
 #include "run/orchestrator.hpp"
+#include "samples/journal.hpp"
 
 namespace abvm {
 namespace {
@@ -149,6 +151,47 @@ TEST_F(PacedTest, BothGuestsGoOnOneGoAndTheFasterKeepsItsLoadUntilTheSlowerEnds)
   EXPECT_NE(saved.find("\"t_load_end\""), std::string::npos);
 }
 
+// Issue 27: the host's view of each window is the difference of the guest's statistics read before its
+// go and before its stop (the fake's counters grow by one step per read: 0.5 s of CPU, 1 GiB, 1000
+// requests), and the journal's cost metric is made of it; a host whose statistics call fails loses
+// the figure for its windows, with the reason, and the run goes on.
+TEST_F(PacedTest, EachWindowCarriesTheHostsCostOrWhyItHasNone) {
+  driver.stats_error = [](const std::string& trial) {
+    return trial == "t0001" ? std::string("virDomainListGetStats: fake failure") : std::string();
+  };
+  Orchestrator o(driver, spec, sink);
+  o.run(trials(1), {}, {});
+  ASSERT_EQ(sink.results.size(), 2u);
+  for (const auto& r : sink.results) ASSERT_EQ(r.outcome, Outcome::ok) << r.trial.id << ": " << r.detail;
+  for (const auto& run : result("t0000").runs) {
+    ASSERT_TRUE(run.host_cost) << run.host_cost_missing;
+    EXPECT_DOUBLE_EQ(run.host_cost->cpu_seconds, 0.5);
+    EXPECT_DOUBLE_EQ(run.host_cost->user_seconds, 0.375);
+    EXPECT_DOUBLE_EQ(run.host_cost->vcpu_seconds, 0.25);
+    EXPECT_EQ(run.host_cost->disk_bytes, std::uint64_t{1} << 30);
+    EXPECT_EQ(run.host_cost->disk_requests, 1000u);
+    EXPECT_EQ(run.guest_cpu, (GuestCpuTicks{.busy = 50, .all = 200}));
+  }
+  for (const auto& run : result("t0001").runs) {
+    EXPECT_FALSE(run.host_cost);
+    EXPECT_EQ(run.host_cost_missing, "at the go: virDomainListGetStats: fake failure");
+  }
+  // The journal: a cost per run, its metrics where its figures are.
+  JournalSink journal(dir / "journal.jsonl", spec.workloads, "fake", 1);
+  for (const auto& r : sink.results) journal.on_trial_finished(r);
+  for (const auto& e : read_journal(dir / "journal.jsonl")) {
+    ASSERT_TRUE(e.cost) << e.trial;
+    const auto has = [&](const std::string& name) {
+      return std::any_of(e.metrics.begin(), e.metrics.end(), [&](const JournalMetric& m) { return m.name == name; });
+    };
+    EXPECT_TRUE(has("dd-write.guest_cpu_per_gib")) << e.trial;
+    EXPECT_EQ(has("dd-write.host_cpu_per_gib"), e.trial == "t0000") << e.trial;
+    if (e.trial == "t0001") {
+      EXPECT_EQ(e.cost->host_missing, "at the go: virDomainListGetStats: fake failure");
+    }
+  }
+}
+
 // Without the barrier's pairing the fast side would finish its boot long before the slow one: a
 // check that the test above can fail. A free-paced (sequential) block's runs do not overlap.
 TEST_F(PacedTest, SequentialBlocksRecordTimingsButNoOverlap) {
@@ -163,6 +206,11 @@ TEST_F(PacedTest, SequentialBlocksRecordTimingsButNoOverlap) {
       EXPECT_FALSE(run.timing->go);
       ASSERT_TRUE(run.overlap);
       EXPECT_EQ(run.overlap->pair, 0.0);
+      // Issue 27: the host's view of an unpaced run, read as its RUN and RUNEND arrived: one step of
+      // the fake's counters.
+      ASSERT_TRUE(run.host_cost) << run.host_cost_missing;
+      EXPECT_DOUBLE_EQ(run.host_cost->cpu_seconds, 0.5);
+      EXPECT_EQ(run.host_cost->disk_bytes, std::uint64_t{1} << 30);
     }
   }
 }

@@ -70,6 +70,46 @@ TEST_F(JournalSinkTest, OkRunsBecomeMetricsWithOrderBootAndBlock) {
   EXPECT_EQ(entries[2].metrics[0].unit, "B/s");
 }
 
+// Issue 27: each ok run's cost and its metrics. fio's own CPU (66.67 % of 6 ms = 4 ms over 16 MiB:
+// 0.256 s/GiB, 16 context switches) beside the guest's ticks; dd's from the guest's ticks (30 busy
+// of 100: 0.3 s over 128 MiB, 2.4 s/GiB); the host's from the window (1 s over 256 MiB the disk
+// received, 4 s/GiB; 1000 requests, 1000 us/req, fio only). A run without any says nothing.
+TEST_F(JournalSinkTest, EachOkRunCarriesItsCostAndItsCostMetrics) {
+  JournalSink sink(dir / "journal.jsonl", workloads(), "host1");
+  const std::string dd = fixture("dd/gnu-8M-16-direct.txt");
+  TrialResult r = trial("t0000", Side::a, 0, dd, dd, fixture("fio/seqwrite.json"));
+  const HostWindowCost host{.cpu_seconds = 1, .disk_bytes = 256u << 20, .disk_requests = 1000};
+  r.runs[0].guest_cpu = GuestCpuTicks{.busy = 30, .all = 100};
+  r.runs[0].host_cost = host;
+  r.runs[2].guest_cpu = GuestCpuTicks{.busy = 2, .all = 100};
+  r.runs[2].host_cost = host;
+  r.runs[1].host_cost_missing = "at the go: no stats";
+  const auto entries = sink.entries_for(r);
+  const auto value = [](const JournalEntry& e, const std::string& name) -> std::optional<double> {
+    for (const auto& m : e.metrics) {
+      if (m.name == name) return m.value;
+    }
+    return std::nullopt;
+  };
+  ASSERT_TRUE(entries[0].cost);
+  EXPECT_DOUBLE_EQ(*entries[0].cost->guest_cpu_seconds, 0.3);
+  EXPECT_NEAR(*value(entries[0], "dd-write.guest_cpu_per_gib"), 2.4, 1e-12);
+  EXPECT_NEAR(*value(entries[0], "dd-write.host_cpu_per_gib"), 4.0, 1e-12);
+  EXPECT_FALSE(value(entries[0], "dd-write.host_cpu_per_req")) << "dd's requests are not its unit of work";
+  ASSERT_TRUE(entries[1].cost);
+  EXPECT_FALSE(entries[1].cost->guest_cpu_seconds);
+  EXPECT_EQ(entries[1].cost->host_missing, "at the go: no stats");
+  EXPECT_EQ(entries[1].metrics.size(), 1u);  // bandwidth alone: no cost of zero
+  const JournalEntry& fio = entries[2];
+  ASSERT_TRUE(fio.cost);
+  EXPECT_NEAR(*fio.cost->guest_cpu_seconds, 0.004, 1e-9);
+  EXPECT_EQ(fio.cost->guest_ticks, (GuestTicks{.busy = 2, .all = 100}));
+  EXPECT_EQ(fio.cost->fio_ctx, 16u);
+  EXPECT_EQ(fio.cost->tool_bytes, 16777216u);
+  EXPECT_NEAR(*value(fio, "seqwrite.guest_cpu_per_gib"), 0.256, 1e-6);
+  EXPECT_NEAR(*value(fio, "seqwrite.host_cpu_per_req"), 1000.0, 1e-9);
+}
+
 TEST_F(JournalSinkTest, BadOutputAndFioErrorsAreFailuresNotSamples) {
   JournalSink sink(dir / "journal.jsonl", workloads(), "host1");
   const std::string dd = fixture("dd/gnu-8M-16-direct.txt");

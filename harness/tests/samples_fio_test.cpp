@@ -40,6 +40,24 @@ TEST(Fio, SequentialWriteJson) {
   // read and trim moved no bytes, so only write is listed.
   ASSERT_EQ(job.directions.size(), 1u);
   expect_seqwrite(job.directions[0]);
+  // What the job cost its guest (usr_cpu, sys_cpu, job_runtime, ctx, read with Python as above).
+  ASSERT_TRUE(job.cpu);
+  EXPECT_DOUBLE_EQ(job.cpu->usr_pct, 66.666667);
+  EXPECT_DOUBLE_EQ(job.cpu->sys_pct, 0);
+  EXPECT_DOUBLE_EQ(job.cpu->runtime_ms, 6);
+  EXPECT_EQ(job.cpu->ctx, 16u);
+  EXPECT_NEAR(job.cpu->seconds(), 0.004, 1e-9);  // 66.67 % of 6 ms
+}
+
+// fio before job_runtime (or a job without the CPU fields): no CPU, never a CPU of zero.
+TEST(Fio, AJobWithoutItsCpuFieldsHasNoCpu) {
+  std::string text = data_text("fio/seqwrite.json");
+  const std::size_t at = text.find("\"job_runtime\" : 6,");
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, std::string("\"job_runtime\" : 6,").size());
+  const auto docs = parse_fio(text, "seqwrite.json");
+  EXPECT_FALSE(docs[0].jobs[0].cpu);
+  EXPECT_EQ(docs[0].jobs[0].directions.size(), 1u);
 }
 
 TEST(Fio, JsonPlusIgnoresBins) {

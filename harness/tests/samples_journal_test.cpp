@@ -37,7 +37,7 @@ JournalEntry sample_entry() {
 
 TEST(Journal, LineFormatIsStable) {
   EXPECT_EQ(to_journal_line(sample_entry()),
-            R"({"journal_version":2,"trial":"t0007","side":"B","boot":"t0007","run":2,)"
+            R"({"journal_version":3,"trial":"t0007","side":"B","boot":"t0007","run":2,)"
             R"("order":14,"block":3,"workload":"dd-write","outcome":"ok","host":"hostname",)"
             R"("accelerator":"tcg","time":"2026-11-29T20:01:02Z","metrics":[{"name":)"
             R"("dd-write.bandwidth","unit":"B/s","better":"higher","value":1234567890.125},)"
@@ -50,7 +50,7 @@ TEST(Journal, RoundTrip) {
   std::string line = to_journal_line(e);
   EXPECT_EQ(line.find('\n'), std::string::npos);
   JournalEntry back = parse_journal_line(line, "j", 1);
-  EXPECT_EQ(back.journal_version, 2);
+  EXPECT_EQ(back.journal_version, 3);
   EXPECT_EQ(back.trial, e.trial);
   EXPECT_EQ(back.side, Side::b);
   EXPECT_EQ(back.boot, e.boot);
@@ -146,12 +146,12 @@ INSTANTIATE_TEST_SUITE_P(
                 R"(journal field "metrics[1].better" must be "higher" or "lower", not "down")"},
         BadLine{R"("value":0.1)", R"("value":null)",
                 R"(journal field "metrics[1].value" must be a number, not null)"},
-        BadLine{R"("journal_version":2)", R"("journal_version":"1")",
+        BadLine{R"("journal_version":3)", R"("journal_version":"1")",
                 R"(journal field "journal_version" must be an integer, not "1")"},
-        BadLine{R"("journal_version":2)", R"("journal_version":0)",
+        BadLine{R"("journal_version":3)", R"("journal_version":0)",
                 "journal_version 0 is not valid (versions start at 1)"},
-        BadLine{R"("journal_version":2)", R"("journal_version":3)",
-                "journal_version 3 is newer than this abvm reads (up to 2): use a newer abvm to "
+        BadLine{R"("journal_version":3)", R"("journal_version":4)",
+                "journal_version 4 is newer than this abvm reads (up to 3): use a newer abvm to "
                 "analyze these results"}));
 
 // Version 2: the run's size, its scale and the sizing block (run/sizing.hpp), written only when set
@@ -168,7 +168,7 @@ TEST(Journal, SizeScaleAndSizingBlockRoundTrip) {
   EXPECT_EQ(back.scale, 5u);
   EXPECT_TRUE(back.sizing_block);
   std::string v1 = to_journal_line(sample_entry());
-  v1.replace(v1.find("\"journal_version\":2"), 19, "\"journal_version\":1");
+  v1.replace(v1.find("\"journal_version\":3"), 19, "\"journal_version\":1");
   const JournalEntry old = parse_journal_line(v1, "j", 1);
   EXPECT_EQ(old.journal_version, 1);
   EXPECT_EQ(old.size, "");
@@ -280,11 +280,74 @@ TEST(Journal, TerminatedBadLastLineIsAnError) {
   EXPECT_EQ(read_journal(path).size(), 1u);
 }
 
+// Version 3: what the run cost, written only when known and read back whole; a line without it
+// (version 2 and older) reads as no cost, never as a cost of zero; a negative figure is an error.
+TEST(Journal, CostRoundTripsAndIsAbsentFromOlderLines) {
+  JournalEntry e = sample_entry();
+  e.cost = RunCost{.tool_bytes = 671088640, .tool_runs = 3, .guest_cpu_seconds = 0.42,
+                   .guest_ticks = GuestTicks{.busy = 42, .all = 210}, .fio_ctx = 1203,
+                   .host = HostWindowCost{.cpu_seconds = 2.5, .user_seconds = 2, .system_seconds = 0.5,
+                                          .vcpu_seconds = 1.75, .disk_bytes = 2013265920, .disk_requests = 240},
+                   .host_missing = ""};
+  const std::string line = to_journal_line(e);
+  EXPECT_NE(line.find(R"("cost":{"tool_bytes":671088640,"tool_runs":3,"guest_cpu":0.42,)"
+                      R"("guest_ticks":{"busy":42,"all":210},"fio_ctx":1203,"host":{"cpu":2.5,"user":2.0,)"
+                      R"("system":0.5,"vcpu":1.75,"disk_bytes":2013265920,"disk_requests":240}})"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(parse_journal_line(line, "j", 1).cost, e.cost);
+  e.cost = RunCost{.tool_bytes = 8, .host_missing = "virDomainListGetStats: no domain"};
+  EXPECT_EQ(parse_journal_line(to_journal_line(e), "j", 1).cost, e.cost);
+  std::string v2 = to_journal_line(sample_entry());
+  v2.replace(v2.find("\"journal_version\":3"), 19, "\"journal_version\":2");
+  EXPECT_FALSE(parse_journal_line(v2, "j", 1).cost);
+  std::string negative = line;
+  const std::string vcpu = "\"vcpu\":1.75";
+  negative.replace(negative.find(vcpu), vcpu.size(), "\"vcpu\":-1.0");
+  EXPECT_EQ(error_of([&] { parse_journal_line(negative, "j", 1); }),
+            "j:1: journal field \"cost.host.vcpu\" must be >= 0, not -1");
+}
+
+// The metrics of a run's cost, by hand: 0.5 s of guest CPU over 512 MiB is 1 s/GiB; 3 s of host CPU
+// over 1.5 GiB the disk received is 2 s/GiB, and over 3000 requests 1000 us/req (fio only); a run
+// whose guest counted no busy tick, or whose host figures are missing, has no such metric.
+TEST(Journal, CostMetricsAreCpuPerGibAndPerRequest) {
+  const RunCost cost{.tool_bytes = 512u << 20, .guest_cpu_seconds = 0.5,
+                     .host = HostWindowCost{.cpu_seconds = 3, .disk_bytes = 3u << 29, .disk_requests = 3000}};
+  const auto fio = cost_metrics("w", cost, true);
+  ASSERT_EQ(fio.size(), 3u);
+  EXPECT_EQ(fio[0].name, "w.guest_cpu_per_gib");
+  EXPECT_EQ(fio[0].unit, "s/GiB");
+  EXPECT_EQ(fio[0].better, Better::lower);
+  EXPECT_DOUBLE_EQ(fio[0].value, 1.0);
+  EXPECT_EQ(fio[1].name, "w.host_cpu_per_gib");
+  EXPECT_DOUBLE_EQ(fio[1].value, 2.0);
+  EXPECT_EQ(fio[2].name, "w.host_cpu_per_req");
+  EXPECT_EQ(fio[2].unit, "us/req");
+  EXPECT_DOUBLE_EQ(fio[2].value, 1000.0);
+  EXPECT_EQ(cost_metrics("w", cost, false).size(), 2u);
+  EXPECT_TRUE(cost_metrics("w", RunCost{.tool_bytes = 1u << 20, .guest_cpu_seconds = 0}, false).empty());
+  EXPECT_TRUE(cost_metrics("w", RunCost{.tool_bytes = 1u << 20, .host_missing = "no stats"}, true).empty());
+  EXPECT_TRUE(is_cost_metric("w.host_cpu_per_req"));
+  EXPECT_FALSE(is_cost_metric("w.bandwidth"));
+  EXPECT_FALSE(is_cost_metric(".host_cpu_per_gib"));
+}
+
+// A window whose disk received less than 0.95 x the tool's bytes (times the runs it held) is flagged.
+TEST(Journal, ADiskThatSawFewerBytesThanTheToolIsFlagged) {
+  RunCost cost{.tool_bytes = 1000, .tool_runs = 2, .host = HostWindowCost{.cpu_seconds = 1, .disk_bytes = 1900}};
+  EXPECT_FALSE(disk_saw_too_little(cost));  // 1900 = 0.95 x 2000
+  cost.host->disk_bytes = 1899;
+  EXPECT_TRUE(disk_saw_too_little(cost));
+  cost.host.reset();
+  EXPECT_FALSE(disk_saw_too_little(cost));  // nothing to compare
+}
+
 TEST(Journal, NewerVersionIsRejected) {
   auto path = data("journal/newer-version.jsonl");
   EXPECT_EQ(error_of([&] { read_journal(path); }),
             path.string() +
-                ":1: journal_version 3 is newer than this abvm reads (up to 2): use a newer abvm "
+                ":1: journal_version 4 is newer than this abvm reads (up to 3): use a newer abvm "
                 "to analyze these results");
 }
 

@@ -550,3 +550,30 @@ TEST(JournalSamplesReader, KeepsTheJournalsErrors) {
 
 }  // namespace
 }  // namespace abvm
+
+namespace abvm {
+namespace {
+
+JournalEntry costed_run(const std::string& trial, Side side, std::uint64_t disk_bytes) {
+  JournalEntry e{.trial = trial, .side = side, .boot = trial, .workload = "dd-write"};
+  e.metrics = {{"dd-write.bandwidth", "B/s", Better::higher, 1e9}};
+  e.cost = RunCost{.tool_bytes = 1000, .host = HostWindowCost{.cpu_seconds = 1, .disk_bytes = disk_bytes}};
+  return e;
+}
+
+// Issue 27: a window whose disk received less than 0.95 x the tool's bytes is said, once per workload
+// and side with how many and the first; runs without a cost (older journals) say nothing.
+TEST(Load, AWindowWhoseDiskSawTooFewBytesIsANote) {
+  std::vector<JournalEntry> entries{costed_run("t0000", Side::a, 1000), costed_run("t0001", Side::b, 500),
+                                    costed_run("t0002", Side::b, 100), costed_run("t0003", Side::a, 1000)};
+  entries[3].cost.reset();
+  const SampleSet s = load_journal_samples(entries);
+  ASSERT_EQ(s.notes.size(), 1u) << ::testing::PrintToString(s.notes);
+  EXPECT_EQ(s.notes[0],
+            "dd-write on side B: in 2 window(s) (first trial t0001 run 0) the disk received less than 0.95 x the bytes "
+            "the tool reports: a cache is in the way, and the host's cost per GiB of those windows is per byte that "
+            "reached it");
+}
+
+}  // namespace
+}  // namespace abvm

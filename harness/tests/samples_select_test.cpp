@@ -25,6 +25,25 @@ TEST(Select, NoSelectionKeepsEverythingAndEveryMissingWorkload) {
   EXPECT_EQ(s.missing[0].workload, "dd-read");
 }
 
+// Issue 27: cost metrics are reported always and judged only when named, so that an experiment's
+// verdict does not change because its runs now record their cost.
+TEST(Select, CostMetricsAreKeptAndJudgedOnlyWhenNamed) {
+  SampleSet in = samples();
+  in.metrics.push_back(metric("dd-write.host_cpu_per_gib", Better::lower));
+  in.metrics.push_back(metric("dd-write.guest_cpu_per_gib", Better::lower));
+  const SampleSet all = select_metrics(in, {});
+  ASSERT_EQ(all.metrics.size(), 5u);
+  EXPECT_TRUE(all.metrics[0].judged);
+  EXPECT_FALSE(all.metrics[3].judged);
+  EXPECT_FALSE(all.metrics[4].judged);
+  const SampleSet some = select_metrics(in, {{.name = "dd-write.bandwidth"}, {.name = "dd-write.host_cpu_per_gib"}});
+  ASSERT_EQ(some.metrics.size(), 3u);
+  EXPECT_EQ(some.metrics[1].name, "dd-write.host_cpu_per_gib");
+  EXPECT_TRUE(some.metrics[1].judged);
+  EXPECT_EQ(some.metrics[2].name, "dd-write.guest_cpu_per_gib");
+  EXPECT_FALSE(some.metrics[2].judged);
+}
+
 TEST(Select, SelectedMetricsInTheirOrderWithTheirDirection) {
   const SampleSet s = select_metrics(samples(), {{.name = "fio-w.fio-w.write.clat_p99", .better = Better::lower},
                                                  {.name = "dd-write.bandwidth"}});

@@ -438,6 +438,40 @@ TEST(VerdictAnalysis, OverallVerdictIsTheWorstAndPValuesAreHolmAdjusted) {
   EXPECT_NEAR(r.metrics[1].mw_p_holm, std::min(1.0, 2 * r.metrics[1].mw_p), 1e-12);  // the smallest p times k
 }
 
+// Issue 27: a metric reported but not judged (a cost metric the experiment did not name) has its own
+// verdict, and the experiment's, the family's level and the judged metrics' Holm p are as without it.
+TEST(VerdictAnalysis, AMetricNotJudgedLeavesTheVerdictAndTheFamilyAlone) {
+  auto a = spread(1000, 0.02, 20);
+  SampleSet s = one_metric(a, scaled(spread(1000, 0.02, 20, 3), 0.99), Better::higher, "same");
+  const Analysis alone = analyze(s, {});
+  s.metrics.push_back(one_metric(a, scaled(spread(1000, 0.02, 20, 3), 1.5), Better::lower, "w.host_cpu_per_gib").metrics[0]);
+  s.metrics.back().judged = false;
+  const Analysis r = analyze(s, {});
+  ASSERT_EQ(r.metrics.size(), 2u);
+  EXPECT_FALSE(r.metrics[1].judged);
+  EXPECT_EQ(r.metrics[1].verdict, Verdict::regression);
+  EXPECT_EQ(r.verdict, Verdict::no_change);
+  EXPECT_EQ(r.verdict, alone.verdict);
+  EXPECT_DOUBLE_EQ(r.interval_confidence, alone.interval_confidence);
+  EXPECT_DOUBLE_EQ(r.metrics[0].mw_p_holm, alone.metrics[0].mw_p_holm);
+  EXPECT_DOUBLE_EQ(r.metrics[0].effect.low, alone.metrics[0].effect.low);
+  s.metrics.back().judged = true;  // named: judged, and the regression is the experiment's
+  EXPECT_EQ(analyze(s, {}).verdict, Verdict::regression);
+}
+
+// Under TCG, host cost metrics come with a note that they include the emulator; guest cost alone does not.
+TEST(VerdictAnalysis, HostCostUnderTcgIsNoted) {
+  auto a = spread(1000, 0.02, 20);
+  SampleSet s = one_metric(a, a, Better::lower, "w.guest_cpu_per_gib");
+  s.context_a.accelerators = {Accelerator::tcg};
+  EXPECT_TRUE(finding<RanUnderTcg>(analyze(s, {})));
+  EXPECT_FALSE(finding<HostCostUnderTcg>(analyze(s, {})));
+  s.metrics.push_back(one_metric(a, a, Better::lower, "w.host_cpu_per_gib").metrics[0]);
+  EXPECT_TRUE(finding<HostCostUnderTcg>(analyze(s, {})));
+  s.context_a.accelerators = {Accelerator::kvm};
+  EXPECT_FALSE(finding<HostCostUnderTcg>(analyze(s, {})));
+}
+
 TEST(VerdictAnalysis, WorstOrdersVerdicts) {
   EXPECT_EQ(worst(Verdict::no_change, Verdict::improvement), Verdict::improvement);
   EXPECT_EQ(worst(Verdict::improvement, Verdict::inconclusive), Verdict::inconclusive);

@@ -1,5 +1,6 @@
 #include "verdict/analysis.hpp"
 
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "samples/cost.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/holm.hpp"
 #include "stats/kruskal.hpp"
@@ -714,6 +716,7 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
   r.name = m.name;
   r.unit = m.unit;
   r.better = m.better;
+  r.judged = m.judged;
   // Pairs that started too far apart are left out before the runs become units; the estimate over
   // every pair is made from a copy of them all.
   const Pairs pairs = pair_facts(m.a, m.b);
@@ -811,6 +814,11 @@ void record_experiment_findings(Analysis& out, const SampleSet& samples) {
   for (const auto* ctx : {&samples.context_a, &samples.context_b}) {
     if (std::find(ctx->accelerators.begin(), ctx->accelerators.end(), Accelerator::tcg) != ctx->accelerators.end()) {
       out.findings.push_back(RanUnderTcg{});
+      if (std::any_of(samples.metrics.begin(), samples.metrics.end(), [](const MetricSamples& m) {
+            return is_cost_metric(m.name) && m.name.find(".host_cpu_") != std::string::npos;
+          })) {
+        out.findings.push_back(HostCostUnderTcg{});
+      }
       break;
     }
   }
@@ -855,19 +863,31 @@ Analysis analyze(SampleSet&& samples, const AnalysisOptions& options) {
   out.context_b = samples.context_b;
   for (const auto& f : samples.failures) (f.side == Side::a ? out.failed_a : out.failed_b)++;
 
-  // With no metric (every trial failed) the level is the family's own, not 1 - inf.
-  const double k = static_cast<double>(std::max<std::size_t>(1, samples.metrics.size()));
+  // With no metric (every trial failed) the level is the family's own, not 1 - inf. The family is
+  // the judged metrics: one reported beside them changes none of their figures.
+  const auto judged = static_cast<std::size_t>(
+      std::count_if(samples.metrics.begin(), samples.metrics.end(), [](const MetricSamples& m) { return m.judged; }));
+  const double k = static_cast<double>(std::max<std::size_t>(1, judged));
   const double alpha = (1 - options.confidence) / k;  // Bonferroni level per metric
   out.interval_confidence = 1 - alpha;
 
   std::vector<double> pvalues;
   for (MetricSamples& m : samples.metrics) out.metrics.push_back(analyze_metric(std::move(m), options, alpha, pvalues));
-  auto adjusted = stats::holm_adjust(pvalues);
-  for (std::size_t i = 0; i < out.metrics.size(); ++i) out.metrics[i].mw_p_holm = adjusted[i];
+  // Holm over the judged metrics; a metric outside the family keeps its own adjusted the same way alone.
+  std::vector<double> family;
+  for (std::size_t i = 0; i < out.metrics.size(); ++i) {
+    if (out.metrics[i].judged) family.push_back(pvalues[i]);
+  }
+  const auto adjusted = stats::holm_adjust(family);
+  for (std::size_t i = 0, j = 0; i < out.metrics.size(); ++i) {
+    out.metrics[i].mw_p_holm = out.metrics[i].judged ? adjusted[j++] : std::min(1.0, pvalues[i] * k);
+  }
 
   record_experiment_findings(out, samples);
-  out.verdict = out.metrics.empty() ? Verdict::inconclusive : Verdict::no_change;
-  for (const auto& r : out.metrics) out.verdict = worst(out.verdict, r.verdict);
+  out.verdict = judged == 0 ? Verdict::inconclusive : Verdict::no_change;
+  for (const auto& r : out.metrics) {
+    if (r.judged) out.verdict = worst(out.verdict, r.verdict);
+  }
   // A workload asked about and never measured leaves the question unanswered (see the header).
   out.missing = samples.missing;
   if (!out.missing.empty()) out.verdict = Verdict::inconclusive;

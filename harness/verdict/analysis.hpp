@@ -23,6 +23,8 @@
 //      worse modes: if so, a no_change or inconclusive verdict becomes a regression even if the
 //      dominant mode did not move; an improvement stays one (the finding says B's worse mode). The
 //      shift inside the dominant mode is estimated separately.
+// Metrics reported but not judged (cost metrics the experiment did not name: MetricSamples::judged)
+// are analysed at the same level and left out of the family, of Holm's adjustment and of the verdict.
 // The overall verdict is the worst over metrics: regression > inconclusive > improvement > no_change;
 // but while a workload the experiment asks about has no valid run on either side (every run failed:
 // SampleSet::missing), it is inconclusive whatever the other metrics say: that workload's question
@@ -163,6 +165,9 @@ struct ModeAnalysis {
 struct MetricAnalysis {
   std::string name, unit;
   Better better = Better::higher;
+  // False: reported, not judged (MetricSamples::judged): its verdict is its own, the experiment's
+  // ignores it, and it takes no share of the family's error rate.
+  bool judged = true;
   SideAnalysis a, b;
   Effect effect;                        // the primary estimate's, which decides the verdict
   Estimate primary = Estimate::unpaired;

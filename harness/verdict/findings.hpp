@@ -252,6 +252,12 @@ struct RanUnderTcg {
   bool operator==(const RanUnderTcg&) const = default;
 };
 
+// Under TCG with host cost metrics (samples/cost.hpp): the host's CPU includes the emulator.
+struct HostCostUnderTcg {
+  static constexpr Severity severity = Severity::note;
+  bool operator==(const HostCostUnderTcg&) const = default;
+};
+
 struct RunsFailed {
   static constexpr Severity severity = Severity::warning;
   std::size_t a = 0, b = 0;
@@ -290,8 +296,9 @@ struct InputNote {
   bool operator==(const InputNote&) const = default;
 };
 
-using ExperimentFinding = std::variant<SidesMismatch, DifferentHosts, DifferentAccelerators, RanUnderTcg, RunsFailed,
-                                       OneSideFailsMore, NothingToCompare, WorkloadMissing, InputNote>;
+using ExperimentFinding = std::variant<SidesMismatch, DifferentHosts, DifferentAccelerators, RanUnderTcg,
+                                       HostCostUnderTcg, RunsFailed, OneSideFailsMore, NothingToCompare,
+                                       WorkloadMissing, InputNote>;
 
 template <class Finding>
 Severity severity_of(const Finding& finding) {

@@ -89,7 +89,7 @@ void modes_of(const ModeAnalysis& m, ReportMetric& out) {
 }
 
 ReportMetric metric_of(const MetricAnalysis& m) {
-  ReportMetric out{.name = m.name, .unit = m.unit, .better = m.better, .verdict = m.verdict,
+  ReportMetric out{.name = m.name, .unit = m.unit, .better = m.better, .judged = m.judged, .verdict = m.verdict,
                    .a = side_of(m.a, m.overlap.has_value()), .b = side_of(m.b, m.overlap.has_value()),
                    .effect = effect_of(m.effect), .primary_estimate = m.primary,
                    .paired_effect = effect_of(m.paired), .unpaired_effect = effect_of(m.unpaired),

@@ -131,6 +131,7 @@ struct ReportOverlap {
 struct ReportMetric {
   std::string name, unit;
   Better better = Better::higher;
+  bool judged = true;                          // false: reported, not judged (absent in older reports: true)
   Verdict verdict = Verdict::inconclusive;
   ReportSide a, b;
   ReportEffect effect;                         // the primary estimate's (decides the verdict)

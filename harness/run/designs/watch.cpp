@@ -1,5 +1,6 @@
 #include "run/designs/watch.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "guest/records.hpp"
@@ -11,6 +12,7 @@ void GuestWatch::attempt_started(const std::string& nonce) {
   prefix_ = record_prefix(nonce);
   scanned_ = 0;
   log_ = {};
+  reader_ = nullptr;
 }
 
 void GuestWatch::console(std::string_view text) {
@@ -32,14 +34,24 @@ void GuestWatch::console(std::string_view text) {
     const std::size_t colon = line.find(':'), last = line.rfind(':');
     if (colon == std::string_view::npos || last == colon) continue;
     log_.received.emplace(seq, now);
-    on_record(seq, line.substr(0, colon), line.substr(colon + 1, last - colon - 1));
+    const std::string_view type = line.substr(0, colon), payload = line.substr(colon + 1, last - colon - 1);
+    // An unpaced run's edges as the host sees them (no partner measures then): its RUN and RUNEND
+    // have four fields, a paced run's (printed after its window) more.
+    if (reader_ && (type == "RUN" || type == "RUNEND") && std::count(payload.begin(), payload.end(), ',') == 3 &&
+        log_.read_at.size() < kMaxClockMarks) {
+      log_.read_at.emplace(seq, reader_());
+    }
+    on_record(seq, type, payload);
   }
 }
 
 std::string GuestWatch::input() {
   std::string word = next_word();
   if (word.empty()) return "";
-  log_.typed.push_back({.word = word, .at = host_now()});
+  // A window's cost: read before the word goes out, so that nothing is read while the guest measures.
+  std::optional<DomainStatsReading> stats;
+  if (reader_ && (word.starts_with("go ") || word.starts_with("stop "))) stats = reader_();
+  log_.typed.push_back({.word = word, .at = host_now(), .stats = std::move(stats)});
   return word + "\n";
 }
 

@@ -34,6 +34,9 @@ class GuestWatch {
 
   // What the host saw of the last boot.
   const HostClockLog& log() const { return log_; }
+  // The running boot's statistics (ConsoleHooks::on_running), read just before each go and stop
+  // is typed, and as an unpaced run's RUN and RUNEND arrive; the boot's end forgets it.
+  void stats_reader(DomainStatsReader reader) { reader_ = std::move(reader); }
 
  protected:
   // A whole new record line of this boot (unchecked: the parser decides what the records mean).
@@ -46,6 +49,7 @@ class GuestWatch {
   std::string prefix_;        // "ABVM1:<nonce>:" of the boot running now
   std::size_t scanned_ = 0;   // console bytes read (whole lines only)
   HostClockLog log_;
+  DomainStatsReader reader_;
 };
 
 }  // namespace abvm

@@ -99,6 +99,73 @@ void time_runs(const GuestReport& report, const HostClockLog& log, std::vector<R
   }
 }
 
+namespace {
+
+// The statistics read before `word` was typed: the reading, or nullopt when it was never typed.
+std::optional<DomainStatsReading> stats_before(const HostClockLog& log, const std::string& word) {
+  for (const auto& w : log.typed) {
+    if (w.word == word) return w.stats.value_or(DomainStatsReading{.error = "the driver reads no statistics"});
+  }
+  return std::nullopt;
+}
+
+// The readings taken as unpaced run `index` (of report.runs) began and ended, from its clock marks.
+std::pair<std::optional<DomainStatsReading>, std::optional<DomainStatsReading>> unpaced_edges(
+    const GuestReport& report, const HostClockLog& log, long index) {
+  std::vector<std::uint64_t> seqs;
+  for (const GuestClockMark& m : report.clock_marks) {
+    if (m.run == index) seqs.push_back(m.seq);
+  }
+  std::sort(seqs.begin(), seqs.end());
+  const auto at = [&](std::size_t k) -> std::optional<DomainStatsReading> {
+    if (k >= seqs.size()) return std::nullopt;
+    const auto it = log.read_at.find(seqs[k]);
+    return it == log.read_at.end() ? std::optional(DomainStatsReading{.error = "the driver reads no statistics"})
+                                   : std::optional(it->second);
+  };
+  return {at(0), seqs.size() == 2 ? at(1) : std::nullopt};
+}
+
+}  // namespace
+
+void cost_windows(const GuestReport& report, const HostClockLog& log, std::vector<RunResult>& runs) {
+  for (RunResult& run : runs) {
+    run.host_cost.reset();
+    run.host_cost_missing.clear();
+    const std::string& name = run.report_name.empty() ? run.workload : run.report_name;
+    const auto g = std::find_if(report.runs.begin(), report.runs.end(), [&](const GuestRun& r) {
+      return !r.warmup && r.index == run.index && r.workload == name;
+    });
+    if (g == report.runs.end()) continue;
+    std::optional<DomainStatsReading> go, stop;
+    if (g->window) {
+      go = stats_before(log, fmt::format("go {}", g->window->step));
+      stop = stats_before(log, fmt::format("stop {}", g->window->step));
+    } else {
+      std::tie(go, stop) = unpaced_edges(report, log, g - report.runs.begin());
+    }
+    if (!go || !stop) {
+      run.host_cost_missing = g->window ? "the window was not closed by a stop" : "the run's edges were not seen";
+    } else if (!go->stats || !stop->stats) {
+      const bool first = !go->stats;
+      run.host_cost_missing = std::string(g->window ? (first ? "at the go: " : "at the stop: ")
+                                                    : (first ? "at the run's start: " : "at the run's end: ")) +
+                              (first ? go->error : stop->error);
+    } else if (stop->stats->disk_bytes < go->stats->disk_bytes || stop->stats->cpu_seconds < go->stats->cpu_seconds) {
+      run.host_cost_missing = "the host's counters went back between the go and the stop";
+    } else {
+      const DomainStats& a = *go->stats;
+      const DomainStats& b = *stop->stats;
+      run.host_cost = HostWindowCost{.cpu_seconds = b.cpu_seconds - a.cpu_seconds,
+                                     .user_seconds = std::max(0.0, b.user_seconds - a.user_seconds),
+                                     .system_seconds = std::max(0.0, b.system_seconds - a.system_seconds),
+                                     .vcpu_seconds = std::max(0.0, b.vcpu_seconds - a.vcpu_seconds),
+                                     .disk_bytes = b.disk_bytes - a.disk_bytes,
+                                     .disk_requests = b.disk_requests >= a.disk_requests ? b.disk_requests - a.disk_requests : 0};
+    }
+  }
+}
+
 void pair_overlaps(const std::vector<TrialResult*>& block) {
   // (workload, index) -> the run of each side, with the trial it belongs to.
   std::map<std::pair<std::string, int>, std::array<std::pair<RunResult*, const TrialResult*>, 2>> pairs;

@@ -27,6 +27,14 @@ double host_now();
 // keeps no timing.
 void time_runs(const GuestReport& report, const HostClockLog& log, std::vector<RunResult>& runs);
 
+// The host's view of each paced run's window (issue 27): the differences of the guest's statistics
+// read before its go and before its stop (HostClockLog::Word::stats) as RunResult::host_cost, or
+// why there is none as RunResult::host_cost_missing (a failed statistics call, a window closed by an
+// abort). A run without a window (sequential blocks, same-guest) gets the difference of the readings
+// taken as its RUN and RUNEND record lines arrived (HostClockLog::read_at): its tool's run and the
+// output records it printed before RUNEND.
+void cost_windows(const GuestReport& report, const HostClockLog& log, std::vector<RunResult>& runs);
+
 // Pairs, within one block, each measured run of side A with the run of side B of the same workload
 // and index (in one trial or two), and sets both runs' overlap when both have a timing
 // (samples/overlap.hpp pair_overlap).
