@@ -403,8 +403,8 @@ stop_filler() {
     sleep 0.01
   done
   wait "$FILLER"
+  # The loop counts every run once it has ended, the one just stopped included.
   read -r FILLS < "$WORK/fill.count"
-  FILLS=$((FILLS + 1))
 }
 
 # DONE's record line for step $1, made before READY (READY is the record before it): its checksum

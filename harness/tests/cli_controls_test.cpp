@@ -89,8 +89,8 @@ TEST(ControlsE2ETest, SwiotlbForceIsARegression) {
   for (const std::string workload : {"dd-write", "fio-seqwrite"}) {
     const json* cost = metric_named(r.analysis, workload + ".host_cpu_per_gib");
     ASSERT_NE(cost, nullptr) << workload;
-    EXPECT_EQ((*cost)["judged"], false);
-    EXPECT_GT((*cost)["effect"]["low"].get<double>(), 1.0) << workload << ": " << (*cost)["headline"];
+    EXPECT_EQ(cost->at("judged"), false);
+    EXPECT_GT(cost->at("effect").at("ci_low").get<double>(), 1.0) << workload << ": " << cost->at("headline");
   }
   // The figures README quotes (run this binary directly to see them).
   for (const auto& m : r.analysis["metrics"]) {
@@ -102,8 +102,8 @@ TEST(ControlsE2ETest, SwiotlbForceIsARegression) {
     ASSERT_TRUE(e.contains("cost")) << e.dump();
     const json& c = e["cost"];
     ASSERT_TRUE(c.contains("host")) << e.dump();
-    const double tool = c["tool_bytes"].get<double>(), runs = c["tool_runs"].get<double>();
-    const double disk = c["host"]["disk_bytes"].get<double>();
+    const double tool = c.at("tool_bytes").get<double>(), runs = c.at("tool_runs").get<double>();
+    const double disk = c.at("host").at("disk_bytes").get<double>();
     EXPECT_GE(disk, 0.95 * tool * runs) << e.dump();
     EXPECT_LE(disk, 1.05 * tool * (runs + 1)) << e.dump();
     ++windows;

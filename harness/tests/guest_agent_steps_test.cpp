@@ -226,6 +226,21 @@ TEST(GuestAgentSteps, AFillerThatIgnoresTheStopIsKilledWithItsChildren) {
   }
 }
 
+// The filler's runs begun, the one the stop cut short included, and no more (the host takes the
+// window's disk bytes as the measured run's and the filler's finished runs': issue 27's
+// SwiotlbForceIsARegression found one run too many): the measured run leaves a mark, the filler's
+// first run finds it and lasts until the stop, so exactly one filler run began.
+TEST(GuestAgentSteps, FillsCountTheFillersRunsBegun) {
+  const fs::path dir = fs::temp_directory_path() / "abvm-agent-steps-fills";
+  const std::string mark = (dir / "mark").string();
+  const std::string script = "if [ -e " + mark + " ]; then exec sleep 30; fi; : > " + mark + "; sleep 0.1";
+  const Steps s = run_steps("fills", command_job(Pacing::together, 1, {"sh", "-c", script}), kOneWindowHeldHalfASecond);
+  ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
+  ASSERT_EQ(s.report.runs.size(), 1u) << s.records;
+  ASSERT_TRUE(s.report.runs[0].window);
+  EXPECT_EQ(s.report.runs[0].window->fills, 1) << s.records;
+}
+
 // "abort" at the stop: the agent stops its filler, prints the run it has, runs no further step and
 // reports its end.
 TEST(GuestAgentSteps, AnAbortEndsTheStepsAfterTheRunAtHand) {
