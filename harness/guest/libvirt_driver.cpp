@@ -962,8 +962,11 @@ std::optional<DomainStats> local_process_cpu(long pid) {
                      .system_seconds = static_cast<double>(stime) / tick};
 }
 
-// The domain's statistics now (virDomainListGetStats: cpu.*, vcpu.<n>.time, block.<n>.*).
-DomainStatsReading read_domain_stats(virDomainPtr dom, long qemu_pid) {
+// One call of virDomainListGetStats (cpu.*, vcpu.<n>.time, block.<n>.*). `disk_counted` says whether
+// it had the disks' counters: libvirt leaves them out, silently, when its query of QEMU's monitor
+// fails (qemuDomainGetStatsBlock), and a reading without them is not a disk that moved nothing.
+DomainStatsReading read_domain_stats_once(virDomainPtr dom, long qemu_pid, bool& disk_counted) {
+  disk_counted = false;
   virDomainPtr doms[] = {dom, nullptr};
   virDomainStatsRecordPtr* records = nullptr;
   const unsigned int kinds = VIR_DOMAIN_STATS_CPU_TOTAL | VIR_DOMAIN_STATS_VCPU | VIR_DOMAIN_STATS_BLOCK;
@@ -984,7 +987,10 @@ DomainStatsReading read_domain_stats(virDomainPtr dom, long qemu_pid) {
     else if (name == "cpu.user") s.user_seconds = ns;
     else if (name == "cpu.system") s.system_seconds = ns;
     else if (name.starts_with("vcpu.") && name.ends_with(".time")) s.vcpu_seconds += ns;
-    else if (name.starts_with("block.") && (name.ends_with(".rd.bytes") || name.ends_with(".wr.bytes"))) s.disk_bytes += p.value.ul;
+    else if (name.starts_with("block.") && (name.ends_with(".rd.bytes") || name.ends_with(".wr.bytes"))) {
+      s.disk_bytes += p.value.ul;
+      disk_counted = true;
+    }
     else if (name.starts_with("block.") && (name.ends_with(".rd.reqs") || name.ends_with(".wr.reqs"))) s.disk_requests += p.value.ul;
   }
   virDomainStatsRecordListFree(records);
@@ -994,6 +1000,18 @@ DomainStatsReading read_domain_stats(virDomainPtr dom, long qemu_pid) {
     s.cpu_seconds = local->cpu_seconds, s.user_seconds = local->user_seconds, s.system_seconds = local->system_seconds;
   }
   return {.stats = s};
+}
+
+// The domain's statistics now; asked a second time when the first answer has no disk counters.
+DomainStatsReading read_domain_stats(virDomainPtr dom, long qemu_pid) {
+  bool disk_counted = false;
+  DomainStatsReading r = read_domain_stats_once(dom, qemu_pid, disk_counted);
+  if (!r.stats || disk_counted) return r;
+  r = read_domain_stats_once(dom, qemu_pid, disk_counted);
+  if (r.stats && !disk_counted) {
+    return {.error = "libvirt's domain statistics had no disk counters twice (its query of QEMU's monitor failed)"};
+  }
+  return r;
 }
 
 // Ends a guest that still runs. InfraError when it cannot be destroyed.

@@ -6,6 +6,8 @@
 //   poweroff  prints ABVM-TEST-UP, writes ABVM-DISK-WRITTEN to /dev/vda, prints the disk's
 //             virtio feature bits (ABVM-FEATURES 0101...) and queue count (ABVM-MQ n), then
 //             ABVM-TEST-DONE, and powers off
+//   written   writes ABVM-DISK-WRITTEN to /dev/vda as poweroff does, prints ABVM-TEST-WRITTEN and
+//             waits for a line from its console (the host reads the running guest's statistics)
 //   hang      prints ABVM-TEST-UP and ABVM-TEST-HANGING, then ABVM-TEST-TICK every second forever
 //   crash     prints ABVM-TEST-UP and exits, so the kernel panics ("Attempted to kill init")
 //   echo      prints ABVM-TEST-WAITING, reads a line from its console and prints
@@ -70,6 +72,13 @@ case "$abvm_test" in
     echo "ABVM-FEATURES $($B cat /sys/block/vda/device/features)"
     echo "ABVM-MQ $($B ls /sys/block/vda/mq | $B wc -l)"
     echo ABVM-TEST-DONE
+    $B poweroff -f ;;
+  written)
+    i=0
+    while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do $B sleep 0.05; i=$((i+1)); done
+    echo ABVM-DISK-WRITTEN | $B dd of=/dev/vda bs=512 count=1 conv=sync 2>/dev/null && $B sync
+    echo ABVM-TEST-WRITTEN
+    read -r line
     $B poweroff -f ;;
   hang)
     echo ABVM-TEST-HANGING

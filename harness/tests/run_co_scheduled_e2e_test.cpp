@@ -1,5 +1,5 @@
 // The co-scheduled design end to end (issue 10): the real `abvm run` boots each block's A and B
-// guests through libvirt at the same time, both pinned to the same host CPU, each on its own
+// guests through libvirt at the same time, both pinned to the same host CPUs (0-1), each on its own
 // scratch image, and analyses the blocks as pairs: the paired estimate decides, the unpaired
 // one is still reported, and the noise anatomy counts the pairs.
 #include <gtest/gtest.h>
@@ -95,7 +95,7 @@ TEST(CoScheduledE2ETest, EachBlocksGuestsRunTogetherPinnedAndAreAnalysedAsPairs)
   for (const auto& t : plan["trials"]) {
     const std::string id = t["id"];
     const std::string xml = read_file(d / "trials" / id / "domain.xml");
-    EXPECT_NE(xml.find("cpuset=\"0\""), std::string::npos) << id;
+    EXPECT_NE(xml.find("cpuset=\"0-1\""), std::string::npos) << id;
     const bool second = t["position"].get<int>() % 2 == 1;
     EXPECT_NE(xml.find((d / (second ? "scratch-1.raw" : "scratch.raw")).string()), std::string::npos) << id;
   }

@@ -439,7 +439,10 @@ options = { no_such_fio_option = "1" }
   EXPECT_TRUE(has_warning(analysis, "Workload dd-badflag has no valid run on either side"));
   std::vector<std::string> metrics;
   for (const auto& m : analysis.at("metrics")) metrics.push_back(m.at("name"));
-  EXPECT_EQ(metrics, (std::vector<std::string>{"dd-read.bandwidth", "dd-write.bandwidth"}));
+  // Each working dd's bandwidth, and its cost per GiB as the guest and the host saw it (issue 27).
+  EXPECT_EQ(metrics, (std::vector<std::string>{"dd-read.bandwidth", "dd-read.guest_cpu_per_gib",
+                                               "dd-read.host_cpu_per_gib", "dd-write.bandwidth",
+                                               "dd-write.guest_cpu_per_gib", "dd-write.host_cpu_per_gib"}));
 
   // A resume says the same again, boots nothing, and a CI job's JUnit fails the broken workloads.
   const fs::path junit = dir / "junit.xml";
