@@ -71,8 +71,7 @@ def write_experiment(workdir, tree, base):
     sides = text.index("[sides.A]")
     text = text[:sides] + text[text.index("[[workload]]"):]
     for old, new in (("count = 16\n", "count = 8\n"), ("repetitions = 3\n", "repetitions = 2\n"),
-                     ("max_boots_per_side = 20\n", "max_boots_per_side = 15\n"),
-                     ('cpu_set = "0"\n', 'cpu_sets = ["0", "1"]\n')):
+                     ("max_boots_per_side = 20\n", "max_boots_per_side = 15\n")):
         assert old in text, f"configs/bisect-control.toml no longer has {old!r}: update the rehearsal"
         text = text.replace(old, new)
     path = os.path.join(workdir, "nightly.toml")

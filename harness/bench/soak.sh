@@ -7,7 +7,7 @@
 # (SOAK_CO, SOAK_SEQ and SOAK_POOL set each phase's own count; SOAK_PHASES="co seq pool" picks
 # phases):
 #   co    design co-scheduled (paced blocks: both guests at once, the host's go/stop windows) on
-#         two lanes (schedule.cpu_sets = ["0", "1"]), the embedded libvirt driver;
+#         one lane of two CPUs (schedule.cpu_sets = ["0-1"]: co-scheduled needs two), the embedded libvirt driver;
 #   seq   design sequential-blocks, the embedded driver;
 #   pool  sequential-blocks over a pool of two hosts: the embedded driver and a test libvirtd of
 #         the soak's own (harness/bench/soak_libvirtd.py: its own mount namespace, qemu+tcp:// on
@@ -273,7 +273,7 @@ status=0
 for phase in $phases; do
   case $phase in
     co)
-      experiment co co-scheduled $((n_co / 2)) 'cpu_sets = ["0", "1"]' >"$work/co.toml"
+      experiment co co-scheduled $((n_co / 2)) 'cpu_sets = ["0-1"]' >"$work/co.toml"
       run_phase co qemu qemu qemu abvm-kill abvm-kill sigint fs-full fs-ro || status=1 ;;
     seq)
       experiment seq sequential-blocks $((n_seq / 2)) "" >"$work/seq.toml"

@@ -14,7 +14,8 @@ namespace abvm {
 // How the A and B boots of one block meet the host's noise (plan/plan.hpp):
 //   sequential_blocks: one guest at a time, the block's A and B boots one after the other;
 //   co_scheduled: the block's A and B guests run at the same time, pinned to the same host CPU
-//     set of at least two CPUs (one for each guest: on one CPU each took CPU from the other); each run of A and its partner run of B start on one go from the host and end together
+//     set of at least two CPUs (one for each guest: on one CPU each took CPU from the other); each
+//     run of A and its partner run of B start on one go from the host and end together
 //     (the faster guest repeats its run, unmeasured, until the slower one is done), so a slow
 //     phase of that CPU hits both and neither measures alone; the per-block ratio is the paired unit;
 //   lockstep: as co_scheduled, but each step's runs take turns on the host's go (A's run k, then
