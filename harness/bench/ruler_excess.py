@@ -16,7 +16,7 @@ sequential-blocks run of the same ruler), it also prints each metric's expected 
 ratio with L_A = L_B = L (the sides differ by their cap alone), L over the 95 % interval of every
 run's L in DIR, the line a ruler's config states as `# expected: <metric> <ratio> [<low>, <high>]`.
 
-usage: /usr/bin/python3 harness/bench/ruler_excess.py [--isolation DIR ...] RESULTS_DIR [RESULTS_DIR ...]
+usage: /usr/bin/python3 harness/bench/ruler_excess.py [--pool] [--isolation DIR ...] RESULTS_DIR [RESULTS_DIR ...]
 """
 import argparse
 import json
@@ -132,17 +132,26 @@ def main():
     p.add_argument("--isolation", action="append", default=[],
                    help="a sequential-blocks run of the same ruler: the expected ranges (repeat it: the range "
                         "covers every run's, e.g. one on a quiet host and one under load, whose L is longer)")
+    p.add_argument("--pool", action="store_true",
+                   help="also print each metric's L_B - L_A over the pairs of every directory together (runs "
+                        "of one ruler in one design: one run's interval is too wide to tell 1 ms)")
     p.add_argument("dirs", nargs="+")
     args = p.parse_args()
+    pooled = {}
     print("L: time beyond the burst model, ms, mean +- 95 % half-width; ratio: the model's B/A at those L")
     for d in args.dirs:
         print(f"\n{d}")
         print(f"  {'metric':34} {'length s':>8}  {'L_A ms':>15}  {'L_B ms':>15}  {'L_B - L_A ms (pairs)':>26}  ratio")
         for metric, e in sorted(excess(d).items()):
+            pooled.setdefault(metric, []).extend(e["diff"])
             diff = interval(e["diff"])
             print(f"  {metric:34} {statistics.median(e['T']):8.3f}  {ms(interval(e['L']['A']))}  "
                   f"{ms(interval(e['L']['B']))}  {ms(diff)} (n={len(e['diff']):3})  "
                   f"{ratio(e['model'], interval(e['L']['A'])[0], interval(e['L']['B'])[0]):.4f}")
+    if args.pool:
+        print(f"\npooled over the {len(args.dirs)} directories:")
+        for metric, diffs in sorted(pooled.items()):
+            print(f"  {metric:34} L_B - L_A {ms(interval(diffs))} ms (n={len(diffs)})")
     if args.isolation:
         print(f"\nexpected ranges from isolation ({', '.join(args.isolation)}):")
         ranges = {}
