@@ -11,7 +11,8 @@ B/A away from the caps' (issue 26: co-scheduled runs of 0.27 s whose slower side
 For each results directory and each throttled workload (dd: bytes and the bytes cap of its
 direction; fio: requests and the iops cap) it prints the run length (median T), L_A and L_B (mean,
 ms, with a 95 % t interval), L_B - L_A over the pairs (same block, workload and run index) with its
-95 % interval, and the ratio B/A the model gives with those L. With --isolation DIR (a
+95 % interval, and the ratio B/A the model gives with those L; for paired runs with host timings, also
+L_B - L_A split by which side's run started later (the journal's timing.start). With --isolation DIR (a
 sequential-blocks run of the same ruler), it also prints each metric's expected range: the model's
 ratio with L_A = L_B = L (the sides differ by their cap alone), L over the 95 % interval of every
 run's L in DIR, the line a ruler's config states as `# expected: <metric> <ratio> [<low>, <high>]`.
@@ -101,10 +102,17 @@ def excess(results_dir):
             lag = seconds - entry["model"][e["side"]]
             entry["L"][e["side"]].append(lag)
             entry["T"].append(seconds)
-            pairs.setdefault((metric, e.get("block"), e["run"]), {})[e["side"]] = lag
+            pair = pairs.setdefault((metric, e.get("block"), e["run"]), {})
+            pair[e["side"]] = lag
+            start = (e.get("timing") or {}).get("start")
+            if start is not None:
+                pair["start_" + e["side"]] = start
     for (metric, _, _), p in pairs.items():
-        if set(p) == {"A", "B"}:
+        if "A" in p and "B" in p:
             out[metric]["diff"].append(p["B"] - p["A"])
+            if "start_A" in p and "start_B" in p:
+                later = "B" if p["start_B"] > p["start_A"] else "A"
+                out[metric].setdefault("by_later", {"A": [], "B": []})[later].append(p["B"] - p["A"])
     return out
 
 
@@ -148,6 +156,10 @@ def main():
             print(f"  {metric:34} {statistics.median(e['T']):8.3f}  {ms(interval(e['L']['A']))}  "
                   f"{ms(interval(e['L']['B']))}  {ms(diff)} (n={len(e['diff']):3})  "
                   f"{ratio(e['model'], interval(e['L']['A'])[0], interval(e['L']['B'])[0]):.4f}")
+            by_later = e.get("by_later")
+            if by_later and by_later["A"] and by_later["B"]:
+                print(f"  {'':34} {'':8}  L_B - L_A where B started later {ms(interval(by_later['B']))} "
+                      f"(n={len(by_later['B'])}), where A did {ms(interval(by_later['A']))} (n={len(by_later['A'])})")
     if args.pool:
         print(f"\npooled over the {len(args.dirs)} directories:")
         for metric, diffs in sorted(pooled.items()):
