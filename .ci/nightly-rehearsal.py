@@ -8,16 +8,23 @@ tinyconfig recipe (kernels/linux-6.1-virtio.toml):
   night 3  two commits: the bisect-control patch that bounces every virtio-blk request through swiotlb
            (patch 3), then a harmless one (patch 4): a regression, bisected to the bouncing commit.
 
-Then `abvm history` writes the history page (it must show three nights) and `abvm export --kcidb`
-writes night 3 as KCIDB JSON, validated against report/kcidb_schema.json with python3-jsonschema.
+Night 3's bisection is checked as abvm bisect's positive control was (cli_bisect_kernel_build_test, which
+this rehearsal replaced in CI): the bouncing commit alone named, the commit after it adding no share of its
+own, each step's finding and size, each step an abvm run linked from bisect.json and bisect.html. Every
+kernel the nights built must be a cache hit when built again from a copy of its recipe. Then `abvm
+history` writes the history page (it must show three nights) and `abvm export --kcidb` writes night 3 as
+KCIDB JSON, validated against report/kcidb_schema.json with python3-jsonschema. One line per check,
+"rehearsal: ok" or "rehearsal: FAILED"; exit 0 when all are ok. CI runs it through
+harness/tests/cli_nightly_kernel_build_test.cpp (ctest label kernel-build).
 
   .ci/nightly-rehearsal.py [--workdir DIR] [--abvm build/abvm] [--reports-only]
 
-The tree (WORKDIR/linux, made once: about 1.3 GB) and abvm's kernel cache are kept between
-rehearsals; the history (WORKDIR/history) starts afresh unless --reports-only, which only writes and
-checks the reports of the history there. The commits are made with fixed dates, so their shas are the
-same in every rehearsal. Needs root (abvm runs guests through libvirt's embedded driver) and
-python3-jsonschema (harness/setup.sh --tests installs it).
+The tree (WORKDIR/linux, made once: about 1.3 GB of source and as much again of uncompressed objects)
+and abvm's kernel cache are kept between rehearsals; the history (WORKDIR/history) starts afresh unless
+--reports-only, which only checks the history there and writes its reports. The commits are made with
+fixed dates, so their shas, and the kernels' cache keys, are the same in every rehearsal. Needs root
+(abvm runs guests through libvirt's embedded driver) and python3-jsonschema (harness/setup.sh --tests
+installs it).
 """
 import argparse
 import json
@@ -39,9 +46,12 @@ GIT_ENV = {"GIT_AUTHOR_DATE": "2026-12-01T00:00:00Z", "GIT_COMMITTER_DATE": "202
 
 def git(tree, *args, capture=True):
     env = dict(os.environ, **GIT_ENV)
-    # Objects stored uncompressed: zlib at git's default level made the tree take 8 minutes under load.
+    # Objects stored uncompressed: zlib at git's default level made the tree take 8 minutes under load. And
+    # never packed: `git am` would start `git gc --auto` on the 75,000 loose objects, compressing them all
+    # with deltas in the background while the nights run.
     r = subprocess.run(["git", "-C", tree, "-c", "commit.gpgsign=false", "-c", "core.compression=0",
-                        "-c", "core.looseCompression=0", *args], env=env, check=True, capture_output=capture, text=True)
+                        "-c", "core.looseCompression=0", "-c", "gc.auto=0", "-c", "maintenance.auto=false", *args],
+                       env=env, check=True, capture_output=capture, text=True)
     return r.stdout.strip() if capture else ""
 
 
@@ -72,7 +82,12 @@ def make_tree(workdir):
 
 
 def write_experiment(workdir, tree, base):
-    """configs/bisect-control.toml reduced as cli_bisect_kernel_build_test reduces it, as a nightly."""
+    """configs/bisect-control.toml's workload and budget as a nightly, reduced as its CI test reduced it: 2 dd
+    runs of 64 MiB per boot instead of 3 of 128 MiB (a bounced dd is 3-5 times slower, and at 128 MiB the
+    culprit's own steps cost most of the time), at most 15 blocks per comparison instead of 20 (Pocock-type
+    looks after 10 and 15), and a lane on each of the two host CPUs. A bisection step's level (99.24 % for
+    night 3's two commits) needs at least 9 pairs; the bounce costs far more than the 25 % margin and the
+    harmless commits nothing, so a comparison normally decides at its first look."""
     text = open(os.path.join(REPO, "configs", "bisect-control.toml")).read()
     text = text[text.index("[guest]"):]
     sides = text.index("[sides.A]")
