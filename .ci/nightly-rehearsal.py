@@ -9,13 +9,14 @@ tinyconfig recipe (kernels/linux-6.1-virtio.toml):
            (patch 3), then a harmless one (patch 4): a regression, bisected to the bouncing commit.
 
 Night 3's bisection is checked as abvm bisect's positive control was (cli_bisect_kernel_build_test, which
-this rehearsal replaced in CI): the bouncing commit alone named, the commit after it adding no share of its
-own, each step's finding and size, each step an abvm run linked from bisect.json and bisect.html. Every
-kernel the nights built must be a cache hit when built again from a copy of its recipe. Then `abvm
-history` writes the history page (it must show three nights) and `abvm export --kcidb` writes night 3 as
-KCIDB JSON, validated against report/kcidb_schema.json with python3-jsonschema. One line per check,
-"rehearsal: ok" or "rehearsal: FAILED"; exit 0 when all are ok. CI runs it through
-harness/tests/cli_nightly_kernel_build_test.cpp (ctest label kernel-build).
+this rehearsal replaced in CI): the bouncing commit alone named, the commit after it adding no share of
+its own, each step's finding and size, each step an abvm run linked from bisect.json and bisect.html, the
+first the night's own comparison (not measured again). Every kernel the nights built must be a cache hit
+when built again from a copy of its recipe. Then `abvm history` writes the history page (it must show
+three nights) and `abvm export --kcidb` writes night 3 as KCIDB JSON, validated against
+report/kcidb_schema.json with python3-jsonschema. One line per check, "rehearsal: ok" or "rehearsal:
+FAILED"; exit 0 when all are ok. CI runs it through harness/tests/cli_nightly_kernel_build_test.cpp (ctest
+label kernel-build).
 
   .ci/nightly-rehearsal.py [--workdir DIR] [--abvm build/abvm] [--reports-only]
 
@@ -125,8 +126,8 @@ def last_line(history):
 def bisection(history, bounce, bounce_subject, checks):
     """Night 3's bisection, checked as cli_bisect_kernel_build_test (which this rehearsal replaced in CI)
     checked `abvm bisect`'s positive control: the bouncing commit named and nothing else, the harmless
-    commit after it found to add no share of its own, each step an abvm run of its own linked from
-    bisect.json and bisect.html."""
+    commit after it found to add no share of its own, each step an abvm run linked from bisect.json and
+    bisect.html, the first (the head against A) the night's own comparison, not measured again."""
     line = last_line(history)
     b = line.get("bisection") or {}
     named = [c["commit"] for r in b.get("culprits", []) for c in r["commits"]]
@@ -164,6 +165,10 @@ def bisection(history, bounce, bounce_subject, checks):
                 missing.append(f"{s['results_dir']}: {a['options']['primary_estimate']}, {a['source']['design']}")
     if "<svg" not in html:
         missing.append("bisect.html's plot")
+    # Step 1 (the head against A) is the night's own comparison, judged at the step's level, not run again.
+    first = report["steps"][0] if report["steps"] else {}
+    if os.path.realpath(os.path.join(root, first.get("results_dir", "-"))) != os.path.realpath(os.path.join(history, line["run_dir"])):
+        missing.append(f"step 1 taken from the night's run {line['run_dir']} (it is {first.get('results_dir')})")
     checks.append((asked == wanted, f"night 3's bisection steps (kernel, reference, finding): {asked} (wanted {wanted})"))
     checks.append((not missing, f"night 3's bisection: {len(report['steps'])} steps, each an abvm run linked from "
                                 f"bisect.json and bisect.html, sized as wanted; wrong or missing: {missing}"))

@@ -8,6 +8,7 @@
 #include "bisect/step_experiment.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "plan/looks.hpp"
 #include "plan/plan.hpp"
 #include "results/directory.hpp"
 #include "verdict/look.hpp"
@@ -155,7 +156,8 @@ BisectEnd Bisection::run(const std::string& uri) {
     if (plan.max_boots_per_side) budget = *plan.max_boots_per_side - boots_used(end.steps);
     c_.observer.note(fmt::format("step {} of at most {}: is {} slower?", step, plan.max_steps,
                                  describe(plan, *end.state.next)));
-    auto record = run_step(e, plan, step, *end.state.next, budget, uri);
+    auto record = take_measured(e, plan, step, *end.state.next, budget);
+    if (!record) record = run_step(e, plan, step, *end.state.next, budget, uri);
     if (!record) {
       end.interrupted = true;
       break;
@@ -167,6 +169,37 @@ BisectEnd Bisection::run(const std::string& uri) {
   }
   end.boots_per_side = boots_used(end.steps);
   return end;
+}
+
+// The measured comparison as the step: judged as the step's own looks would judge those results, at
+// the level of the step's look after as many blocks (plan/looks.hpp; a step stopped at that look
+// would have seen the same data). Not taken (nullopt: the step runs) when it is not this question,
+// its block count is no look of the step's schedule, or the step's level does not decide there:
+// the night's own looks are at its wider level, and a bisection step must hold its share of the error.
+std::optional<StepRecord> Bisection::take_measured(const Experiment& e, const BisectPlan& plan, int step,
+                                                   const StepQuestion& q, std::optional<int> budget) {
+  if (!c_.measured || step != 1 || !(c_.measured->question == q)) return std::nullopt;
+  const ResultsDir rd(c_.measured->results_dir);
+  const Experiment measured = load_saved_experiment(rd, read_manifest(rd));
+  const Plan done = read_plan(rd);
+  const StepSetup setup{.step = step, .question = q, .seed = step_seed(plan.seed, step), .max_boots_per_side = budget};
+  const Look* look = look_at(make_look_schedule(step_experiment(e, dir_, plan, setup)), done.blocks - done.set_aside_blocks);
+  if (look == nullptr) return std::nullopt;
+  StepRecord r{.step = step, .question = q, .results_dir = fs::relative(rd.root(), dir_.root()).string()};
+  try {
+    r.judgement = judge_step(LookDecider(measured).analysis(rd.root(), look->confidence));
+  } catch (const Error& ex) {
+    c_.observer.note(fmt::format("step {}: the measured comparison in {} gives no analysis ({}); running the step",
+                                 step, rd.root().string(), ex.what()));
+    return std::nullopt;
+  }
+  if (r.judgement.finding == StepFinding::unknown) return std::nullopt;
+  r.boots_per_side = done.blocks;
+  r.confidence = look->confidence;
+  r.stop_reason = fmt::format("taken from the comparison already measured in {}, at its look after {} blocks",
+                              rd.root().string(), done.blocks - done.set_aside_blocks);
+  r.trial_seconds = trial_seconds(rd);
+  return r;
 }
 
 // A new step's results directory; a step begun by an earlier session goes on in its own, as it

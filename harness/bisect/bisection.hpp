@@ -8,6 +8,8 @@
 //                       same journal, resume, faults and looks; the step's analysis, analysis.json
 //                       and report.html by the caller's `finish`), appends the step's ledger line,
 //                       and rewrites bisect.json, bisect.html and summary.txt after every step.
+//                       A first question already measured (BisectCollaborators::measured, the
+//                       night's own comparison) is judged from those results instead of run again.
 //                       A step interrupted (Ctrl-C) or whose machine failed is resumed by the next
 //                       session, which does not run finished steps again.
 //
@@ -39,6 +41,13 @@ namespace abvm {
 // to analyse.
 using StepAnalysis = std::function<Analysis(const Experiment& step, const ResultsDir& dir, double confidence)>;
 
+// A comparison of two of the bisection's kernels that was already measured elsewhere: the nightly
+// job's own run of the head against the last good commit, which is the bisection's first question.
+struct MeasuredComparison {
+  StepQuestion question;
+  std::filesystem::path results_dir;      // a finished abvm run of that question (its config.toml)
+};
+
 struct BisectCollaborators {
   std::function<GuestDriver&()> connect;  // called once, when the first step needs guests
   GuestPreparer& preparer;
@@ -47,6 +56,9 @@ struct BisectCollaborators {
   std::function<bool()> stop_requested;
   // Called after every finished step with the state so far (the caller rewrites the reports).
   std::function<void(const BisectState&, const std::vector<StepRecord>&)> step_done;
+  // Taken as step 1 when the bisection first asks its question and its results decide at the look
+  // that step would make after as many blocks (take_measured); otherwise the step runs as any other.
+  std::optional<MeasuredComparison> measured;
 };
 
 struct BisectSettings {
@@ -89,6 +101,8 @@ class Bisection {
                         const std::string& uri);
   std::optional<StepRecord> run_step(const Experiment& bisect_experiment, const BisectPlan& plan, int step,
                                      const StepQuestion& q, std::optional<int> budget, const std::string& uri);
+  std::optional<StepRecord> take_measured(const Experiment& bisect_experiment, const BisectPlan& plan, int step,
+                                          const StepQuestion& q, std::optional<int> budget);
   GuestDriver& driver();
 
   BisectDir dir_;

@@ -114,7 +114,7 @@ class Night {
     return *driver_;
   }
   Comparison compare(const Experiment& e, const fs::path& root);
-  BisectionResult bisect(const Experiment& e, const Kernels& k, const fs::path& root);
+  BisectionResult bisect(const Experiment& e, const Kernels& k, const fs::path& measured, const fs::path& root);
   std::optional<DriftResult> drift(const std::vector<NightRecord>& lines, const std::string& a, const std::string& b,
                                    const fs::path& dir);
   NightEnd nothing_to_run(std::vector<NightRecord>& lines, NightRecord r);
@@ -170,7 +170,8 @@ std::vector<CulpritInfo> culprits_of(const BisectState& state, const BisectSerie
   return out;
 }
 
-BisectionResult Night::bisect(const Experiment& e, const Kernels& k, const fs::path& root) {
+// `measured`: the night's comparison of head and A, the bisection's first question.
+BisectionResult Night::bisect(const Experiment& e, const Kernels& k, const fs::path& measured, const fs::path& root) {
   BisectSettings settings{.max_steps = x_.nightly.bisect_max_steps, .max_boots_per_side = x_.nightly.bisect_max_boots};
   const BisectSetup setup = setup_bisection(e, x_.file, settings);
   const BisectDir dir = start_bisection(e, setup, root);
@@ -193,7 +194,10 @@ BisectionResult Night::bisect(const Experiment& e, const Kernels& k, const fs::p
                           out_of_time = out_of_time || (wall && c_.clock() - started >= *wall);
                           return out_of_time;
                         },
-                    .step_done = [&](const BisectState& s, const std::vector<StepRecord>& steps) { write(s, steps, false); }});
+                    .step_done = [&](const BisectState& s, const std::vector<StepRecord>& steps) { write(s, steps, false); },
+                    .measured = MeasuredComparison{
+                        .question = {.kernel = static_cast<int>(k.series.patches.size()), .reference = 0},
+                        .results_dir = measured}});
   const BisectEnd end = b.run(o_.uri);
   write(end.state, end.steps, end.interrupted);
   c_.observer.note(bisect_summary({.plan = setup.plan, .steps = end.steps, .state = end.state,
@@ -327,7 +331,7 @@ NightEnd Night::measure(NightRecord& r, const Experiment& e, const Kernels& k, c
   int exit_code = exit_code_for(cmp.analysis->verdict);
   if (cmp.analysis->verdict == Verdict::regression) {
     c_.observer.note(fmt::format("night: regression; bisecting the {} commit(s) between A and B", k.series.patches.size()));
-    r.bisection = bisect(e, k, dir / "bisect");
+    r.bisection = bisect(e, k, cmp.dir, dir / "bisect");
     if (r.bisection->end == "interrupted") exit_code = static_cast<int>(ExitCode::interrupted);
   } else if (!c_.stop_requested()) {
     r.drift = drift(lines, r.a, r.b, dir / "drift");

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -219,6 +220,24 @@ TEST_F(NightlyTest, TheRehearsalsThreeNights) {
   EXPECT_EQ(n3.record.bisection->culprits[0].commits[0].commit, culprit);
   EXPECT_EQ(n3.record.bisection->culprits[0].commits[0].subject, "virtio_blk: bounce every request");
   EXPECT_TRUE(fs::exists(root / "history" / n3.record.bisection->report));
+  // The bisection's first question, the head against A, is the night's own comparison: judged from
+  // the night's results at the step's level, not measured again. Steps 2 and 3 ran; step 1 has no
+  // results directory of its own.
+  const fs::path bisection = root / "history" / n3.record.bisection->dir;
+  const auto steps = nlohmann::json::parse(read_file(bisection / "bisect.json")).at("steps");
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].at("kernel"), 2);
+  EXPECT_EQ(steps[0].at("reference"), 0);
+  EXPECT_EQ(steps[0].at("finding"), "slower");
+  EXPECT_EQ(fs::weakly_canonical(bisection / steps[0].at("results_dir").get<std::string>()),
+            fs::weakly_canonical(root / "history" / n3.record.run_dir));
+  EXPECT_NE(steps[0].at("stop_reason").get<std::string>().find("taken from the comparison already measured"),
+            std::string::npos);
+  EXPECT_TRUE(fs::exists(bisection / steps[0].at("report").get<std::string>()));
+  std::set<std::string> step_runs;
+  for (const auto& d : fs::directory_iterator(bisection / "steps")) step_runs.insert(d.path().filename().string());
+  EXPECT_EQ(step_runs.size(), 2u);
+  EXPECT_TRUE(std::none_of(step_runs.begin(), step_runs.end(), [](const std::string& n) { return n.find("-step1-") != std::string::npos; }));
   // A fourth night with the head where night 3 left it: nothing runs, B stays bad.
   EXPECT_EQ(night().exit_code, 0);
   const auto lines = history();
