@@ -321,6 +321,8 @@ std::string host_section(const HtmlInputs& in) {
   return out + "</section>\n";
 }
 
+// The two sides' settings at a glance: what differs first, then what is set, then one line naming
+// the keys that no side sets (the demo's 20 iotune keys would otherwise come before what matters).
 std::string sides_section(const HtmlInputs& in) {
   if (in.sides.empty()) return "";
   std::set<std::string> keys;
@@ -336,25 +338,42 @@ std::string sides_section(const HtmlInputs& in) {
     }
     return "(default)";
   };
+  const auto unset = [](const std::string& v) { return v == "unset" || v == "(default)"; };
+  std::vector<std::string> differs, set, unset_everywhere;
+  for (const auto& k : order) {
+    bool same = true, all_unset = true;
+    for (const auto& s : in.sides) {
+      same = same && value_of(s, k) == value_of(in.sides.front(), k);
+      all_unset = all_unset && unset(value_of(s, k));
+    }
+    (!same ? differs : all_unset ? unset_everywhere : set).push_back(k);
+  }
   std::string out = "<section class=\"sides\"><h2>The two sides</h2>\n<table>\n<tr><th></th>";
   for (const auto& s : in.sides) out += "<th>" + e(labelled(s.letter, s.label)) + "</th>";
   out += "</tr>\n";
-  std::vector<std::string> differs;
-  for (const auto& k : order) {
-    bool same = true;
-    for (const auto& s : in.sides) same = same && value_of(s, k) == value_of(in.sides.front(), k);
-    if (!same) differs.push_back(k);
-    out += fmt::format("<tr{}><th>{}</th>", same ? "" : " class=\"differs\"", e(k));
-    for (const auto& s : in.sides) out += "<td>" + e(value_of(s, k)) + "</td>";
-    out += "</tr>\n";
+  const auto rows = [&](const std::vector<std::string>& ks, const char* attribute) {
+    for (const auto& k : ks) {
+      out += fmt::format("<tr{}><th>{}</th>", attribute, e(k));
+      for (const auto& s : in.sides) out += "<td>" + e(value_of(s, k)) + "</td>";
+      out += "</tr>\n";
+    }
+  };
+  rows(differs, " class=\"differs\"");
+  rows(set, "");
+  const auto joined = [](const std::vector<std::string>& ks) {
+    std::string list;
+    for (const auto& k : ks) list += (list.empty() ? "" : ", ") + k;
+    return list;
+  };
+  if (!unset_everywhere.empty()) {
+    out += fmt::format("<tr class=\"unset\"><th>unset on every side ({})</th><td colspan=\"{}\">{}</td></tr>\n",
+                       unset_everywhere.size(), in.sides.size(), e(joined(unset_everywhere)));
   }
   out += "</table>\n";
   if (differs.empty()) {
     out += "<p class=\"differs-summary\">The sides do not differ in any recorded setting (an A/A comparison).</p>\n";
   } else {
-    std::string list;
-    for (const auto& k : differs) list += (list.empty() ? "" : ", ") + k;
-    out += "<p class=\"differs-summary\">What differs: " + e(list) + ".</p>\n";
+    out += "<p class=\"differs-summary\">What differs: " + e(joined(differs)) + ".</p>\n";
   }
   return out + "</section>\n";
 }

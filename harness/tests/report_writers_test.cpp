@@ -408,6 +408,33 @@ TEST_F(ReportHtmlDemo, HasTheVerdictSidesHostMetricsPlotsAndFailures) {
   EXPECT_THAT(h, Not(HasSubstr("<script")));
 }
 
+// What differs first, then what is set, and the keys no side sets folded into one line.
+TEST_F(ReportHtmlDemo, TheSidesTableShowsWhatDiffersFirstAndFoldsWhatNoSideSets) {
+  for (auto& side : in_.sides) {
+    side.settings = {{"kernel", "debian-cloud"},
+                     {"device.queues", "unset"},
+                     {"device.iotune.read_bytes_sec", "unset"},
+                     {"device.iommu_platform", side.letter == "A" ? "false" : "true"},
+                     {"device.iotune.total_iops_sec", side.letter == "A" ? "unset" : "194"}};
+  }
+  in_.sides[0].settings.push_back({"guest.vcpus", "1"});  // B does not record it: "(default)" there
+  const std::string h = html_report(in_);
+  const auto at = [&](const std::string& row) { return h.find(row); };
+  const auto iommu = at("<tr class=\"differs\"><th>device.iommu_platform</th>");
+  const auto iops = at("<tr class=\"differs\"><th>device.iotune.total_iops_sec</th><td>unset</td><td>194</td>");
+  const auto vcpus = at("<tr class=\"differs\"><th>guest.vcpus</th><td>1</td><td>(default)</td>");
+  const auto kernel = at("<tr><th>kernel</th>");
+  const auto folded = at("<tr class=\"unset\"><th>unset on every side (2)</th><td colspan=\"2\">device.queues, "
+                         "device.iotune.read_bytes_sec</td></tr>");
+  for (auto p : {iommu, iops, vcpus, kernel, folded}) ASSERT_NE(p, std::string::npos) << h.substr(at("<section class=\"sides\">"), 2000);
+  EXPECT_LT(iommu, kernel);
+  EXPECT_LT(iops, kernel);
+  EXPECT_LT(vcpus, kernel);
+  EXPECT_LT(kernel, folded);
+  EXPECT_THAT(h, Not(HasSubstr("<th>device.queues</th>")));
+  EXPECT_THAT(h, HasSubstr("What differs: device.iommu_platform, device.iotune.total_iops_sec, guest.vcpus."));
+}
+
 TEST_F(ReportHtmlDemo, EveryOutsideStringIsEscaped) {
   const std::string h = html_report(in_);
   EXPECT_THAT(h, Not(HasSubstr("<script>")));
