@@ -180,25 +180,26 @@ std::optional<StepRecord> Bisection::take_measured(const Experiment& e, const Bi
                                                    const StepQuestion& q, std::optional<int> budget) {
   if (!c_.measured || step != 1 || !(c_.measured->question == q)) return std::nullopt;
   const ResultsDir rd(c_.measured->results_dir);
-  const Experiment measured = load_saved_experiment(rd, read_manifest(rd));
-  const Plan done = read_plan(rd);
   const StepSetup setup{.step = step, .question = q, .seed = step_seed(plan.seed, step), .max_boots_per_side = budget};
-  const Look* look = look_at(make_look_schedule(step_experiment(e, dir_, plan, setup)), done.blocks - done.set_aside_blocks);
-  if (look == nullptr) return std::nullopt;
   StepRecord r{.step = step, .question = q, .results_dir = fs::relative(rd.root(), dir_.root()).string()};
   try {
+    const Experiment measured = load_saved_experiment(rd, read_manifest(rd));
+    const Plan done = read_plan(rd);
+    const int blocks = done.blocks - done.set_aside_blocks;
+    const Look* look = look_at(make_look_schedule(step_experiment(e, dir_, plan, setup)), blocks);
+    if (look == nullptr) return std::nullopt;
     r.judgement = judge_step(LookDecider(measured).analysis(rd.root(), look->confidence));
+    if (r.judgement.finding == StepFinding::unknown) return std::nullopt;
+    r.boots_per_side = done.blocks;
+    r.confidence = look->confidence;
+    r.stop_reason = fmt::format("taken from the comparison already measured in {}, at the step's look after {} blocks",
+                                rd.root().string(), blocks);
+    r.trial_seconds = trial_seconds(rd);
   } catch (const Error& ex) {
-    c_.observer.note(fmt::format("step {}: the measured comparison in {} gives no analysis ({}); running the step",
+    c_.observer.note(fmt::format("step {}: the comparison measured in {} cannot be read ({}); the step runs",
                                  step, rd.root().string(), ex.what()));
     return std::nullopt;
   }
-  if (r.judgement.finding == StepFinding::unknown) return std::nullopt;
-  r.boots_per_side = done.blocks;
-  r.confidence = look->confidence;
-  r.stop_reason = fmt::format("taken from the comparison already measured in {}, at its look after {} blocks",
-                              rd.root().string(), done.blocks - done.set_aside_blocks);
-  r.trial_seconds = trial_seconds(rd);
   return r;
 }
 
