@@ -57,7 +57,8 @@ struct RunResult {
   std::optional<GuestCpuTicks> guest_cpu;
   std::optional<HostWindowCost> host_cost;
   std::string host_cost_missing;
-  // The tool's runs the window held at least: the measured one and the filler's finished ones.
+  // The tool's runs the window held at least: the measured one and the filler's finished ones (1
+  // where the window ends at the run's DONE, run/designs/windows.hpp cost_windows).
   std::uint64_t window_runs = 1;
 };
 
@@ -74,8 +75,9 @@ struct HostClockLog {
     std::optional<DomainStatsReading> stats;
   };
   std::vector<Word> typed;
-  // Runs without a window (sequential blocks, same-guest): the guest's statistics read as an unpaced
-  // run's RUN and RUNEND record lines arrived, by the record's sequence number.
+  // The guest's statistics read as an unpaced run's RUN and RUNEND record lines arrived (sequential
+  // blocks, same-guest), and as a paced step's DONE arrived (its window's end), by the record's
+  // sequence number.
   std::map<std::uint64_t, DomainStatsReading> read_at;
 };
 

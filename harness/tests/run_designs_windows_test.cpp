@@ -46,6 +46,40 @@ TEST(RunDesignsWindows, APacedRunIsMappedBetweenItsPrintedAndItsHeardBounds) {
   EXPECT_DOUBLE_EQ(*t.go, 1010.000);
 }
 
+DomainStatsReading reading(double cpu, std::uint64_t bytes) {
+  return {.stats = DomainStats{.cpu_seconds = cpu, .disk_bytes = bytes}};
+}
+
+// A paced window's cost ends at its DONE (seq 6, its filler just started), not at its stop: the
+// faster side of a co-scheduled pair would otherwise pay for its filler's tail until the stop.
+TEST(RunDesignsWindows, APacedWindowsCostEndsAtItsDoneNotAtItsStop) {
+  HostClockLog log = paced_log();
+  log.typed[0].stats = reading(1.0, 1000);
+  log.typed[1].stats = reading(9.0, 1600);  // the stop: the filler's tail in it
+  log.read_at = {{6, reading(1.5, 1500)}};  // as DONE arrived
+  // The window's runs as the trial counted them: the measured one and the filler's finished one.
+  std::vector<RunResult> runs{{.workload = "dd", .report_name = "dd", .index = 0, .window_runs = 2}};
+  cost_windows(paced_report(), log, runs);
+  ASSERT_TRUE(runs[0].host_cost) << runs[0].host_cost_missing;
+  EXPECT_DOUBLE_EQ(runs[0].host_cost->cpu_seconds, 0.5);
+  EXPECT_EQ(runs[0].host_cost->disk_bytes, 500u);
+  EXPECT_EQ(runs[0].window_runs, 1u) << "a window that ends at DONE holds the measured run only";
+  // Without a reading at DONE (an older agent, a driver that read nothing then): the stop's, with
+  // the filler's runs in it.
+  log.read_at.clear();
+  runs[0].window_runs = 2;
+  cost_windows(paced_report(), log, runs);
+  ASSERT_TRUE(runs[0].host_cost) << runs[0].host_cost_missing;
+  EXPECT_DOUBLE_EQ(runs[0].host_cost->cpu_seconds, 8.0);
+  EXPECT_EQ(runs[0].host_cost->disk_bytes, 600u);
+  EXPECT_EQ(runs[0].window_runs, 2u);
+  // A failed reading at DONE is a failed window end.
+  log.read_at = {{6, DomainStatsReading{.error = "virDomainListGetStats: gone"}}};
+  cost_windows(paced_report(), log, runs);
+  EXPECT_FALSE(runs[0].host_cost);
+  EXPECT_EQ(runs[0].host_cost_missing, "at the window's end: virDomainListGetStats: gone");
+}
+
 TEST(RunDesignsWindows, AnUnpacedRunIsMappedByItsOwnMarks) {
   GuestReport r;
   r.runs.push_back({.workload = "dd", .index = 0, .t_start = 2.0, .t_end = 3.0});

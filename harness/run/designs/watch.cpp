@@ -37,8 +37,12 @@ void GuestWatch::console(std::string_view text) {
     const std::string_view type = line.substr(0, colon), payload = line.substr(colon + 1, last - colon - 1);
     // An unpaced run's edges as the host sees them (no partner measures then): its RUN and RUNEND
     // have four fields, a paced run's (printed after its window) more.
-    if (reader_ && (type == "RUN" || type == "RUNEND") && std::count(payload.begin(), payload.end(), ',') == 3 &&
-        log_.read_at.size() < kMaxClockMarks) {
+    // A paced run's window ends, for its cost, at its DONE: printed once its filler has started, so
+    // that the window holds its run and not the filler's tail until the stop (in co-scheduled pairs
+    // the faster side's tail is the partner's extra time: on ruler-3's 2.4 s dd it put 30 % more host
+    // CPU per GiB on the faster side, the filler's dd held back by the throttle; README, "Cost").
+    const bool run_edge = (type == "RUN" || type == "RUNEND") && std::count(payload.begin(), payload.end(), ',') == 3;
+    if (reader_ && (run_edge || type == "DONE") && log_.read_at.size() < kMaxClockMarks) {
       log_.read_at.emplace(seq, reader_());
     }
     on_record(seq, type, payload);

@@ -126,6 +126,19 @@ std::pair<std::optional<DomainStatsReading>, std::optional<DomainStatsReading>> 
   return {at(0), seqs.size() == 2 ? at(1) : std::nullopt};
 }
 
+// The reading taken as step `step`'s DONE arrived (its last clock mark: READY's comes before it), or
+// nullopt when there is none (an agent whose DONE was not marked, a driver that reads nothing).
+std::optional<DomainStatsReading> done_reading(const GuestReport& report, const HostClockLog& log, long step) {
+  std::optional<std::uint64_t> done;
+  for (const GuestClockMark& m : report.clock_marks) {
+    if (m.step == step && (!done || m.seq > *done)) done = m.seq;
+  }
+  if (!done) return std::nullopt;
+  const auto it = log.read_at.find(*done);
+  if (it == log.read_at.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace
 
 void cost_windows(const GuestReport& report, const HostClockLog& log, std::vector<RunResult>& runs) {
@@ -140,7 +153,12 @@ void cost_windows(const GuestReport& report, const HostClockLog& log, std::vecto
     std::optional<DomainStatsReading> go, stop;
     if (g->window) {
       go = stats_before(log, fmt::format("go {}", g->window->step));
-      stop = stats_before(log, fmt::format("stop {}", g->window->step));
+      stop = done_reading(report, log, g->window->step);
+      if (stop) {
+        run.window_runs = 1;  // its filler began just before DONE: the window holds the measured run
+      } else {
+        stop = stats_before(log, fmt::format("stop {}", g->window->step));
+      }
     } else {
       std::tie(go, stop) = unpaced_edges(report, log, g - report.runs.begin());
     }
@@ -148,7 +166,7 @@ void cost_windows(const GuestReport& report, const HostClockLog& log, std::vecto
       run.host_cost_missing = g->window ? "the window was not closed by a stop" : "the run's edges were not seen";
     } else if (!go->stats || !stop->stats) {
       const bool first = !go->stats;
-      run.host_cost_missing = std::string(g->window ? (first ? "at the go: " : "at the stop: ")
+      run.host_cost_missing = std::string(g->window ? (first ? "at the go: " : "at the window's end: ")
                                                     : (first ? "at the run's start: " : "at the run's end: ")) +
                               (first ? go->error : stop->error);
     } else if (stop->stats->disk_bytes < go->stats->disk_bytes || stop->stats->cpu_seconds < go->stats->cpu_seconds) {

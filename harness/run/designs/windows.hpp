@@ -28,7 +28,8 @@ double host_now();
 void time_runs(const GuestReport& report, const HostClockLog& log, std::vector<RunResult>& runs);
 
 // The host's view of each paced run's window (issue 27): the differences of the guest's statistics
-// read before its go and before its stop (HostClockLog::Word::stats) as RunResult::host_cost, or
+// read before its go (HostClockLog::Word::stats) and as its DONE arrived (HostClockLog::read_at; before
+// its stop where DONE has no reading) as RunResult::host_cost, or
 // why there is none as RunResult::host_cost_missing (a failed statistics call, a window closed by an
 // abort). A run without a window (sequential blocks, same-guest) gets the difference of the readings
 // taken as its RUN and RUNEND record lines arrived (HostClockLog::read_at): its tool's run and the
