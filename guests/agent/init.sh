@@ -26,6 +26,7 @@
 #   and every record stays within [A-Za-z0-9+/=,._:-]; fields inside a payload are ','-separated.
 #   Types: BEGIN trial_b64,uptime | UNAME b64 | KVERSION b64 (uname -v) | CMDLINE b64
 #          FEATURES serial,bits|none (one per scratch disk the job names)
+#          NEXT workload,index,warmup (an unpaced run's preparation begins: the host's cost edge)
 #          RUN workload,index,warmup,t_start | OUT b64chunk | RUNEND workload,index,status,t_end
 #          paced steps: READY step,t (waiting for "go <step>") | DONE step (measured; waiting for
 #          "stop <step>"; made before READY, so its time comes later, as RUNEND's t_done)
@@ -301,6 +302,10 @@ prepare_run() {  # dir
 run_one() {  # dir index warmup
   dir=$1
   first_line "$dir/name"; name=$LINE
+  # The host reads this guest's statistics (the run's cost) as NEXT arrives, during the preparation:
+  # read as RUN arrived, the read fell into the tool's own time (dd 40-60 ms slower in sequential
+  # blocks than paced; README, "Cost").
+  rec NEXT "$name,$2,$3"
   prepare_run "$dir"
   clock_now; t0=$NOW
   rec RUN "$name,$2,$3,$t0"

@@ -422,6 +422,8 @@ class ReportReader {
       if (auto t = text(rec)) report_.cmdline = *t;
     } else if (rec.type == "FEATURES") {
       features(rec);
+    } else if (rec.type == "NEXT") {
+      next_run_record(seq, rec, fields);
     } else if (rec.type == "RUN") {
       start_run(seq, rec, fields);
     } else if (rec.type == "OUT") {
@@ -553,6 +555,16 @@ class ReportReader {
 
   // "workload,index,warmup,t_start" as the run starts, or after a paced run's window with
   // ",step,t_ready,t_go" more.
+  // "workload,index,warmup": the unpaced run that RUN will start next is being prepared.
+  void next_run_record(std::uint64_t seq, const Record& rec, const std::vector<std::string>& fields) {
+    int index = -1;
+    if (fields.size() != 3 || !parse_number(fields[1], index) || (fields[2] != "0" && fields[2] != "1")) {
+      bad(rec, "malformed next-run record");
+      return;
+    }
+    next_ = NextRun{.seq = seq, .workload = fields[0], .index = index, .warmup = fields[2] == "1"};
+  }
+
   void start_run(std::uint64_t seq, const Record& rec, const std::vector<std::string>& fields) {
     if (open_run_) bad(rec, fmt::format("run {} #{} has no end", open_run_->workload, open_run_->index));
     open_run_.reset();
@@ -587,6 +599,11 @@ class ReportReader {
     }
     run.workload = fields[0];
     run.warmup = fields[2] == "1";
+    if (next_ && !run.window && next_->workload == run.workload && next_->index == run.index &&
+        next_->warmup == run.warmup) {
+      run.next_seq = next_->seq;
+    }
+    next_.reset();
     open_run_ = std::move(run);
   }
 
@@ -659,6 +676,13 @@ class ReportReader {
   std::optional<GuestRun> open_run_;
   std::optional<GuestClockMark> open_mark_;  // an unpaced run's start, until it has ended
   std::map<long, std::uint64_t> done_seq_;    // a timeless DONE's sequence number by its step
+  struct NextRun {
+    std::uint64_t seq = 0;
+    std::string workload;
+    int index = 0;
+    bool warmup = false;
+  };
+  std::optional<NextRun> next_;               // the last NEXT, until the RUN it announced
   std::string open_b64_;    // the open run's OUT payloads so far
   std::uint64_t expected_ = 0;
 };

@@ -67,6 +67,9 @@ struct GuestRun {
   std::string output;      // the tool's raw stdout+stderr
   std::optional<GuestWindow> window;  // paced runs only
   std::optional<GuestCpuTicks> cpu;   // the CPU record after its RUNEND (agents before it: none)
+  // Unpaced runs: the sequence number of the NEXT record printed before the run's preparation, where
+  // the host reads the run's starting statistics (agents before it: none).
+  std::optional<std::uint64_t> next_seq;
 };
 
 // A record printed the moment its guest time was read (BEGIN, READY, DONE, an unpaced RUN or

@@ -197,6 +197,32 @@ TEST(GuestRecords, ACpuRecordGoesWithTheRunJustEnded) {
   EXPECT_EQ(r.problems[1], "record 9 (CPU): malformed CPU record");
 }
 
+// NEXT announces the unpaced run its RUN starts (the host reads the run's starting statistics then,
+// before the preparation): the run keeps its sequence number; a NEXT of another run gives none, and a
+// malformed one is a problem.
+TEST(GuestRecords, ANextRecordGoesWithTheRunItAnnounces) {
+  std::string console;
+  auto rec = record_writer(console);
+  rec("BEGIN", base64_encode("t") + ",1.0");
+  rec("NEXT", "dd,0,0");        // seq 1
+  rec("RUN", "dd,0,0,1.0");
+  rec("RUNEND", "dd,0,0,2.0");
+  rec("NEXT", "dd,5,0");        // announces another run
+  rec("RUN", "dd,1,0,3.0");
+  rec("RUNEND", "dd,1,0,4.0");
+  rec("RUN", "dd,2,0,5.0");     // an agent before NEXT
+  rec("RUNEND", "dd,2,0,6.0");
+  rec("NEXT", "dd,3");          // malformed
+  rec("END", "10");
+  const GuestReport r = parse_guest_console(console, "nonce0123");
+  ASSERT_EQ(r.runs.size(), 3u);
+  EXPECT_EQ(r.runs[0].next_seq, std::optional<std::uint64_t>(1));
+  EXPECT_FALSE(r.runs[1].next_seq);
+  EXPECT_FALSE(r.runs[2].next_seq);
+  ASSERT_EQ(r.problems.size(), 1u) << ::testing::PrintToString(r.problems);
+  EXPECT_EQ(r.problems[0], "record 9 (NEXT): malformed next-run record");
+}
+
 TEST(GuestRecords, MalformedPacedRecordsAreProblemsNotRuns) {
   std::string console;
   auto rec = record_writer(console);

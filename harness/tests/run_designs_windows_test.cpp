@@ -80,6 +80,25 @@ TEST(RunDesignsWindows, APacedWindowsCostEndsAtItsDoneNotAtItsStop) {
   EXPECT_EQ(runs[0].host_cost_missing, "at the window's end: virDomainListGetStats: gone");
 }
 
+// An unpaced run's cost starts at its NEXT (read before its preparation), not at its RUN (read as the
+// tool started: the read fell into dd's own time), and ends at its RUNEND; without a NEXT, at RUN.
+TEST(RunDesignsWindows, AnUnpacedRunsCostStartsAtItsNextRecord) {
+  GuestReport r;
+  r.runs.push_back({.workload = "dd", .index = 0, .t_start = 2.0, .t_end = 3.0, .next_seq = 2});
+  r.clock_marks = {{.seq = 3, .t = 2.0, .run = 0}, {.seq = 6, .t = 3.0, .run = 0}};
+  HostClockLog log;
+  log.read_at = {{2, reading(1.0, 100)}, {3, reading(1.25, 100)}, {6, reading(2.0, 1100)}};
+  std::vector<RunResult> runs{{.workload = "dd", .report_name = "dd", .index = 0}};
+  cost_windows(r, log, runs);
+  ASSERT_TRUE(runs[0].host_cost) << runs[0].host_cost_missing;
+  EXPECT_DOUBLE_EQ(runs[0].host_cost->cpu_seconds, 1.0);
+  EXPECT_EQ(runs[0].host_cost->disk_bytes, 1000u);
+  r.runs[0].next_seq.reset();
+  cost_windows(r, log, runs);
+  ASSERT_TRUE(runs[0].host_cost) << runs[0].host_cost_missing;
+  EXPECT_DOUBLE_EQ(runs[0].host_cost->cpu_seconds, 0.75);
+}
+
 TEST(RunDesignsWindows, AnUnpacedRunIsMappedByItsOwnMarks) {
   GuestReport r;
   r.runs.push_back({.workload = "dd", .index = 0, .t_start = 2.0, .t_end = 3.0});

@@ -11,6 +11,7 @@ namespace abvm {
 void GuestWatch::attempt_started(const std::string& nonce) {
   prefix_ = record_prefix(nonce);
   scanned_ = 0;
+  next_seen_ = false;
   log_ = {};
   reader_ = nullptr;
 }
@@ -41,7 +42,11 @@ void GuestWatch::console(std::string_view text) {
     // that the window holds its run and not the filler's tail until the stop (in co-scheduled pairs
     // the faster side's tail is the partner's extra time: on ruler-3's 2.4 s dd it put 30 % more host
     // CPU per GiB on the faster side, the filler's dd held back by the throttle; README, "Cost").
-    const bool run_edge = (type == "RUN" || type == "RUNEND") && std::count(payload.begin(), payload.end(), ',') == 3;
+    // An unpaced run's start is read at its NEXT (before its preparation, so that the read does not
+    // fall into the tool's run), or at its RUN where no NEXT came (agents before it).
+    const bool fields4 = std::count(payload.begin(), payload.end(), ',') == 3;
+    const bool run_edge = type == "NEXT" || (type == "RUN" && fields4 && !next_seen_) || (type == "RUNEND" && fields4);
+    if (type == "NEXT" || type == "RUN") next_seen_ = type == "NEXT";
     if (reader_ && (run_edge || type == "DONE") && log_.read_at.size() < kMaxClockMarks) {
       log_.read_at.emplace(seq, reader_());
     }

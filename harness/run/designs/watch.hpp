@@ -50,6 +50,7 @@ class GuestWatch {
   std::size_t scanned_ = 0;   // console bytes read (whole lines only)
   HostClockLog log_;
   DomainStatsReader reader_;
+  bool next_seen_ = false;    // the last NEXT or RUN was a NEXT: its run's start is read already
 };
 
 }  // namespace abvm

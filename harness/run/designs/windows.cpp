@@ -117,13 +117,15 @@ std::pair<std::optional<DomainStatsReading>, std::optional<DomainStatsReading>> 
     if (m.run == index) seqs.push_back(m.seq);
   }
   std::sort(seqs.begin(), seqs.end());
-  const auto at = [&](std::size_t k) -> std::optional<DomainStatsReading> {
-    if (k >= seqs.size()) return std::nullopt;
-    const auto it = log.read_at.find(seqs[k]);
+  const auto read = [&](std::uint64_t seq) -> std::optional<DomainStatsReading> {
+    const auto it = log.read_at.find(seq);
     return it == log.read_at.end() ? std::optional(DomainStatsReading{.error = "the driver reads no statistics"})
                                    : std::optional(it->second);
   };
-  return {at(0), seqs.size() == 2 ? at(1) : std::nullopt};
+  if (seqs.size() != 2) return {seqs.empty() ? std::nullopt : read(seqs[0]), std::nullopt};
+  // The start: at the run's NEXT (before its preparation), else at its RUN (agents before NEXT).
+  const auto& next = report.runs[static_cast<std::size_t>(index)].next_seq;
+  return {read(next ? *next : seqs[0]), read(seqs[1])};
 }
 
 // The reading taken as step `step`'s DONE arrived (its last clock mark: READY's comes before it), or
