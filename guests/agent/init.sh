@@ -307,6 +307,7 @@ run_one() {  # dir index warmup
   # blocks than paced; README, "Cost").
   rec NEXT "$name,$2,$3"
   prepare_run "$dir"
+  settle
   clock_now; t0=$NOW
   rec RUN "$name,$2,$3,$t0"
   first_run_fault
@@ -352,6 +353,18 @@ wait_word() {
 # the FIFO fill.go, which the agent holds open on fd 4 (open_filler_fifo); after the run the agent
 # only writes "go" into it. A step that never gets its go releases the parked filler with "skip".
 # Every parked filler reads exactly one word, so no word is left for the next step's.
+# An unpaced run waits SETTLE seconds between its preparation and its tool, as a paced run waits for
+# its go: the kernel's work after sync and drop_caches ran into the tool and made every dd run of
+# sequential blocks 45-55 ms longer than a paced one (on ruler-3's 0.27 s dd, L 53-62 ms against
+# 7-8 ms with the pause; README, "Truth at the margin"). A read with a timeout on a FIFO nobody
+# writes is a sleep without a fork.
+SETTLE=0.3
+open_settle_fifo() {
+  rm -f "$WORK/settle"
+  mkfifo "$WORK/settle" && exec 7<>"$WORK/settle"
+}
+settle() { read -r -t "$SETTLE" -u 7 _settled || :; }
+
 open_filler_fifo() {
   rm -f "$WORK/fill.go"
   mkfifo "$WORK/fill.go" && exec 4<>"$WORK/fill.go"
@@ -519,6 +532,7 @@ prepare_disks() {
 run_steps() {
   n=0
   [ "$PACE" != free ] && [ "$FILL" = 1 ] && { open_filler_fifo || error "cannot make the filler's FIFO"; }
+  [ "$PACE" = free ] && { open_settle_fifo || error "cannot make the settling pause's FIFO"; }
   while IFS=' ' read -r w warm idx; do
     if [ "$PACE" = free ]; then
       run_one "$WORK/$w" "$idx" "$warm"
