@@ -279,7 +279,13 @@ TEST(GuestAgentSteps, AnUnpacedJobRunsItsStepsAlone) {
     EXPECT_FALSE(r.window);
     ASSERT_TRUE(r.cpu) << s.records;  // 0.1 s: at least 10 ticks of every CPU
     EXPECT_GE(r.cpu->all, 10u);
+    // NEXT announced it before its preparation: the host's cost edge, out of the tool's time.
+    EXPECT_TRUE(r.next_seq) << s.records;
   }
+  // The settling pause between a run's preparation and its tool (SETTLE, 0.3 s): the second run
+  // starts at least that long after the first ended (the guest's kernel work after sync and
+  // drop_caches ran into dd's time without it).
+  EXPECT_GE(s.report.runs[1].t_start - s.report.runs[0].t_end, 0.3) << s.records;
 }
 
 }  // namespace
