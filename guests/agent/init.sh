@@ -307,7 +307,7 @@ run_one() {  # dir index warmup
   # blocks than paced; README, "Cost").
   rec NEXT "$name,$2,$3"
   prepare_run "$dir"
-  settle
+  clock_now; settle_since "$NOW"
   clock_now; t0=$NOW
   rec RUN "$name,$2,$3,$t0"
   first_run_fault
@@ -353,17 +353,38 @@ wait_word() {
 # the FIFO fill.go, which the agent holds open on fd 4 (open_filler_fifo); after the run the agent
 # only writes "go" into it. A step that never gets its go releases the parked filler with "skip".
 # Every parked filler reads exactly one word, so no word is left for the next step's.
-# An unpaced run waits SETTLE seconds between its preparation and its tool, as a paced run waits for
-# its go: the kernel's work after sync and drop_caches ran into the tool and made every dd run of
-# sequential blocks 45-55 ms longer than a paced one (on ruler-3's 0.27 s dd, L 53-62 ms against
-# 7-8 ms with the pause; README, "Truth at the margin"). A read with a timeout on a FIFO nobody
-# writes is a sleep without a fork.
-SETTLE=0.3
+# A run's tool starts SETTLE (0.3 s) after what came before it had ended, as the pause is measured:
+# - unpaced, after its preparation: the kernel's work after sync and drop_caches ran into the tool
+#   and made every dd run of sequential blocks 45-55 ms longer than a paced one (on ruler-3's 0.27 s
+#   dd, L 53-62 ms against 7-8 ms with the pause);
+# - paced, after the previous step's load ended (its run, or its filler's stop): on a throttled disk
+#   the filler's and the run's last requests leave the bucket full, and a step that went sooner began
+#   behind them (co-scheduled ruler-3: the faster side's dd 12-18 ms longer after a 2.4 s run than as
+#   a boot's first; README, "Truth at the margin"). A paced step's own preparation settles while it
+#   waits for the go.
+# A read with a timeout on a FIFO nobody writes is a sleep without a fork.
+SETTLE_US=300000
 open_settle_fifo() {
   rm -f "$WORK/settle"
   mkfifo "$WORK/settle" && exec 7<>"$WORK/settle"
 }
-settle() { read -r -t "$SETTLE" -u 7 _settled || :; }
+# Microseconds of a clock_now time ("s.uuuuuu"; /proc/uptime's "s.cc" padded) as USEC.
+usec() {
+  us_frac=${1#*.}000000
+  us_frac=${us_frac%"${us_frac#??????}"}
+  USEC=$(( ${1%.*} * 1000000 + 1$us_frac - 1000000 ))
+}
+# Waits until SETTLE_US have passed since the clock_now time $1.
+settle_since() {
+  usec "$1"; ss_from=$USEC
+  clock_now; usec "$NOW"
+  ss_left=$(( SETTLE_US - (USEC - ss_from) ))
+  [ "$ss_left" -gt 0 ] || return 0
+  [ "$ss_left" -le "$SETTLE_US" ] || ss_left=$SETTLE_US  # a clock that went back: wait it once
+  ss_left=00000$ss_left
+  read -r -t "0.${ss_left#"${ss_left%??????}"}" -u 7 _settled || :
+}
+LOAD_END=0  # when the last step's load (its run, or its filler) ended; 0: none yet
 
 open_filler_fifo() {
   rm -f "$WORK/fill.go"
@@ -450,6 +471,7 @@ run_paced_step() {  # step dir index warmup
   [ "$FILL" = 1 ] && park_filler "$dir"
   [ "$TEST_FAULT" = never-ready ] && while :; do sleep 3600; done
   make_done_line "$step"
+  [ "$LOAD_END" = 0 ] || settle_since "$LOAD_END"
   clock_now; t_ready=$NOW
   rec READY "$step,$t_ready"
   if [ "$TEST_FAULT" = deaf ] && [ "$step" = 0 ]; then
@@ -485,6 +507,7 @@ run_paced_step() {  # step dir index warmup
   [ "$FILL" = 1 ] && stop_filler
   clock_now; t_load_end=$NOW
   [ "$FILL" = 1 ] || t_load_end=$t1
+  LOAD_END=$t_load_end
   rec RUN "$name,$index,$warm,$t0,$step,$t_ready,$t_go"
   emit_output "$WORK/out"
   rec RUNEND "$name,$index,$status,$t1,$t_fill,$t_stop,$t_load_end,$FILLS,$t_done"
@@ -532,7 +555,7 @@ prepare_disks() {
 run_steps() {
   n=0
   [ "$PACE" != free ] && [ "$FILL" = 1 ] && { open_filler_fifo || error "cannot make the filler's FIFO"; }
-  [ "$PACE" = free ] && { open_settle_fifo || error "cannot make the settling pause's FIFO"; }
+  open_settle_fifo || error "cannot make the settling pause's FIFO"
   while IFS=' ' read -r w warm idx; do
     if [ "$PACE" = free ]; then
       run_one "$WORK/$w" "$idx" "$warm"

@@ -32,7 +32,8 @@ or unpaired as `options.primary_estimate` says, with its interval at `effect.con
   expected      the known ratio B/A: 1.0 for A/A (noise, aa) and neighbour's dd-4k.bandwidth, the
                 config's `# expected:` for a ruler; for swiotlb the sequential-blocks estimate of all
                 the series' sequential-blocks runs pooled in one analysis ("ref"); "-" where only the
-                direction is known (neighbour's fio metrics)
+                direction is known (neighbour's fio metrics); for the cost metrics (CPU per GiB or
+                per request) 1.0 in A/A and the rulers, the pool for swiotlb, no row for neighbour
   estimate      the geometric mean of the runs' estimates
   bias          mean over runs of ln(estimate / expected), in %, with its standard error (sd / sqrt(n);
                 for swiotlb the pooled estimate's own s.e., from its interval, added in quadrature; none
@@ -227,8 +228,18 @@ def expected_ratios(config_text):
             for m in EXPECTED.finditer(config_text)}
 
 
+COST_SUFFIXES = (".guest_cpu_per_gib", ".host_cpu_per_gib", ".host_cpu_per_req")
+
+
 def truth_of(experiment, metric, config_text):
-    """What is known of one metric of one experiment (the docstring's `expected`)."""
+    """What is known of one metric of one experiment (the docstring's `expected`); None when nothing is.
+    The cost metrics (issue 27: CPU per GiB or per request, reported beside the judged ones) are a
+    property of the side: 1.0 in A/A and in a ruler (its sides differ in their disk's cap alone), the
+    pooled reference for swiotlb, unknown for neighbour."""
+    if metric.endswith(COST_SUFFIXES):
+        if experiment.truth in ("aa", "ruler"):
+            return Truth("ratio", 1.0)
+        return Truth("reference", None) if experiment.truth == "reference" else None
     if experiment.truth == "aa":
         return Truth("ratio", 1.0)
     if experiment.truth == "ruler":
@@ -694,6 +705,8 @@ def evaluate(args, abvm, planned, runs):
                 estimates = [run_estimate(a, metric, d) | {"length": run_length(d, metric)}
                              for a, d in zip(analyses[design], dirs)]
                 truth = truth_of(EXPERIMENTS[experiment], metric, config_text_of(dirs[0]))
+                if truth is None:
+                    continue
                 row = truth_row(experiment, design, metric, truth, estimates, reference_of(pool, metric))
                 paired = any(r["primary"] == "paired" for r in estimates) or (
                     not any(r["primary"] for r in estimates) and design != SEQUENTIAL)

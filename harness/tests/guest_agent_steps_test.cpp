@@ -136,6 +136,10 @@ say "stop 1"
   EXPECT_GE(first.window->t_load_end, first.window->t_stop);
   EXPECT_LT(first.window->t_load_end - first.window->t_stop, 0.4) << "stopping the filler took too long";
   EXPECT_EQ(s.report.steps_done, (std::vector<long>{0, 1}));
+  // The next step is READY no sooner than SETTLE (0.3 s) after this one's load ended: on a throttled
+  // disk the filler's last requests leave the bucket full, and a run that began sooner began behind them.
+  ASSERT_TRUE(s.report.runs[1].window);
+  EXPECT_GE(s.report.runs[1].window->t_ready - first.window->t_load_end, 0.3) << s.records;
   // No run of the filler is left behind.
   const std::string pid = read_file(s.work / "fill.pid");
   EXPECT_FALSE(fs::exists("/proc/" + pid.substr(0, pid.find('\n')))) << "the filler's last run still runs";
