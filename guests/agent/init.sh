@@ -381,7 +381,7 @@ settle_since() {
   ss_left=$(( SETTLE_US - (USEC - ss_from) ))
   [ "$ss_left" -gt 0 ] || return 0
   [ "$ss_left" -le "$SETTLE_US" ] || ss_left=$SETTLE_US  # a clock that went back: wait it once
-  ss_left=00000$ss_left
+  ss_left=00000$((ss_left + 1000))  # read -t counts whole milliseconds: never short of the pause
   read -r -t "0.${ss_left#"${ss_left%??????}"}" -u 7 _settled || :
 }
 LOAD_END=0  # when the last step's load (its run, or its filler) ended; 0: none yet

@@ -186,7 +186,8 @@ std::optional<StepRecord> Bisection::take_measured(const Experiment& e, const Bi
     const Experiment measured = load_saved_experiment(rd, read_manifest(rd));
     const Plan done = read_plan(rd);
     const int blocks = done.blocks - done.set_aside_blocks;
-    const Look* look = look_at(make_look_schedule(step_experiment(e, dir_, plan, setup)), blocks);
+    const LookSchedule looks = make_look_schedule(step_experiment(e, dir_, plan, setup));
+    const Look* look = look_at(looks, blocks);  // points into `looks`
     if (look == nullptr) return std::nullopt;
     r.judgement = judge_step(LookDecider(measured).analysis(rd.root(), look->confidence));
     if (r.judgement.finding == StepFinding::unknown) return std::nullopt;
