@@ -553,8 +553,6 @@ class ReportReader {
   }
   long next_run() const { return static_cast<long>(report_.runs.size()); }
 
-  // "workload,index,warmup,t_start" as the run starts, or after a paced run's window with
-  // ",step,t_ready,t_go" more.
   // "workload,index,warmup": the unpaced run that RUN will start next is being prepared.
   void next_run_record(std::uint64_t seq, const Record& rec, const std::vector<std::string>& fields) {
     int index = -1;
@@ -565,6 +563,8 @@ class ReportReader {
     next_ = NextRun{.seq = seq, .workload = fields[0], .index = index, .warmup = fields[2] == "1"};
   }
 
+  // "workload,index,warmup,t_start" as the run starts, or after a paced run's window with
+  // ",step,t_ready,t_go" more.
   void start_run(std::uint64_t seq, const Record& rec, const std::vector<std::string>& fields) {
     if (open_run_) bad(rec, fmt::format("run {} #{} has no end", open_run_->workload, open_run_->index));
     open_run_.reset();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "guest/records.hpp"
+#include "run/designs/watch.hpp"
 #include "run/designs/windows.hpp"
 #include "samples/overlap.hpp"
 
@@ -97,6 +98,28 @@ TEST(RunDesignsWindows, AnUnpacedRunsCostStartsAtItsNextRecord) {
   cost_windows(r, log, runs);
   ASSERT_TRUE(runs[0].host_cost) << runs[0].host_cost_missing;
   EXPECT_DOUBLE_EQ(runs[0].host_cost->cpu_seconds, 0.75);
+}
+
+// The watch reads the guest's statistics as an unpaced run's NEXT and RUNEND arrive, not at the RUN
+// that NEXT announced (the tool is running then); at RUN only where no NEXT came; and at a paced DONE.
+TEST(RunDesignsWindows, TheWatchReadsAtNextRunendAndDoneButNotAtAnAnnouncedRun) {
+  const std::string nonce = "0123456789abcdef0123456789abcdef";
+  GuestWatch watch;
+  watch.attempt_started(nonce);
+  int reads = 0;
+  watch.stats_reader([&] { return reading(++reads, 0); });
+  std::string console;
+  std::uint64_t seq = 0;
+  for (const auto& [type, payload] : std::vector<std::pair<std::string, std::string>>{
+           {"NEXT", "dd,0,0"}, {"RUN", "dd,0,0,1.0"}, {"RUNEND", "dd,0,0,2.0"},  // seq 0-2
+           {"RUN", "dd,1,0,3.0"}, {"RUNEND", "dd,1,0,4.0"},                       // 3-4: no NEXT
+           {"DONE", "0"}}) {                                                       // 5
+    console += format_guest_record(nonce, seq++, type, payload) + "\n";
+  }
+  watch.console(console);
+  std::vector<std::uint64_t> read;
+  for (const auto& [s, r] : watch.log().read_at) read.push_back(s);
+  EXPECT_EQ(read, (std::vector<std::uint64_t>{0, 2, 3, 4, 5}));
 }
 
 TEST(RunDesignsWindows, AnUnpacedRunIsMappedByItsOwnMarks) {

@@ -32,7 +32,8 @@ void time_runs(const GuestReport& report, const HostClockLog& log, std::vector<R
 // its stop where DONE has no reading) as RunResult::host_cost, or
 // why there is none as RunResult::host_cost_missing (a failed statistics call, a window closed by an
 // abort). A run without a window (sequential blocks, same-guest) gets the difference of the readings
-// taken as its RUN and RUNEND record lines arrived (HostClockLog::read_at): its tool's run and the
+// taken as its NEXT (RUN for agents before it) and RUNEND record lines arrived (HostClockLog::read_at):
+// its preparation, the settling pause, its tool's run and the
 // output records it printed before RUNEND.
 void cost_windows(const GuestReport& report, const HostClockLog& log, std::vector<RunResult>& runs);
 
