@@ -1,7 +1,7 @@
 #pragma once
 // Owning handles for libvirt objects and libvirt's last error, shared by the libvirt driver and
 // what it stands on (the console stream, the storage staging). Each handle frees its object
-// however its owner is left, so no code path leaks a connection, volume or stream.
+// however its owner is left, so no code path leaks a connection, domain, volume or stream.
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
@@ -36,6 +36,23 @@ struct LibvirtVolFree {
   void operator()(virStorageVolPtr v) const { virStorageVolFree(v); }
 };
 using VolHandle = std::unique_ptr<virStorageVol, LibvirtVolFree>;
+
+// Owns a running domain: destroys it (if still there) and frees the handle, whatever happens.
+class DomainHandle {
+ public:
+  explicit DomainHandle(virDomainPtr d) : d_(d) {}
+  ~DomainHandle() {
+    if (!d_) return;
+    if (virDomainIsActive(d_) == 1) virDomainDestroy(d_);
+    virDomainFree(d_);
+  }
+  DomainHandle(const DomainHandle&) = delete;
+  DomainHandle& operator=(const DomainHandle&) = delete;
+  virDomainPtr get() const { return d_; }
+
+ private:
+  virDomainPtr d_;
+};
 
 // A stream that is still open when its handle goes is aborted first (an unfinished upload must
 // not look finished; a console must let go of the guest's chardev).
