@@ -4,7 +4,7 @@
 // after 10, 15, ... 40 blocks), decided by two rules from the same analyses:
 //   significance: regression when the interval lies below 1 (and not wholly inside the margin), as
 //                 abvm decided before 2026-12-02;
-//   abvm:         abvm's verdict as it is now (verdict/analysis.cpp decide()).
+//   abvm:         abvm's verdict as it is now (verdict/decision.cpp decide()).
 // For each true ratio B/A (no change, 2.5 % and 4 % slower: inside the ±5 % margin; 5 %: on it; 7 % and
 // 10 %: beyond it) the share of experiments ending in each verdict and the blocks they took.
 //

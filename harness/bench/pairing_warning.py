@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""How often verdict/analysis.cpp's weak-pairing warning fires, by simulation of its estimator.
+"""How often verdict/noise_anatomy.cpp's weak-pairing warning fires, by simulation of its estimator.
 
 usage: /usr/bin/python3 harness/bench/pairing_warning.py [SIMS] [SEED]
 
-The estimator (verdict/analysis.cpp noise_anatomy): the pooled sd of the boot values around each
+The estimator (verdict/noise_anatomy.cpp noise_anatomy): the pooled sd of the boot values around each
 side's mean, s_b; the sd of the per-block ln(B/A), s_p; the pairing correlation 1 - s_p^2 / (2 s_b^2),
 clipped to [-1, 1]. The warning fires below 0.3 (kWeakPairing) with 8 blocks or more (kPairingBlocks).
 Here: n blocks of (ln A, ln B) with correlation rho, sd 0.15 each, either bivariate normal or with a
