@@ -242,7 +242,7 @@ std::optional<StepRecord> Bisection::run_step(const Experiment& e, const BisectP
   // A workload that cannot work fails every step alike: the bisection cannot go on.
   if (run.status == RunStatus::failed) throw InfraError(fmt::format("step {} ({}): {}", step, describe(plan, q), run.failure));
   try {
-    r.judgement = judge_step(c_.finish(se, rd, run.final_confidence));
+    r.judgement = judge_step(c_.finish(se, rd, run));
   } catch (const Error& ex) {
     r.detail = ex.what();
     r.judgement.reason = fmt::format("unknown: nothing to analyse ({})", ex.what());

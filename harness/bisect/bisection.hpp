@@ -36,10 +36,10 @@
 
 namespace abvm {
 
-// The experiment's analysis of a step's finished results directory at the confidence it decided
-// with, with its outputs written (cli/run_session write_run_outputs()); Error when there is nothing
-// to analyse.
-using StepAnalysis = std::function<Analysis(const Experiment& step, const ResultsDir& dir, double confidence)>;
+// The experiment's analysis of a step's finished results directory as its run ended (`end`: the
+// confidence it decided with, its stop reason and pace), with its outputs written from what the
+// run holds in memory (cli/run_session write_run_outputs()); Error when there is nothing to analyse.
+using StepAnalysis = std::function<Analysis(const Experiment& step, const ResultsDir& dir, const RunEnd& end)>;
 
 // A comparison of two of the bisection's kernels that was already measured elsewhere: the nightly
 // job's own run of the head against the last good commit, which is the bisection's first question.

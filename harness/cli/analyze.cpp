@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,8 +67,10 @@ Decision made_decision(Analysis analysis, ReportSource source) {
 // A results directory of `abvm run` is analysed as its run decided (cli/results_analysis: the
 // experiment's margin, seed, metrics and final confidence), so that its analysis.json comes out
 // again; options given on the command line override and say so. A directory holding only a
-// journal is analysed with the command line's options.
-Decision analyze_results_dir(const AnalyzeArgs& args, const AnalysisOverrides& given) {
+// journal is analysed with the command line's options. The run's experiment is left in
+// `experiment`, for the report's context.
+Decision analyze_results_dir(const AnalyzeArgs& args, const AnalysisOverrides& given,
+                             std::optional<Experiment>& experiment) {
   if (!args.a.empty() || !args.b.empty()) throw Error("give either a results directory or --a/--b files, not both");
   if (args.results_dir.size() != 1) throw Error("give one results directory");
   const std::filesystem::path path = args.results_dir[0];
@@ -77,10 +80,12 @@ Decision analyze_results_dir(const AnalyzeArgs& args, const AnalysisOverrides& g
   }
   const ResultsDir dir = ResultsDir::open_run(path);
   const RunManifest manifest = read_manifest(dir);
-  const Experiment e = load_saved_experiment(dir, manifest);
-  const double confidence = run_confidence(e, manifest);
-  for (const std::string& note : override_notes(e, confidence, given)) std::fprintf(stderr, "abvm: %s\n", note.c_str());
-  return decide(e, dir, confidence, given);
+  const Experiment& e = experiment.emplace(load_saved_experiment(dir, manifest));
+  const RunEnd recorded = recorded_run_end(e, dir, manifest);
+  for (const std::string& note : override_notes(e, recorded.final_confidence, given)) {
+    std::fprintf(stderr, "abvm: %s\n", note.c_str());
+  }
+  return decide(e, dir, recorded, given);
 }
 
 Decision analyze_files(const AnalyzeArgs& args) {
@@ -100,14 +105,17 @@ Decision analyze_files(const AnalyzeArgs& args) {
 }
 
 int run_analyze(const AnalyzeArgs& args, const AnalysisOverrides& given) {
-  const Decision d = args.results_dir.empty() ? analyze_files(args) : analyze_results_dir(args, given);
+  std::optional<Experiment> experiment;  // a results directory's, when abvm run made it
+  const Decision d = args.results_dir.empty() ? analyze_files(args) : analyze_results_dir(args, given, experiment);
   const DecisionArgs& out = args.decision;
   // Write the JSON before printing so that a closed terminal cannot lose it.
   if (!out.json_path.empty()) write_file_atomic(out.json_path, d.json_text);
   if (!out.junit_path.empty()) write_file_atomic(out.junit_path, junit_report(d.report));
   if (!out.html_path.empty()) {
+    const ResultsDir dir(d.source.results_dir);
+    const auto context = [&] { return read_report_context(dir, experiment ? &*experiment : nullptr); };
     const HtmlInputs in = d.source.kind == "results"
-                              ? results_dir_html_inputs(d.source.results_dir, d.report, default_plot_options())
+                              ? results_dir_html_inputs(dir, d.report, context(), default_plot_options())
                               : files_html_inputs(d.report, default_plot_options());
     write_file_atomic(out.html_path, html_report(in));
   }

@@ -91,8 +91,8 @@ int execute(const BisectDir& dir, const BisectArgs& args) {
   TerminalObserver observer;
   BuildingPreparer preparer([&](const std::string& s) { observer.note(s); });
   std::unique_ptr<LibvirtDriver> driver;
-  const StepAnalysis finish = [](const Experiment& e, const ResultsDir& d, double c) {
-    return write_run_outputs(e, d, c).analysis;
+  const StepAnalysis finish = [](const Experiment& e, const ResultsDir& d, const RunEnd& end) {
+    return write_run_outputs(e, d, end).analysis;
   };
   Bisection bisection(dir, {.connect = [&]() -> GuestDriver& { return *(driver = connect_libvirt(uri, observer)); },
                             .preparer = preparer,

@@ -102,12 +102,12 @@ int run_compare(const CompareArgs& args) {
   }
   if (!out.html_path.empty()) {
     HtmlInputs in = files_html_inputs(report, default_plot_options());
-    in.title = fmt::format("{} against the baseline {} (side {})", dir_name(args.fresh), dir_name(args.baseline),
-                           to_string(side));
-    in.sides[0].settings = {{"results directory", args.baseline}, {"side", to_string(side)}};
-    in.sides[1].settings = {{"results directory", args.fresh}, {"side", to_string(side)}};
-    in.sides[0].label = source.a_label;
-    in.sides[1].label = source.b_label;
+    in.context.title = fmt::format("{} against the baseline {} (side {})", dir_name(args.fresh),
+                                   dir_name(args.baseline), to_string(side));
+    in.context.sides[0].settings = {{"results directory", args.baseline}, {"side", to_string(side)}};
+    in.context.sides[1].settings = {{"results directory", args.fresh}, {"side", to_string(side)}};
+    in.context.sides[0].label = source.a_label;
+    in.context.sides[1].label = source.b_label;
     write_file_atomic(out.html_path, html_report(in));
   }
   TerminalOptions term{.a_label = "baseline", .b_label = "new", .color = ::isatty(STDOUT_FILENO) != 0};

@@ -67,7 +67,9 @@ int nightly_command(const NightlyArgs& args) {
       {.connect = [&]() -> GuestDriver& { return *(driver = connect_libvirt(uri, observer)); },
        .preparer = preparer,
        .observer = observer,
-       .finish = [](const Experiment& e, const ResultsDir& d, double c) { return write_run_outputs(e, d, c).analysis; },
+       .finish = [](const Experiment& e, const ResultsDir& d, const RunEnd& end) {
+         return write_run_outputs(e, d, end).analysis;
+       },
        .looks = [](const Experiment& e) { return sequential_looks(e); },
        .stop_requested = [] { return interrupt_requested(); }});
   std::cout << night_summary(end.record, history) << std::flush;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <utility>
 
 #include "report/json_report.hpp"
 #include "report/terminal.hpp"
@@ -22,23 +23,18 @@ AnalysisOptions analysis_options(const Experiment& e, double confidence, const A
   return options;
 }
 
-std::vector<double> trial_seconds(const ResultsDir& dir) {
-  std::vector<double> seconds;
-  for (const auto& line : read_ledger(dir.ledger())) seconds.push_back(line.seconds);
-  return seconds;
-}
-
 }  // namespace
 
-Decision decide(const Experiment& e, const ResultsDir& dir, double confidence, const AnalysisOverrides& overrides) {
-  Decision d{.analysis = analyze(select_metrics(load_results_dir(dir.root()), e.analysis.metrics),
-                                 analysis_options(e, confidence, overrides)),
+Decision decide(const Experiment& e, const ResultsDir& dir, const RunEnd& end, const AnalysisOverrides& overrides) {
+  // In the stages' order, each once (ARCHITECTURE.md counts it): samples, verdict, report.
+  SampleSet samples = select_metrics(load_results_dir(dir.root()), e.analysis.metrics);
+  Decision d{.analysis = analyze(std::move(samples), analysis_options(e, end.final_confidence, overrides)),
              .source = {.kind = "results", .results_dir = dir.root().string(), .a_label = e.a.label,
                         .b_label = e.b.label, .design = to_string(e.schedule.design),
-                        .decided_by = read_manifest(dir).stop_reason}};
+                        .decided_by = end.stop_reason}};
   d.report = report_model(d.analysis, d.source);
+  d.seconds_per_block = seconds_per_block(end.trial_seconds, e.schedule);
   d.json_text = json_report_text(d.report);
-  d.seconds_per_block = seconds_per_block(trial_seconds(dir), e.schedule);
   d.summary = terminal_report(d.report, {.a_label = e.a.label, .b_label = e.b.label, .color = false,
                                            .seconds_per_block = d.seconds_per_block});
   return d;
@@ -52,10 +48,6 @@ LookDecision sequential_looks(const Experiment& e) {
     if (v == Verdict::inconclusive) return std::nullopt;
     return std::string(to_string(v));
   };
-}
-
-double run_confidence(const Experiment& e, const RunManifest& manifest) {
-  return manifest.final_confidence.value_or(e.analysis.confidence);
 }
 
 std::vector<std::string> override_notes(const Experiment& e, double confidence, const AnalysisOverrides& overrides) {

@@ -107,7 +107,7 @@ std::vector<std::string> dry_run_hosts(const Experiment& e) {
 }
 
 // The plan, and each side's first trial's domain XML from the code that boots trials
-// (run/orchestrator.hpp trial_domain), then the guest job.
+// (run/execution.hpp trial_domain), then the guest job.
 int dry_run(const Experiment& e, const fs::path& results_root) {
   const Plan plan = make_plan(e, e.schedule.seed != 0 ? e.schedule.seed : 1);
   std::string out = fmt::format("abvm run --dry-run {}: nothing is booted; no libvirt connection is made.\n", e.source);
@@ -170,9 +170,9 @@ void write_final(const ResultsDir& dir, const RunArgs& args, const std::function
 
 // The end of every run: analysis.json, summary.txt and report.html (run_session.hpp), the
 // terminal summary, JUnit.
-int finish_run(const Experiment& e, const ResultsDir& dir, double confidence, const RunArgs& args) {
-  const Decision d = decide(e, dir, confidence);
-  write_final(dir, args, [&] { write_decision(dir, d); });
+int finish_run(const Experiment& e, const ResultsDir& dir, const RunEnd& end, const RunArgs& args) {
+  const Decision d = decide(e, dir, end);
+  write_final(dir, args, [&] { write_decision(e, dir, d, end.records); });
   std::cout << (::isatty(STDOUT_FILENO) != 0
                     ? terminal_report(d.report, {.a_label = e.a.label, .b_label = e.b.label, .color = true,
                                                    .seconds_per_block = d.seconds_per_block})
@@ -217,22 +217,24 @@ std::vector<std::string> connection_uris(const RunArgs& args, const RunManifest&
 // A run that stopped without an answer (status failed, run/first_block.hpp): its analysis and reports
 // still say what it measured, naming the workload that has no data, and then it ends with why, as an
 // infrastructure error (exit 3: the experiment could not be carried out), however often it is resumed.
-[[noreturn]] void end_failed(const Experiment& e, const ResultsDir& dir, double confidence, const std::string& failure,
-                             const RunArgs& args) {
+[[noreturn]] void end_failed(const Experiment& e, const ResultsDir& dir, const RunEnd& end, const RunArgs& args) {
   try {
-    finish_run(e, dir, confidence, args);
+    finish_run(e, dir, end, args);
   } catch (const Error& ex) {
     say(fmt::format("no analysis: {}", ex.what()));
   }
-  throw InfraError(failure);
+  throw InfraError(end.failure);
 }
 
 int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, bool resuming) {
   const RunManifest manifest = read_manifest(dir);
-  if (manifest.status == RunStatus::failed) end_failed(e, dir, run_confidence(e, manifest), manifest.failure, args);
   if (manifest.status != RunStatus::running) {
-    say(fmt::format("{}: every trial is done ({}); analysing again", dir.root().string(), to_string(manifest.status)));
-    return finish_run(e, dir, run_confidence(e, manifest), args);
+    // Over before this session: it ended as run.json and the ledger say, nothing of it in memory
+    // (its reports read the directory's files).
+    const RunEnd over = recorded_run_end(e, dir, manifest);
+    if (over.status == RunStatus::failed) end_failed(e, dir, over, args);
+    say(fmt::format("{}: every trial is done ({}); analysing again", dir.root().string(), to_string(over.status)));
+    return finish_run(e, dir, over, args);
   }
   install_interrupt_handlers();
   const std::vector<std::string> uris = connection_uris(args, manifest, e);
@@ -255,9 +257,9 @@ int execute(const Experiment& e, const ResultsDir& dir, const RunArgs& args, boo
     say(fmt::format("continue with: abvm run --resume {}", dir.root().string()));
     return static_cast<int>(ExitCode::interrupted);
   }
-  if (end.status == RunStatus::failed) end_failed(e, dir, end.final_confidence, end.failure, args);
+  if (end.status == RunStatus::failed) end_failed(e, dir, end, args);
   if (!end.stop_reason.empty()) say("sequential stopping: " + end.stop_reason);
-  return finish_run(e, dir, end.final_confidence, args);
+  return finish_run(e, dir, end, args);
 }
 
 int run_command(const RunArgs& args) {

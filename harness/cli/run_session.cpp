@@ -44,15 +44,18 @@ std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, cons
   return hosts;
 }
 
-void write_decision(const ResultsDir& dir, const Decision& d) {
+void write_decision(const Experiment& e, const ResultsDir& dir, const Decision& d,
+                    const std::optional<RunRecords>& records) {
   write_file_atomic(dir.analysis(), d.json_text);
   write_file_atomic(dir.summary(), d.summary);
-  write_results_dir_report(dir.root(), d.report);
+  // Made after the two files are saved: a damaged file of a directory read back loses nothing.
+  ReportContext context = records ? run_report_context(e, *records, dir) : read_report_context(dir, &e);
+  write_results_dir_report(dir, d.report, std::move(context));
 }
 
-Decision write_run_outputs(const Experiment& e, const ResultsDir& dir, double confidence) {
-  Decision d = decide(e, dir, confidence);
-  write_decision(dir, d);
+Decision write_run_outputs(const Experiment& e, const ResultsDir& dir, const RunEnd& end) {
+  Decision d = decide(e, dir, end);
+  write_decision(e, dir, d, end.records);
   return d;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,12 +47,16 @@ std::vector<HostDriver> connect_hosts(const std::vector<std::string>& uris, cons
                                       RunObserver& observer, std::vector<std::unique_ptr<LibvirtDriver>>& drivers);
 
 // A finished run's outputs of `d`: analysis.json and summary.txt (saved first: a report that
-// cannot be written loses nothing gathered), then report.html. InfraError naming the file that
+// cannot be written loses nothing gathered), then report.html, whose context comes from what the
+// session holds (`records`: RunEnd::records), or, for a run that was over before this session,
+// from the directory's files (cli/report.hpp read_report_context). InfraError naming the file that
 // could not be written (core/files.hpp write_file_atomic).
-void write_decision(const ResultsDir& dir, const Decision& d);
+void write_decision(const Experiment& experiment, const ResultsDir& dir, const Decision& d,
+                    const std::optional<RunRecords>& records);
 
-// The end of a run: its decision (Error when there is nothing to analyse), written by
-// write_decision. Returns the decision.
-Decision write_run_outputs(const Experiment& experiment, const ResultsDir& dir, double confidence);
+// The end of a run: its decision (decide() with how the run ended, `end`; Error when there is
+// nothing to analyse), written by write_decision with the records `end` holds. Returns the
+// decision.
+Decision write_run_outputs(const Experiment& experiment, const ResultsDir& dir, const RunEnd& end);
 
 }  // namespace abvm::cli

@@ -144,7 +144,7 @@ Comparison Night::compare(const Experiment& e, const fs::path& root) {
   const RunEnd end = runner.run({.uri = o_.uri});
   Comparison out{.status = end.status, .failure = end.failure, .dir = rd.root()};
   if (end.status == RunStatus::running || end.status == RunStatus::failed) return out;
-  out.analysis = c_.finish(e, rd, end.final_confidence);
+  out.analysis = c_.finish(e, rd, end);
   return out;
 }
 

@@ -215,7 +215,7 @@ std::string metric_section(const HtmlInputs& in, std::size_t i, const ReportMetr
 // Accelerators in use: environment.json's, else every one named in the journal.
 std::set<Accelerator> accelerators(const HtmlInputs& in) {
   std::set<Accelerator> acc;
-  if (in.environment) acc.insert(in.environment->accelerator);
+  if (in.context.environment) acc.insert(in.context.environment->accelerator);
   for (const SideContext* c : {&in.report.context_a, &in.report.context_b}) acc.insert(c->accelerators.begin(), c->accelerators.end());
   return acc;
 }
@@ -291,7 +291,7 @@ std::string host_rows(const HostEnvironment& env) {
 
 std::string host_section(const HtmlInputs& in) {
   std::string out = "<section class=\"host\"><h2>Host and accelerator</h2>\n<table>\n";
-  if (in.environment) out += host_rows(*in.environment);
+  if (in.context.environment) out += host_rows(*in.context.environment);
   for (Side side : kSides) {
     const SideContext& c = side == Side::a ? in.report.context_a : in.report.context_b;
     std::vector<std::string> accs;
@@ -315,7 +315,7 @@ std::string host_section(const HtmlInputs& in) {
            "as much as the kernel, and effects of the I/O path may be hidden or magnified. Confirm on a host with "
            "/dev/kvm before acting on the verdict.</p>\n";
   }
-  if (accelerators(in).empty() && !in.environment) {
+  if (accelerators(in).empty() && !in.context.environment) {
     out += "<p>Not recorded: the measurements came from files, not from an abvm run.</p>\n";
   }
   return out + "</section>\n";
@@ -324,10 +324,10 @@ std::string host_section(const HtmlInputs& in) {
 // The two sides' settings at a glance: what differs first, then what is set, then one line naming
 // the keys that no side sets (the demo's 20 iotune keys would otherwise come before what matters).
 std::string sides_section(const HtmlInputs& in) {
-  if (in.sides.empty()) return "";
+  if (in.context.sides.empty()) return "";
   std::set<std::string> keys;
   std::vector<std::string> order;
-  for (const auto& s : in.sides) {
+  for (const auto& s : in.context.sides) {
     for (const auto& [k, v] : s.settings) {
       if (keys.insert(k).second) order.push_back(k);
     }
@@ -342,19 +342,19 @@ std::string sides_section(const HtmlInputs& in) {
   std::vector<std::string> differs, set, unset_everywhere;
   for (const auto& k : order) {
     bool same = true, all_unset = true;
-    for (const auto& s : in.sides) {
-      same = same && value_of(s, k) == value_of(in.sides.front(), k);
+    for (const auto& s : in.context.sides) {
+      same = same && value_of(s, k) == value_of(in.context.sides.front(), k);
       all_unset = all_unset && unset(value_of(s, k));
     }
     (!same ? differs : all_unset ? unset_everywhere : set).push_back(k);
   }
   std::string out = "<section class=\"sides\"><h2>The two sides</h2>\n<table>\n<tr><th></th>";
-  for (const auto& s : in.sides) out += "<th>" + e(labelled(s.letter, s.label)) + "</th>";
+  for (const auto& s : in.context.sides) out += "<th>" + e(labelled(s.letter, s.label)) + "</th>";
   out += "</tr>\n";
   const auto rows = [&](const std::vector<std::string>& ks, const char* attribute) {
     for (const auto& k : ks) {
       out += fmt::format("<tr{}><th>{}</th>", attribute, e(k));
-      for (const auto& s : in.sides) out += "<td>" + e(value_of(s, k)) + "</td>";
+      for (const auto& s : in.context.sides) out += "<td>" + e(value_of(s, k)) + "</td>";
       out += "</tr>\n";
     }
   };
@@ -367,7 +367,7 @@ std::string sides_section(const HtmlInputs& in) {
   };
   if (!unset_everywhere.empty()) {
     out += fmt::format("<tr class=\"unset\"><th>unset on every side ({})</th><td colspan=\"{}\">{}</td></tr>\n",
-                       unset_everywhere.size(), in.sides.size(), e(joined(unset_everywhere)));
+                       unset_everywhere.size(), in.context.sides.size(), e(joined(unset_everywhere)));
   }
   out += "</table>\n";
   if (differs.empty()) {
@@ -458,8 +458,8 @@ std::string html_report(const HtmlInputs& in) {
   const std::string verdict = to_string(report.verdict);
 
   std::string body;
-  body += "<header>\n<h1>" + e(in.title) + "</h1>\n";
-  if (!in.description.empty()) body += "<p class=\"description\">" + e(in.description) + "</p>\n";
+  body += "<header>\n<h1>" + e(in.context.title) + "</h1>\n";
+  if (!in.context.description.empty()) body += "<p class=\"description\">" + e(in.context.description) + "</p>\n";
   body += "</header>\n";
 
   // The verdict first, in words: the metrics that decided it, then every other metric.
@@ -500,7 +500,7 @@ std::string html_report(const HtmlInputs& in) {
   body += failures_section(in);
   body += footer(report);
 
-  return fill_html_template(in.template_html, in.title, body);
+  return fill_html_template(in.template_html, in.context.title, body);
 }
 
 std::string fill_html_template(const std::string& template_html, std::string_view title, const std::string& body) {

@@ -3,10 +3,11 @@
 // network) that shows the evidence behind a verdict. A pure writer: html_report() turns its
 // inputs into bytes; the caller writes them (core/files.hpp write_file_atomic).
 //
-// It works from typed data only: the JSON report and environment.json as read by the strict
-// readers of report/report_data.hpp (a missing field is an Error there, never a blank here),
-// and what the caller found next to them (sides, failed trials with console logs). Every string
-// that comes from outside (config, kernel, console log, file name, side label) is HTML-escaped.
+// It works from typed data only: the report model and its context (the sides, the host), each
+// either held in memory by the run that made them or read back by the strict readers of
+// report/report_data.hpp (a missing field is an Error there, never a blank here), and the failed
+// trials with their console logs. Every string that comes from outside (config, kernel, console
+// log, file name, side label) is HTML-escaped.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -34,12 +35,21 @@ struct FailedTrial {
   std::string console_log;   // href of its console log relative to the report ("" when none)
 };
 
-struct HtmlInputs {
-  ReportModel report;                       // the JSON report (read_report_data)
+// What the report shows besides the report model: where the results come from. One value, made
+// once by the caller from what it has: at the end of `abvm run` from memory (the experiment, the
+// kernels and the host the run holds), from a results directory's files for `abvm report DIR`,
+// `analyze DIR` and `--resume`, from the files' names for `analyze --a/--b` and `compare`
+// (cli/report.hpp).
+struct ReportContext {
   std::string title;                       // e.g. the experiment's name
   std::string description;                 // e.g. the experiment's description ("" when none)
-  std::vector<SideInfo> sides;             // empty when only files were compared
+  std::vector<SideInfo> sides;             // empty when there is no experiment to describe them
   std::optional<HostEnvironment> environment;   // environment.json, when there is one
+};
+
+struct HtmlInputs {
+  ReportModel report;                       // the JSON report (read_report_data)
+  ReportContext context;
   std::vector<FailedTrial> failures;       // see failures_from_report
   PlotSet plots;
   std::string template_html;               // report/template.html: holds {{title}} and {{body}}

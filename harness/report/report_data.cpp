@@ -414,4 +414,17 @@ HostEnvironment read_host_environment(const nlohmann::json& environment, const J
   return e;
 }
 
+std::map<Side, SideKernel> read_side_kernels(const nlohmann::json& kernels, const JsonOrigin& origin) {
+  const Node root(origin, kernels, "");
+  std::map<Side, SideKernel> out;
+  for (Side side : kSides) {
+    if (!root.has(to_string(side))) continue;
+    const Node k = root[to_string(side)];
+    SideKernel& kernel = out[side];
+    if (k.has("release")) kernel.release = k["release"].str();
+    if (k.has("cmdline")) kernel.cmdline = k["cmdline"].str();
+  }
+  return out;
+}
+
 }  // namespace abvm

@@ -205,6 +205,7 @@ void BlockScheduler::record(const TrialResult& result) {
                                                                                .detail = result.detail}));
   finished_.insert(result.trial.id);
   ++summary_.ran;
+  summary_.trial_seconds.push_back(result.seconds);
   if (controls_.on_trial_end) controls_.on_trial_end(progress(&result, o_.live().now()));
 }
 

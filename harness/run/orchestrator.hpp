@@ -96,6 +96,7 @@ struct RunSummary {
   bool interrupted = false;             // stop_requested() ended the run
   bool stopped_early = false;           // at_block_end said stop
   std::vector<Trial> trials;       // every trial known at the end (extensions included)
+  std::vector<double> trial_seconds;  // what each trial run in this session took, in the ledger's order
 };
 
 class Orchestrator final : public TrialBooter {

@@ -156,8 +156,19 @@ struct ScratchRemover {
 struct Runner::Recovered {
   std::set<std::string> done;
   std::vector<JournalEntry> journal;  // the entries kept, for the running effect estimate
-  double earlier_seconds = 0;         // wall time of earlier sessions' trials
+  std::vector<double> trial_seconds;  // what earlier sessions' trials took, in the ledger's order
+  double earlier_seconds = 0;         // their sum: the wall time of earlier sessions' trials
 };
+
+RunEnd recorded_run_end(const Experiment& e, const ResultsDir& dir, const RunManifest& manifest) {
+  RunEnd end{.status = manifest.status,
+             .final_confidence = manifest.final_confidence.value_or(e.analysis.confidence),
+             .stop_reason = manifest.stop_reason,
+             .failure = manifest.failure};
+  for (const auto& l : read_ledger(dir.ledger())) end.trial_seconds.push_back(l.seconds);
+  end.trials_done = end.trial_seconds.size();
+  return end;
+}
 
 std::uint64_t choose_seed(const Experiment& e) {
   std::uint64_t seed = e.schedule.seed;
@@ -231,7 +242,10 @@ Runner::Recovered Runner::recover() {
   Recovered r;
   const auto ledger = read_ledger(dir_.ledger(), [&](const std::string& w) { notes.push_back(w); });
   r.done = done_trials(ledger);
-  for (const auto& l : ledger) r.earlier_seconds += l.seconds;
+  for (const auto& l : ledger) {
+    r.trial_seconds.push_back(l.seconds);
+    r.earlier_seconds += l.seconds;
+  }
   r.journal = prune_journal(dir_.journal(), r.done, notes);
   for (const auto& n : notes) c_.observer.note(n);
   return r;
@@ -284,11 +298,13 @@ void check_cpu_sets_fit(const std::vector<std::string>& sets, const std::vector<
 }
 }  // namespace
 
-// Each host's accelerator, and environment.json: this machine and the first host's hypervisor, and
-// for a pool one entry per host.
-std::vector<Accelerator> Runner::choose_accels(const std::vector<HostDriver>& hosts, const PreparedGuests& guests) {
+// Each host's accelerator, and environment.json (also left in `environment`): this machine and the
+// first host's hypervisor, and for a pool one entry per host.
+std::vector<Accelerator> Runner::choose_accels(const std::vector<HostDriver>& hosts, const PreparedGuests& guests,
+                                               nlohmann::json& environment) {
   std::vector<Accelerator> accels;
-  nlohmann::json environment, each = nlohmann::json::array();
+  nlohmann::json each = nlohmann::json::array();
+  environment = nullptr;
   for (const HostDriver& h : hosts) {
     std::string reason;
     accels.push_back(choose_accel(*h.driver, guests, reason));
@@ -304,12 +320,7 @@ std::vector<Accelerator> Runner::choose_accels(const std::vector<HostDriver>& ho
 RunEnd Runner::run(const RunSession& session) {
   const ResultsLock lock(dir_.root());
   RunManifest manifest = read_manifest(dir_);
-  if (manifest.status != RunStatus::running) {
-    return {.status = manifest.status,
-            .final_confidence = manifest.final_confidence.value_or(experiment_.analysis.confidence),
-            .stop_reason = manifest.stop_reason,
-            .failure = manifest.failure};
-  }
+  if (manifest.status != RunStatus::running) return recorded_run_end(experiment_, dir_, manifest);
   const Recovered recovered = recover();
   if (session.resuming) {
     c_.observer.note(fmt::format("resuming {}: {} of {} trials done", dir_.root().string(), recovered.done.size(),
@@ -334,8 +345,11 @@ RunEnd Runner::run(const RunSession& session) {
   manifest.uris = session.uris;
   write_manifest(dir_, manifest);
   check_cpu_sets_fit(experiment_.schedule.cpu_sets, hosts);
-  const std::vector<Accelerator> accels = choose_accels(hosts, guests);
-  return execute(hosts, session, guests, accels, recovered, manifest);
+  RunRecords records{.kernels = guests.kernels};
+  const std::vector<Accelerator> accels = choose_accels(hosts, guests, records.environment);
+  RunEnd end = execute(hosts, session, guests, accels, recovered, manifest);
+  end.records = std::move(records);
+  return end;
 }
 
 // Sizing (run/sizing.hpp): the first block alone, as written (no other lane starts a block meanwhile),
@@ -370,6 +384,7 @@ RunSummary Runner::run_sized(const std::vector<HostDriver>& hosts, const Executi
   sink.set_workloads(rest.workloads, sizing.scales());
   RunSummary summary = Orchestrator(hosts, rest, sink).run(plan.trials, done, controls);
   summary.ran += sized.ran;
+  summary.trial_seconds.insert(summary.trial_seconds.begin(), sized.trial_seconds.begin(), sized.trial_seconds.end());
   return summary;
 }
 
@@ -424,12 +439,16 @@ RunEnd Runner::execute(const std::vector<HostDriver>& hosts, const RunSession& s
   c_.observer.finish();
   RunEnd end{.trials_done = recovered.done.size() + summary.ran,
              .final_confidence = looks.confidence(),
-             .stop_reason = looks.stop_reason()};
+             .stop_reason = looks.stop_reason(),
+             .trial_seconds = recovered.trial_seconds};
+  end.trial_seconds.insert(end.trial_seconds.end(), summary.trial_seconds.begin(), summary.trial_seconds.end());
   if (summary.interrupted) return end;
   end.status = summary.stopped_early ? RunStatus::stopped : RunStatus::complete;
-  if (!first_block.failure().empty()) end = {.status = RunStatus::failed, .trials_done = end.trials_done,
-                                             .final_confidence = end.final_confidence,
-                                             .failure = first_block.failure()};
+  if (!first_block.failure().empty()) {
+    end.status = RunStatus::failed;
+    end.stop_reason.clear();
+    end.failure = first_block.failure();
+  }
   manifest.status = end.status;
   manifest.stop_reason = end.stop_reason;
   manifest.failure = end.failure;

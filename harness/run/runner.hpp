@@ -15,11 +15,13 @@
 // builds, or prepared files), the observer (progress on the terminal), the look decision (the
 // analysis, which comes later in the data flow) and the stop request (Ctrl-C). So a test runs a
 // whole run, resume included, with a scripted fake driver and no libvirt. The analysis of the
-// finished directory and the reports are the caller's next steps.
+// finished directory and the reports are the caller's next steps; RunEnd hands it what the reports
+// show beside the journal (RunRecords), so that nothing is read back.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -69,13 +71,31 @@ struct RunSession {
   std::vector<std::string> uris;  // a pool's hosts, recorded in run.json
 };
 
+// What a session wrote beside the journal that the reports show, as it wrote it: the reports of
+// the run take these from memory, and nothing is read back from disk.
+struct RunRecords {
+  nlohmann::json kernels;      // kernels.json: each side's kernel (PreparedGuests::kernels)
+  nlohmann::json environment;  // environment.json: this machine, the hypervisor, the accelerator
+};
+
 struct RunEnd {
   RunStatus status = RunStatus::running;  // running: interrupted, resume to go on
   std::size_t trials_done = 0;            // over every session
   double final_confidence = 0;            // the confidence the final analysis must use
   std::string stop_reason;                // sequential stopping, "" otherwise
   std::string failure;                    // status failed: why (run/first_block.hpp), "" otherwise
+  std::vector<double> trial_seconds;      // what each finished trial took, over every session, as the
+                                          // ledger (trials.jsonl) has them: the run's pace in its summary
+  // Absent when the run was over before this session (run.json said so): it prepared nothing, and
+  // whoever reports on it reads the directory's files, as `abvm run --resume` of a finished run does.
+  std::optional<RunRecords> records;
 };
+
+// How a run that is over ended, as run.json (`manifest`) and the ledger record it: what
+// Runner::run returns for it, and what `abvm run --resume` and `abvm analyze DIR` analyse it with.
+// Its final confidence is run.json's (the last look of a sequential run), else the experiment's
+// [analysis] confidence. Nothing of it is in memory: `records` is absent.
+RunEnd recorded_run_end(const Experiment& experiment, const ResultsDir& dir, const RunManifest& manifest);
 
 // The seed a new run uses: the experiment's, or a fresh random one when it says 0.
 std::uint64_t choose_seed(const Experiment& experiment);
@@ -114,7 +134,8 @@ class Runner {
   struct Recovered;
   Recovered recover();
   Accelerator choose_accel(GuestDriver& driver, const PreparedGuests& guests, std::string& reason);
-  std::vector<Accelerator> choose_accels(const std::vector<HostDriver>& hosts, const PreparedGuests& guests);
+  std::vector<Accelerator> choose_accels(const std::vector<HostDriver>& hosts, const PreparedGuests& guests,
+                                         nlohmann::json& environment);
   RunSummary run_sized(const std::vector<HostDriver>& hosts, const ExecutionSpec& spec, JournalSink& sink, Plan& plan,
                        const std::set<std::string>& done_before, const Controls& controls);
   RunEnd execute(const std::vector<HostDriver>& hosts, const RunSession& session, const PreparedGuests& guests,

@@ -4,9 +4,10 @@
 //
 // The guest's view: fio's own usr_cpu + sys_cpu over its job runtime (its threads' getrusage), or
 // for dd the guest's /proc/stat busy ticks over the run (10 ms each). The host's view: libvirt's
-// domain statistics of the guest's QEMU sampled just before the host's go and just after the
-// window's stop (guest/driver.hpp DomainStats), which count the filler's runs too: the bytes its
-// disk received over the same window are what the CPU is divided by, so the ratio stays per byte.
+// domain statistics of the guest's QEMU (guest/driver.hpp DomainStats) read just before the host's
+// go and as the window's DONE arrives, or as an unpaced run's NEXT and RUNEND records arrive
+// (run/designs/windows.hpp cost_windows): the bytes its disk received between the same readings
+// are what the CPU is divided by, so the ratio stays per byte.
 // Under TCG the host's CPU includes the emulator's translation of every guest instruction.
 //
 // Metrics (lower is better; reported everywhere, judged only when named in [analysis] metrics,

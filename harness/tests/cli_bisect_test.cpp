@@ -10,11 +10,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -54,13 +56,6 @@ int line_of(const fs::path& file, std::string_view text) {
     if (line.starts_with(text)) return n;
   }
   return 0;
-}
-
-// GNU dd's summary of 16 x 8 MiB at `bytes_per_second`.
-std::string dd_output(double bytes_per_second) {
-  const double bytes = 134217728;
-  return fmt::format("16+0 records in\n16+0 records out\n134217728 bytes (134 MB, 128 MiB) copied, {:.6f} s, {:.1f} GB/s\n",
-                     bytes / bytes_per_second, bytes_per_second / 1e9);
 }
 
 // Hands over files instead of building kernels; kernel `broken` "does not build".
@@ -121,8 +116,8 @@ class BisectRunTest : public ::testing::Test {
     write_file_atomic(root / "kernels" / "tip.toml", recipe + "series = \"patches/series\"\n");
     // Every fake run of kernel k measures speed[k] with a spread of +-1.5 % per boot.
     driver.answer = [this](const test::FakeBoot& b) {
-      const double wobble = 1 + 0.015 * std::sin(static_cast<double>(std::hash<std::string>{}(b.trial + b.nonce) % 1000));
-      const std::string out = dd_output(2e9 * speed.at(kernel_of(b.spec.kernel)) * wobble);
+      const double wobble = test::fake_boot_wobble(b, 0.015);
+      const std::string out = test::fake_dd_output(2e9 * speed.at(kernel_of(b.spec.kernel)) * wobble);
       return test::FakeAnswer{.console = test::fake_guest_console(b.trial, b.nonce, experiment.workloads, out)};
     };
     write_file_atomic(root / "bis.toml",
@@ -146,14 +141,15 @@ class BisectRunTest : public ::testing::Test {
   BisectDir start() {
     return start_bisection(experiment, setup_bisection(experiment, root / "bis.toml", {}), root / "results");
   }
-  BisectEnd run(const BisectDir& dir) {
+  BisectEnd run(const BisectDir& dir, std::optional<MeasuredComparison> measured = std::nullopt) {
     Bisection b(dir, {.connect = [this]() -> GuestDriver& { return driver; },
                       .preparer = preparer,
                       .observer = notes,
-                      .finish = [](const Experiment& e, const ResultsDir& d, double c) {
-                        return cli::write_run_outputs(e, d, c).analysis;
+                      .finish = [](const Experiment& e, const ResultsDir& d, const RunEnd& end) {
+                        return cli::write_run_outputs(e, d, end).analysis;
                       },
-                      .stop_requested = [this] { return stop(); }});
+                      .stop_requested = [this] { return stop(); },
+                      .measured = std::move(measured)});
     return b.run("fake:///bisect");
   }
   static std::vector<StepQuestion> asked(const BisectEnd& end) {
@@ -217,7 +213,8 @@ TEST_F(BisectRunTest, EveryLookOfAStepFindsWhatTheFullAnalysisFinds) {
       write_file_atomic(replay.journal(), journal.substr(0, pos));
       for (double confidence : {s.confidence, 0.95}) {
         SCOPED_TRACE(fmt::format("step {}, {} bytes at {}", s.step, pos, confidence));
-        const StepJudgement full = judge_step(cli::decide(step, replay, confidence).analysis);
+        const RunEnd at_confidence{.final_confidence = confidence};
+        const StepJudgement full = judge_step(cli::decide(step, replay, at_confidence).analysis);
         EXPECT_EQ(look(replay, confidence).value_or("unknown"), to_string(full.finding));
         EXPECT_EQ(judge_step(reasons.analysis(replay.root(), confidence)).reason, full.reason);
         found += full.finding != StepFinding::unknown;
@@ -288,6 +285,76 @@ TEST_F(BisectRunTest, TheBootBudgetOverAllStepsEndsTheSearchWithItsRange) {
   EXPECT_EQ(load_saved_experiment(second, read_manifest(second)).schedule.sequential.max_boots_per_side, 15);
   const std::string sentence = bisect_sentence({.plan = read_bisect_plan(dir), .steps = end.steps, .state = end.state});
   EXPECT_NE(sentence.find("the boot budget, --max-boots, is spent"), std::string::npos) << sentence;
+}
+
+// The nightly job hands its own run of the head against A to the bisection as step 1
+// (MeasuredComparison; cli_nightly_test covers the night that does). Taken when the run's blocks are
+// a look of the step's schedule and decide at the step's level; otherwise step 1 runs as any step,
+// and a run that cannot be read is said so, not an error.
+class MeasuredStepTest : public BisectRunTest {
+ protected:
+  // A finished run of the bisection's first question, the tip (kernel 4) against the base: a first
+  // bisection's own step 1, at its first look (10 blocks), or `fixed` blocks without looks.
+  ResultsDir measured_run(int fixed = 0) {
+    Experiment e = experiment;
+    fs::path file = root / "bis.toml";
+    if (fixed > 0) {
+      std::string text = read_file(file);
+      text.replace(text.find("boots_per_side = 10"), 19, fmt::format("boots_per_side = {}", fixed));
+      text.replace(text.find("enabled = true"), 14, "enabled = false");
+      file = root / "fixed.toml";
+      write_file_atomic(file, text);
+      e = load_experiment(file);
+    }
+    const BisectDir first = start_bisection(e, setup_bisection(e, file, {}), root / "first");
+    const BisectEnd end = run(first);
+    EXPECT_EQ(end.steps.at(0).question, (StepQuestion{4, 0}));
+    return ResultsDir(first.root() / end.steps.at(0).results_dir);
+  }
+  static bool step_ran_itself(const BisectDir& dir, const StepRecord& s) {
+    return s.stop_reason.find("taken from the comparison already measured") == std::string::npos &&
+           fs::exists(ResultsDir(dir.root() / s.results_dir).journal()) && s.results_dir.find("-step1-") != std::string::npos;
+  }
+};
+
+TEST_F(MeasuredStepTest, ARunOfTheFirstQuestionThatDecidesAtALookIsStepOneAndNotMeasuredAgain) {
+  const ResultsDir measured = measured_run();
+  const std::size_t boots = driver.boots.size();
+  const BisectDir dir = start_bisection(experiment, setup_bisection(experiment, root / "bis.toml", {}), root / "second");
+  const BisectEnd end = run(dir, MeasuredComparison{.question = {4, 0}, .results_dir = measured.root()});
+  ASSERT_EQ(asked(end), (std::vector<StepQuestion>{{4, 0}, {2, 0}, {3, 0}, {4, 3}}));
+  EXPECT_NE(end.steps[0].stop_reason.find("taken from the comparison already measured"), std::string::npos)
+      << end.steps[0].stop_reason;
+  EXPECT_EQ(fs::weakly_canonical(dir.root() / end.steps[0].results_dir), fs::weakly_canonical(measured.root()));
+  EXPECT_EQ(end.steps[0].judgement.finding, StepFinding::slower);
+  // Judged at the level of the step's own first look, where steps 2-4 stopped too (10 blocks each).
+  EXPECT_DOUBLE_EQ(end.steps[0].confidence, end.steps[1].confidence);
+  EXPECT_GT(end.steps[0].confidence, 1 - 0.05 / 7) << "a look's level, not the night's";
+  EXPECT_EQ(driver.boots.size() - boots, 60u) << "steps 2-4 booted, step 1 did not";
+}
+
+TEST_F(MeasuredStepTest, ARunWhoseBlocksAreNoLookOfTheStepIsNotTakenAndTheStepRuns) {
+  // 12 blocks: the step looks after 10, 15 and 20. A step stopped at a look never saw 12.
+  const ResultsDir measured = measured_run(12);
+  ASSERT_EQ(read_plan(measured).blocks, 12);
+  const BisectDir dir = start_bisection(experiment, setup_bisection(experiment, root / "bis.toml", {}), root / "second");
+  const BisectEnd end = run(dir, MeasuredComparison{.question = {4, 0}, .results_dir = measured.root()});
+  ASSERT_FALSE(end.steps.empty());
+  EXPECT_TRUE(step_ran_itself(dir, end.steps[0])) << end.steps[0].results_dir << ": " << end.steps[0].stop_reason;
+  EXPECT_EQ(end.state.culprits, (std::vector<CulpritRange>{{.first = 3, .last = 3, .reference = 0}}));
+}
+
+TEST_F(MeasuredStepTest, ARunThatCannotBeReadIsSaidAndTheStepRuns) {
+  const BisectDir dir = start();
+  const fs::path missing = root / "no-such-run";
+  const BisectEnd end = run(dir, MeasuredComparison{.question = {4, 0}, .results_dir = missing});
+  ASSERT_FALSE(end.steps.empty());
+  EXPECT_TRUE(step_ran_itself(dir, end.steps[0])) << end.steps[0].results_dir;
+  EXPECT_TRUE(std::any_of(notes.lines.begin(), notes.lines.end(), [&](const std::string& l) {
+    return l.find("cannot be read") != std::string::npos && l.find(missing.string()) != std::string::npos &&
+           l.find("the step runs") != std::string::npos;
+  }));
+  EXPECT_EQ(end.state.culprits, (std::vector<CulpritRange>{{.first = 3, .last = 3, .reference = 0}}));
 }
 
 // ---- the command, through the real binary ---------------------------------------------------

@@ -40,8 +40,9 @@ void expect_looks_decide_as_decide(const Experiment& e, const fs::path& dir_path
     write_file_atomic(dir.journal(), journal.substr(0, pos));
     for (double confidence : {0.95, 0.8}) {
       const std::string looked = answer_of([&] { return look(dir, confidence).value_or("inconclusive"); });
-      const std::string full =
-          answer_of([&] { return std::string(to_string(cli::decide(e, dir, confidence).analysis.verdict)); });
+      const std::string full = answer_of([&] {
+        return std::string(to_string(cli::decide(e, dir, RunEnd{.final_confidence = confidence}).analysis.verdict));
+      });
       EXPECT_EQ(looked, full) << to_string(e.schedule.design) << ", " << pos << " bytes at " << confidence;
       decided += !looked.starts_with("error: ");
     }

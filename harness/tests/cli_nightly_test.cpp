@@ -74,11 +74,6 @@ struct Notes : RunObserver {
   void finish() override {}
 };
 
-std::string dd_output(double bytes_per_second) {
-  return fmt::format("16+0 records in\n16+0 records out\n134217728 bytes (134 MB, 128 MiB) copied, {:.6f} s, {:.1f} GB/s\n",
-                     134217728 / bytes_per_second, bytes_per_second / 1e9);
-}
-
 class NightlyTest : public ::testing::Test {
  protected:
   fs::path root = fs::temp_directory_path() / fmt::format("abvm-nightly-{}-{}", ::getpid(),
@@ -102,11 +97,11 @@ class NightlyTest : public ::testing::Test {
                                             "fragments = [\"frag.config\"]\n");
     write_nightly("");
     driver.answer = [this](const test::FakeBoot& b) {
-      const double wobble = 1 + 0.015 * std::sin(static_cast<double>(std::hash<std::string>{}(b.trial + b.nonce) % 1000));
+      const double wobble = test::fake_boot_wobble(b, 0.015);
       const std::string dir = b.spec.kernel.parent_path().filename().string();
       const double speed = std::stod(dir.substr(dir.find('-') + 1));
       return test::FakeAnswer{.console = test::fake_guest_console(b.trial, b.nonce, x->experiment.workloads,
-                                                                   dd_output(2e9 * speed * wobble))};
+                                                                   test::fake_dd_output(2e9 * speed * wobble))};
     };
   }
   void TearDown() override {
@@ -134,7 +129,7 @@ class NightlyTest : public ::testing::Test {
                       .preparer = preparer,
                       .observer = notes,
                       .finish = [](const Experiment& e, const ResultsDir& d,
-                                   double c) { return cli::write_run_outputs(e, d, c).analysis; },
+                                   const RunEnd& end) { return cli::write_run_outputs(e, d, end).analysis; },
                       .looks = [](const Experiment& e) { return cli::sequential_looks(e); },
                       .stop_requested = [this] { return stop(); },
                       .clock = [this] { return now += tick; }});

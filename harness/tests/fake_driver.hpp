@@ -11,6 +11,7 @@
 #include <sstream>
 #include <fmt/format.h>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -92,6 +93,18 @@ inline std::string fake_guest_console(const std::string& trial, const std::strin
                                       const std::vector<Workload>& workloads, const std::string& output) {
   return fake_guest_console(trial, nonce, workloads,
                             [&](const std::string&, int, bool) { return std::pair<int, std::string>(0, output); });
+}
+
+// GNU dd's summary of 16 x 8 MiB at `bytes_per_second`: what a scripted guest's dd prints.
+inline std::string fake_dd_output(double bytes_per_second) {
+  return fmt::format("16+0 records in\n16+0 records out\n134217728 bytes (134 MB, 128 MiB) copied, {:.6f} s, {:.1f} GB/s\n",
+                     134217728 / bytes_per_second, bytes_per_second / 1e9);
+}
+
+// A boot's own factor, within 1 +- `spread` and fixed by its trial and nonce: boots that differ as
+// real ones do, the same at every run of the test.
+inline double fake_boot_wobble(const FakeBoot& boot, double spread) {
+  return 1 + spread * std::sin(static_cast<double>(std::hash<std::string>{}(boot.trial + boot.nonce) % 1000));
 }
 
 // The job file inside an initrd's appended job archive (guest/job.hpp format), as the agent reads it.

@@ -1,6 +1,6 @@
 #pragma once
 // Consoles a hostile guest could print to make the record parser slow: the worst cases of
-// guest/records.cpp, for the parser's tests (guest_records_parse_test.cpp), its benchmark
+// guest/record_scanner.cpp, for the parser's tests (guest_records_parse_test.cpp), its benchmark
 // (bench/records_parse_bench.cpp) and the fuzz corpus. The guest knows its nonce, so these use it.
 #include <array>
 #include <cstddef>

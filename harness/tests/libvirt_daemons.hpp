@@ -116,7 +116,7 @@ inline std::string mount_ns(pid_t pid) {
 // only every ~1.5 s; libvirt waits for a stopped QEMU to vanish, so every guest a daemon stops
 // would take that long here (not on a host whose init reaps at once, as systemd does). So the
 // test process becomes the subreaper of its daemons' orphans and a thread reaps their QEMUs the
-// moment they exit (as guest/libvirt_driver.cpp does for the embedded driver's). Other orphans
+// moment they exit (as guest/qemu_reaper.cpp does for the embedded driver's). Other orphans
 // (none are expected) wait for the end of the test process.
 inline void reap_orphaned_qemus() {
   static std::once_flag once;

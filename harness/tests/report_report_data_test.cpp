@@ -209,6 +209,34 @@ TEST(ReportData, EnvironmentMissingOrMistypedFieldsAreErrors) {
   EXPECT_EQ(environment_error(env), "r/environment.json: load_average[2] is \"high\", not a number; restore it");
 }
 
+// kernels.json: what a preparer recorded of each side's kernel; a side or field it did not record is
+// absent, one of the wrong type names the file and the field.
+TEST(ReportData, KernelsReadWithWhatEachSideRecordedAndRefuseMistypedFields) {
+  const JsonOrigin origin{.file = "r/kernels.json", .advice = "restore it"};
+  json kernels = json::parse(read_file(report_data("report/results-demo/kernels.json")));
+  std::map<Side, SideKernel> read = read_side_kernels(kernels, origin);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read.at(Side::b).release, "6.1.0-27-cloud-amd64");
+  EXPECT_EQ(read.at(Side::a).cmdline, "console=ttyS0 panic=-1 quiet");
+  kernels.erase("A");
+  kernels["B"].erase("cmdline");
+  read = read_side_kernels(kernels, origin);
+  EXPECT_FALSE(read.contains(Side::a));
+  EXPECT_EQ(read.at(Side::b).release, "6.1.0-27-cloud-amd64");
+  EXPECT_FALSE(read.at(Side::b).cmdline.has_value());
+  const auto error = [&](const json& j) {
+    try {
+      read_side_kernels(j, origin);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  kernels["B"]["release"] = 61;
+  EXPECT_EQ(error(kernels), "r/kernels.json: B.release is 61, not a string; restore it");
+  EXPECT_EQ(error(json::array()), "r/kernels.json: the top level is an array, not an object; restore it");
+}
+
 // The module parameters the guests reported (analysis.json context.<side>.module_params) read
 // back and appear in the report's host section per side; reports without them still read.
 TEST(ReportData, ModuleParametersPerSideReadBackAndShowInTheHtml) {

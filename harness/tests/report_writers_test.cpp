@@ -250,7 +250,7 @@ TEST(ReportMissing, HtmlNamesTheWorkloadFirstInTheVerdict) {
   in.report = read_report_data(json_report(demo_with_a_broken_read(), {.kind = "results", .results_dir = "r"}),
                                {.file = "analysis.json", .advice = "regenerate it"});
   in.template_html = load_html_template();
-  in.title = "broken";
+  in.context.title = "broken";
   const std::string h = html_report(in);
   EXPECT_THAT(h, HasSubstr("Verdict: <strong>inconclusive"));
   EXPECT_THAT(h, HasSubstr("<ul class=\"headlines\">\n<li class=\"decides missing\">dd-read: no valid run on either "
@@ -364,12 +364,12 @@ class ReportHtmlDemo : public ::testing::Test {
   void SetUp() override {
     in_.report = read_report_data(demo_report(), {.file = "analysis.json", .advice = "regenerate it"});
     in_.template_html = load_html_template();
-    in_.title = "demo-report";
-    in_.description = "a <b>bold</b> & risky description";
-    in_.sides = {{.letter = "A", .label = "direct", .settings = {{"kernel", "debian-cloud"}, {"device.iommu_platform", "false"}}},
+    in_.context.title = "demo-report";
+    in_.context.description = "a <b>bold</b> & risky description";
+    in_.context.sides = {{.letter = "A", .label = "direct", .settings = {{"kernel", "debian-cloud"}, {"device.iommu_platform", "false"}}},
                  {.letter = "B", .label = "<script>alert(1)</script>",
                   .settings = {{"kernel", "debian-cloud"}, {"device.iommu_platform", "true"}}}};
-    in_.environment = read_host_environment(json::parse(read_file(report_data("report/results-demo/environment.json"))),
+    in_.context.environment = read_host_environment(json::parse(read_file(report_data("report/results-demo/environment.json"))),
                                             {.file = "environment.json", .advice = "restore it"});
     in_.failures = failures_from_report(in_.report);
     in_.failures[0].console_log = "trials/t0005/console.log";
@@ -410,14 +410,14 @@ TEST_F(ReportHtmlDemo, HasTheVerdictSidesHostMetricsPlotsAndFailures) {
 
 // What differs first, then what is set, and the keys no side sets folded into one line.
 TEST_F(ReportHtmlDemo, TheSidesTableShowsWhatDiffersFirstAndFoldsWhatNoSideSets) {
-  for (auto& side : in_.sides) {
+  for (auto& side : in_.context.sides) {
     side.settings = {{"kernel", "debian-cloud"},
                      {"device.queues", "unset"},
                      {"device.iotune.read_bytes_sec", "unset"},
                      {"device.iommu_platform", side.letter == "A" ? "false" : "true"},
                      {"device.iotune.total_iops_sec", side.letter == "A" ? "unset" : "194"}};
   }
-  in_.sides[0].settings.push_back({"guest.vcpus", "1"});  // B does not record it: "(default)" there
+  in_.context.sides[0].settings.push_back({"guest.vcpus", "1"});  // B does not record it: "(default)" there
   const std::string h = html_report(in_);
   const auto at = [&](const std::string& row) { return h.find(row); };
   const auto iommu = at("<tr class=\"differs\"><th>device.iommu_platform</th>");
@@ -559,7 +559,7 @@ TEST(ReportHtml, SaysHowMuchTheRunsOverlappedAndShowsTheTimeline) {
   HtmlInputs in;
   in.report = read_report_data(co_scheduled_report(), {.file = "analysis.json", .advice = "regenerate it"});
   in.template_html = load_html_template();
-  in.title = "co-scheduled";
+  in.context.title = "co-scheduled";
   in.plots.plots.push_back({0, "timeline", "A's and B's runs on the host's clock (blocks 0, 2)", kTinyPng});
   const std::string h = html_report(in);
   EXPECT_THAT(h, HasSubstr("<p class=\"overlap\">Overlap of A&#39;s and B&#39;s runs: min 62.0 %, median 99.7 % over 24 "
