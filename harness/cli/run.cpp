@@ -14,6 +14,7 @@
 #include "cli/report.hpp"
 #include "cli/results_analysis.hpp"
 #include "cli/run_session.hpp"
+#include "config/design.hpp"
 #include "config/experiment.hpp"
 #include "config/rules.hpp"
 #include "core/cache.hpp"
@@ -31,6 +32,7 @@
 #include "report/junit.hpp"
 #include "report/terminal.hpp"
 #include "results/directory.hpp"
+#include "run/designs/vcpu_swap.hpp"
 #include "run/interrupt.hpp"
 #include "run/prepare.hpp"
 #include "run/progress.hpp"
@@ -124,6 +126,10 @@ int dry_run(const Experiment& e, const fs::path& results_root) {
   const ResultsDir dir(fs::absolute(results_root) / fmt::format("{}-<timestamp>", e.name));
   const auto image = [&](int slot) { return e.disk.path.empty() ? dir.scratch_disk(slot) : e.disk.path; };
   const ExecutionSpec spec = execution_spec(e, placeholder_guests(e), dir, make_lanes(e, image, dry_run_hosts(e)));
+  const DesignTraits& design = traits(e.schedule.design);
+  if (auto swap = pair_swap(spec, spec.lanes.front(), static_cast<std::size_t>(design.trials_per_block), design.pacing)) {
+    out += "\n" + swap->intent() + "\n";
+  }
   for (Side s : kSides) {
     const auto first = std::find_if(plan.trials.begin(), plan.trials.end(), [&](const Trial& t) { return t.side == s; });
     if (first == plan.trials.end()) continue;

@@ -91,6 +91,9 @@ struct ScheduleSettings {
   // difference less both clock errors) is left out of the analysis (verdict/analysis.hpp
   // AnalysisOptions::max_start_skew_ms). The old schedule.min_overlap is read and not used.
   std::chrono::milliseconds max_start_skew{50};
+  // Designs that run a pair together on a lane of two CPUs (co-scheduled): the two guests' vCPUs
+  // trade CPUs this often, so each meets both CPUs alike (run/designs/vcpu_swap.hpp); 0: never.
+  std::chrono::milliseconds vcpu_swap{10};
   std::uint64_t seed = 0;              // 0: the run picks one and records it in plan.json
   std::chrono::milliseconds boot_timeout = std::chrono::seconds(60);
   std::chrono::milliseconds run_timeout = std::chrono::seconds(120);

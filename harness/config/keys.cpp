@@ -276,6 +276,12 @@ std::vector<KeySpec> build_table() {
        .doc = "no longer used: a pair of runs is never left out for its overlap, which moves with the pair's own "
               "ratio (issue 26); accepted so that older experiment files load. Use schedule.max_start_skew",
        .range = closed(0, 1)});
+  add({.path = "schedule.vcpu_swap", .type = KeyType::duration,
+       .default_text = toml_quoted(format_duration(ScheduleSettings{}.vcpu_swap)),
+       .doc = "in designs that run A's and B's guests together on a lane of two CPUs (co-scheduled), the two "
+              "guests' vCPU threads trade CPUs this often, so that each meets both CPUs alike (this machine's QEMU "
+              "only; recorded per trial as vcpu_swap). \"0s\": the host's scheduler places them",
+       .range = closed(0, 60'000)});
   add({.path = "schedule.seed", .type = KeyType::integer, .default_text = "0",
        .doc = "seed of the trial order (0: abvm picks one and records it)", .range = closed(0, kMaxInt63)});
   add({.path = "schedule.boot_timeout", .type = KeyType::duration, .default_text = "\"1m\"",

@@ -103,6 +103,8 @@ void read_schedule(KeyReader& r, Experiment& e) {
   if (const auto old = r.get_number("schedule.min_overlap")) {
     r.note("schedule.min_overlap", fmt::format("{} (not used: pairs are left out by schedule.max_start_skew only)", *old));
   }
+  s.vcpu_swap = r.get_duration("schedule.vcpu_swap").value_or(s.vcpu_swap);
+  r.note("schedule.vcpu_swap", quote(format_duration(s.vcpu_swap)));
   if (auto seed = r.get_integer("schedule.seed")) s.seed = static_cast<std::uint64_t>(*seed);
   r.note("schedule.seed", std::to_string(s.seed));
   s.boot_timeout = r.get_duration("schedule.boot_timeout").value_or(s.boot_timeout);

@@ -27,6 +27,7 @@
 #include "guest/libvirt_driver_impl.hpp"
 #include "guest/libvirt_handles.hpp"
 #include "guest/stop_events.hpp"
+#include "guest/vcpu_threads.hpp"
 #include "guest/volume_staging.hpp"
 
 namespace abvm {
@@ -109,6 +110,11 @@ void boot_and_watch(Boot& b, GuestOutcome& outcome) {
   } else {
     outcome.start_seconds = elapsed();
     if (b.hooks.on_running) b.hooks.on_running([raw, qemu_pid] { return read_domain_stats(raw, qemu_pid); });
+    if (b.hooks.on_vcpus) {
+      if (auto tids = vcpu_threads(qemu_pid); !tids.empty()) {
+        b.hooks.on_vcpus([tids = std::move(tids)](const std::vector<int>& cpus) { return place_threads(tids, cpus); });
+      }
+    }
     WatchedGuest guest{b.conn, b.uri, b.spec, raw, stream, console, events, b.hooks, b.console_copy, b.lost};
     watch_guest(guest, start + b.timeout, b.timeout, outcome);
   }

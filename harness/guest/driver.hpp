@@ -152,6 +152,11 @@ struct DomainStatsReading {
 // called only from that call's hooks (its thread).
 using DomainStatsReader = std::function<DomainStatsReading()>;
 
+// Places the running guest's vCPU threads on the given host CPUs only (each must be in the
+// guest's DomainSpec::host_cpus); false when they are gone or the host refused. Valid while its
+// run_guest call watches the guest; safe to call from any thread meanwhile.
+using VcpuPlacer = std::function<bool(const std::vector<int>& host_cpus)>;
+
 // What the caller watches and says while one guest runs.
 struct ConsoleHooks {
   // Called with the whole console text so far, after each new piece arrives: true ends the guest.
@@ -169,6 +174,10 @@ struct ConsoleHooks {
   // statistics, which the caller reads when it decides (a paced block: just before a window's go
   // and just before its stop, from `input`).
   std::function<void(DomainStatsReader)> on_running;
+  // When set, called once the guest runs, right after on_running, with the placer of its vCPU
+  // threads: only where they are threads of this machine (the embedded driver's QEMU); never
+  // called for a remote host's guest (a co-scheduled pair's vCPU swap, run/designs/vcpu_swap.hpp).
+  std::function<void(VcpuPlacer)> on_vcpus;
 };
 
 class GuestDriver {

@@ -56,6 +56,8 @@ struct ExecutionSpec {
   Design design = Design::sequential_blocks;  // its behaviour: run/designs/
   std::chrono::milliseconds boot_timeout{60000};
   std::chrono::milliseconds run_timeout{120000};  // per run, warm-ups included
+  // A co-scheduled pair on two CPUs trades them this often (run/designs/vcpu_swap.hpp); 0: never.
+  std::chrono::milliseconds vcpu_swap{10};
   int infra_retries = 1;                // extra boots after an infra-error, per trial (per block when paced)
   std::uint64_t console_limit = std::uint64_t{64} << 20;  // console bytes kept per trial (DomainSpec)
   bool keep_initrd = false;             // debugging: keep trials/<id>/initrd.img

@@ -103,6 +103,8 @@ json trial_result_json(const TrialResult& r) {
           {"accelerator", to_string(r.accelerator)},
           {"runs", runs},
           {"typed", typed},
+          {"vcpu_swap", r.clock.vcpu_swap ? json{{"swaps", r.clock.vcpu_swap->swaps}, {"off", r.clock.vcpu_swap->off}}
+                                          : json(nullptr)},
           {"guest", report}};
 }
 
@@ -225,7 +227,8 @@ std::optional<TrialResult> Orchestrator::run_trial(const Trial& trial, const Lan
                        .input = [&] { return watch.input(); },
                        .give_up = [&] { return watch.give_up(); },
                        .bell = watch.bell(),
-                       .on_running = [&](DomainStatsReader reader) { watch.stats_reader(std::move(reader)); }};
+                       .on_running = [&](DomainStatsReader reader) { watch.stats_reader(std::move(reader)); },
+                       .on_vcpus = [&](VcpuPlacer placer) { watch.vcpu_placer(std::move(placer)); }};
     watch.attempt_started(job.nonce);
     GuestOutcome outcome = hosts_[lane.host].driver->run_guest(domain, trial_timeout(spec_), hooks);
     watch.attempt_ended();

@@ -226,6 +226,7 @@ ExecutionSpec execution_spec(const Experiment& e, const PreparedGuests& guests, 
   spec.design = e.schedule.design;
   spec.boot_timeout = e.schedule.boot_timeout;
   spec.run_timeout = e.schedule.run_timeout;
+  spec.vcpu_swap = e.schedule.vcpu_swap;
   spec.infra_retries = e.schedule.infra_retries;
   spec.console_limit = e.schedule.console_limit;
   return spec;

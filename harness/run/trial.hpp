@@ -65,6 +65,13 @@ struct RunResult {
 // What the host saw of one boot's console, on its own clock (Unix epoch seconds): when each record
 // line of the boot's nonce first arrived, and when each word (go, stop, abort) was typed into it.
 // With the guest times the records carry, it maps the guest's clock to the host's.
+// What a co-scheduled pair's vCPU swap did while a guest ran (run/designs/vcpu_swap.hpp): the
+// swaps made (each placed both guests) and, when none could be, why.
+struct VcpuSwapRecord {
+  long swaps = 0;
+  std::string off;
+};
+
 struct HostClockLog {
   std::map<std::uint64_t, double> received;   // record sequence number -> arrival
   struct Word {
@@ -79,6 +86,8 @@ struct HostClockLog {
   // blocks, same-guest), and as a paced step's DONE arrived (its window's end), by the record's
   // sequence number.
   std::map<std::uint64_t, DomainStatsReading> read_at;
+  // The pair's vCPU swap; nullopt where the design runs no pair together.
+  std::optional<VcpuSwapRecord> vcpu_swap;
 };
 
 struct TrialResult {

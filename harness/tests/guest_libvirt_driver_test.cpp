@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <regex>
 #include <libvirt/libvirt.h>
 #include <thread>
 
+#include "core/process.hpp"
 #include "guest/domain_xml.hpp"
 #include "guest_libvirt_support.hpp"
 
@@ -108,6 +110,49 @@ TEST(GuestLibvirtDriver, ReadsTheHostsStatisticsOfARunningGuest) {
   EXPECT_GT(readings[1].stats->disk_requests, readings[0].stats->disk_requests);
   EXPECT_FALSE(is_active(spec.name));
   EXPECT_TRUE(read_file(spec.disks[0].path).starts_with("ABVM-DISK-WRITTEN\n"));
+}
+
+// The Cpus_allowed_list of each vCPU thread of the QEMU that runs domain `name` on this machine.
+std::vector<std::string> vcpu_cpus_allowed(const std::string& name) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
+    if (read_proc((proc.path() / "cmdline").string()).find("guest=" + name) == std::string::npos) continue;
+    for (const auto& task : std::filesystem::directory_iterator(proc.path() / "task", ec)) {
+      if (!read_proc((task.path() / "comm").string()).starts_with("CPU ")) continue;
+      std::smatch m;
+      const std::string status = read_proc((task.path() / "status").string());
+      if (std::regex_search(status, m, std::regex("Cpus_allowed_list:\\s*(\\S+)"))) out.push_back(m[1]);
+    }
+  }
+  return out;
+}
+
+// Issue 26: a co-scheduled pair swaps its guests' vCPUs between the lane's CPUs; the embedded
+// driver's guest hands over a placer that moves its vCPU threads, and only them, while it runs.
+TEST(GuestLibvirtDriver, PlacesARunningGuestsVcpuThreadsOnTheGivenCpus) {
+  ABVM_REQUIRE_LIBVIRT();
+  auto spec = spec_for("vcpus", "written");
+  VcpuPlacer placer;
+  std::vector<std::string> on_one, on_both;
+  bool placed_one = false, placed_both = false;
+  ConsoleHooks hooks{.done = [&](std::string_view console) {
+                       if (!contains(console, "ABVM-TEST-WRITTEN") || !placer) return false;
+                       placed_one = placer({0});
+                       on_one = vcpu_cpus_allowed(spec.name);
+                       placed_both = placer({0, 1});
+                       on_both = vcpu_cpus_allowed(spec.name);
+                       return true;
+                     },
+                     .on_vcpus = [&](VcpuPlacer p) { placer = std::move(p); }};
+  auto out = test::shared().driver->run_guest(spec, kBootTimeout, hooks);
+  EXPECT_EQ(to_string(out.end), "finished") << out.detail << "\n" << out.console;
+  ASSERT_TRUE(placer) << "the embedded driver gave no placer: its QEMU's vCPU threads were not found";
+  EXPECT_TRUE(placed_one);
+  EXPECT_EQ(on_one, std::vector<std::string>{"0"});
+  EXPECT_TRUE(placed_both);
+  EXPECT_EQ(on_both, std::vector<std::string>{"0-1"});
+  EXPECT_FALSE(placer({0})) << "a gone guest's threads were placed";
 }
 
 // The line "ABVM-<key> <value>" the test init printed.

@@ -242,6 +242,10 @@ design = "co-scheduled"
   for (const char* id : {"t0000", "t0001", "t0002", "t0003"}) {
     const json result = json::parse(read_file(d / "trials" / id / "result.json"));
     EXPECT_EQ(result["outcome"], "ok") << id << ": " << result["detail"];
+    // The pair traded the lane's two CPUs every 10 ms while both guests ran (several seconds).
+    ASSERT_TRUE(result["vcpu_swap"].is_object()) << id << " " << result["vcpu_swap"];
+    EXPECT_GT(result["vcpu_swap"]["swaps"].get<long>(), 100) << id;
+    EXPECT_EQ(result["vcpu_swap"]["off"], "") << id;
     for (const json& r : result["runs"]) {
       ASSERT_TRUE(r.contains("timing") && r.contains("overlap")) << id << " " << r.dump();
       const json& t = r["timing"];

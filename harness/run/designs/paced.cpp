@@ -15,7 +15,16 @@ class PacedBlock::Watch final : public GuestWatch {
   Watch(PacedBlock& block, std::size_t k) : block_(block), k_(k) {}
   void attempt_started(const std::string& nonce) override { GuestWatch::attempt_started(nonce); }
   std::optional<std::string> give_up() override { return block_.give_up(k_); }
-  void attempt_ended() override { block_.on_gone(k_); }
+  void attempt_ended() override {
+    if (block_.swap_) {
+      block_.swap_->stop(k_);
+      note_vcpu_swap(block_.swap_->record());
+    }
+    block_.on_gone(k_);
+  }
+  void vcpu_placer(VcpuPlacer placer) override {
+    if (block_.swap_) block_.swap_->start(k_, std::move(placer));
+  }
 
  protected:
   void on_record(std::uint64_t, std::string_view type, std::string_view payload) override {
@@ -28,13 +37,15 @@ class PacedBlock::Watch final : public GuestWatch {
   std::size_t k_;
 };
 
-PacedBlock::PacedBlock(Pacing pacing, std::size_t guests, Deadlines deadlines)
-    : pacing_(pacing), deadlines_(deadlines), guests_(guests) {
+PacedBlock::PacedBlock(Pacing pacing, std::size_t guests, Deadlines deadlines, std::unique_ptr<VcpuSwap> swap)
+    : pacing_(pacing), deadlines_(deadlines), swap_(std::move(swap)), guests_(guests) {
   for (std::size_t k = 0; k < guests; ++k) {
     watches_.push_back(std::make_unique<Watch>(*this, k));
     guests_[k].bell = watches_[k]->bell();
   }
 }
+
+PacedBlock::~PacedBlock() = default;
 
 GuestWatch& PacedBlock::guest(std::size_t k) { return *watches_[k]; }
 
@@ -277,7 +288,8 @@ BlockRun run_paced_block(TrialBooter& booter, const ExecutionSpec& spec, const s
   BlockRun run;
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     PacedBlock block(pacing, trials.size(),
-                     {.first_ready = spec.boot_timeout, .ready = spec.run_timeout, .window = spec.run_timeout});
+                     {.first_ready = spec.boot_timeout, .ready = spec.run_timeout, .window = spec.run_timeout},
+                     pair_swap(spec, lane, trials.size(), pacing));
     run = run_at_once(booter, block, trials, lane, stop, attempt);
     if (run.error) return run;
     const std::string why = judge(block, run);

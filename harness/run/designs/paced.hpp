@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "config/design.hpp"
+#include "run/designs/vcpu_swap.hpp"
 #include "run/designs/watch.hpp"
 #include "run/execution.hpp"
 
@@ -42,7 +43,9 @@ class PacedBlock {
     std::chrono::milliseconds ready;         // a later READY, from the window's opening
     std::chrono::milliseconds window;        // DONE, from the go
   };
-  PacedBlock(Pacing pacing, std::size_t guests, Deadlines deadlines);
+  // `swap`: the pair's vCPU swap (together, on a lane of two CPUs), or none.
+  PacedBlock(Pacing pacing, std::size_t guests, Deadlines deadlines, std::unique_ptr<VcpuSwap> swap = nullptr);
+  ~PacedBlock();
 
   GuestWatch& guest(std::size_t k);
   // Guest k was told to abort: its partner failed.
@@ -85,6 +88,7 @@ class PacedBlock {
 
   const Pacing pacing_;
   const Deadlines deadlines_;
+  const std::unique_ptr<VcpuSwap> swap_;  // before the watches: they stop it as their guests go
   mutable std::mutex mutex_;
   std::vector<Guest> guests_;
   std::vector<std::unique_ptr<Watch>> watches_;

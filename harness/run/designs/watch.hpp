@@ -37,12 +37,16 @@ class GuestWatch {
   // The running boot's statistics (ConsoleHooks::on_running), read just before each go and stop
   // is typed, and as an unpaced run's RUN and RUNEND arrive; the boot's end forgets it.
   void stats_reader(DomainStatsReader reader) { reader_ = std::move(reader); }
+  // The running boot's vCPU placer (ConsoleHooks::on_vcpus): a co-scheduled pair swaps CPUs.
+  virtual void vcpu_placer(VcpuPlacer) {}
 
  protected:
   // A whole new record line of this boot (unchecked: the parser decides what the records mean).
   virtual void on_record(std::uint64_t, std::string_view /*type*/, std::string_view /*payload*/) {}
   // The next word to type, "" for none.
   virtual std::string next_word() { return ""; }
+  // The pair's vCPU swap, for the log of the boot that just ended.
+  void note_vcpu_swap(VcpuSwapRecord record) { log_.vcpu_swap = std::move(record); }
 
  private:
   std::shared_ptr<Doorbell> bell_ = std::make_shared<Doorbell>();
