@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -60,6 +61,10 @@ std::optional<std::string> unknown_subcommand(const CLI::App& app, std::span<cha
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A libvirt daemon that dies mid-call leaves its socket half closed: the client library's next
+  // write must come back as EPIPE (a lost connection, retried or reported as an infra error), not
+  // as SIGPIPE, which would kill abvm with the guest running and the trial unrecorded.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"abvm: does this kernel change make I/O slower? A/B performance regression harness for Linux "
                "kernels under QEMU/libvirt"};
   app.require_subcommand(1);

@@ -237,7 +237,11 @@ class HostFaultsE2ETest : public ::testing::Test {
     int status = 0;
     while (std::chrono::steady_clock::now() < end) {
       const pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      if (r == pid) {
+        if (WIFEXITED(status)) return WEXITSTATUS(status);
+        ADD_FAILURE() << "abvm pid " << pid << " was killed by signal " << WTERMSIG(status);
+        return -1;
+      }
       std::this_thread::sleep_for(100ms);
     }
     ::kill(pid, SIGKILL);
