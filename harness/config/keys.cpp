@@ -279,8 +279,8 @@ std::vector<KeySpec> build_table() {
   add({.path = "schedule.vcpu_swap", .type = KeyType::duration,
        .default_text = toml_quoted(format_duration(ScheduleSettings{}.vcpu_swap)),
        .doc = "in designs that run A's and B's guests together on a lane of two CPUs (co-scheduled), the two "
-              "guests' vCPU threads trade CPUs this often, so that each meets both CPUs alike (this machine's QEMU "
-              "only; recorded per trial as vcpu_swap). \"0s\": the host's scheduler places them",
+              "guests' vCPU threads trade CPUs this often, so that each meets both CPUs alike (under the embedded "
+              "driver only; recorded per trial as vcpu_swap). \"0s\": the host's scheduler places them",
        .range = closed(0, 60'000)});
   add({.path = "schedule.seed", .type = KeyType::integer, .default_text = "0",
        .doc = "seed of the trial order (0: abvm picks one and records it)", .range = closed(0, kMaxInt63)});

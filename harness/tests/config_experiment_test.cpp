@@ -164,6 +164,8 @@ TEST(ConfigExperiment, ErrorsNameFileLineAndKey) {
        "demo.toml:8: key 'schedule.max_start_skew' must be a duration such as \"60s\", not an integer"},
       {"[schedule]\nmax_start_skew = \"2h\"\n",
        "demo.toml:8: key 'schedule.max_start_skew' = \"2h\" is out of range: use 0s..1h"},
+      {"[schedule]\nvcpu_swap = \"2m\"\n",
+       "demo.toml:8: key 'schedule.vcpu_swap' = \"2m\" is out of range: use 0s..1m"},
       {"[schedule]\nconsole_limit = \"1K\"\n",
        "demo.toml:8: key 'schedule.console_limit' = \"1K\" is out of range: use 64K..1G"},
       {"[device]\ncache = \"fast\"\n",
@@ -607,6 +609,15 @@ TEST(ConfigExperiment, MaxStartSkewDefaultsTo50msAndIsRead) {
   EXPECT_EQ(e.schedule.max_start_skew, std::chrono::milliseconds(20));
   EXPECT_NE(describe_effective_config(e).find("schedule.max_start_skew"), std::string::npos);
   EXPECT_EQ(load(kBase + "[schedule]\nmax_start_skew = \"0ms\"\n").schedule.max_start_skew, std::chrono::milliseconds(0));
+}
+
+// A co-scheduled pair trades its CPUs every 10 ms unless told otherwise (run/designs/vcpu_swap.hpp).
+TEST(ConfigExperiment, VcpuSwapDefaultsTo10msAndIsRead) {
+  EXPECT_EQ(load(kBase).schedule.vcpu_swap, std::chrono::milliseconds(10));
+  const Experiment e = load(kBase + "[schedule]\ndesign = \"co-scheduled\"\nvcpu_swap = \"0s\"\n");
+  EXPECT_EQ(e.schedule.vcpu_swap, std::chrono::milliseconds(0));
+  EXPECT_NE(describe_effective_config(e).find("schedule.vcpu_swap"), std::string::npos);
+  EXPECT_EQ(load(kBase + "[schedule]\nvcpu_swap = \"2ms\"\n").schedule.vcpu_swap, std::chrono::milliseconds(2));
 }
 
 // The old overlap rule's key (issue 26): older experiment files still load, the value is checked,

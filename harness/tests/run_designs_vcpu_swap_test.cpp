@@ -60,6 +60,24 @@ TEST(VcpuSwapTest, ThePairTradesTheLanesTwoCpusAndEachMeetsBoth) {
   }
 }
 
+// Both guests of a block end at about the same moment, each on its watch's thread: the swap stops
+// once, and neither stop waits forever or joins the swapping thread a second time.
+TEST(VcpuSwapTest, BothGuestsStoppingAtOnceEndTheSwapOnce) {
+  for (int round = 0; round < 200; ++round) {
+    Placements p;
+    VcpuSwap swap({0, 1}, 2, 1ms);
+    swap.start(0, p.placer(0));
+    swap.start(1, p.placer(1));
+    while (swap.record().swaps < 1) std::this_thread::yield();
+    std::thread other([&] { swap.stop(1); });
+    swap.stop(0);
+    other.join();
+    const long swaps = swap.record().swaps;
+    EXPECT_GE(p.get(0).size() + p.get(1).size(), static_cast<std::size_t>(2 * swaps)) << "round " << round;
+    EXPECT_LE(p.get(0).size() + p.get(1).size(), static_cast<std::size_t>(2 * swaps + 1)) << "round " << round;
+  }
+}
+
 TEST(VcpuSwapTest, SaysWhyItDidNotSwap) {
   Placements p;
   {

@@ -45,7 +45,7 @@ std::string VcpuSwap::why_not_wanted() const {
 std::string VcpuSwap::intent() const {
   if (!wanted_) return "no vCPU swap: " + why_not_wanted();
   return fmt::format("vCPU swap: the pair's vCPU threads trade host CPUs {} and {} every {} ms while both guests run "
-                     "(where QEMU runs on this machine; recorded per trial as vcpu_swap)",
+                     "(under the embedded driver; recorded per trial as vcpu_swap)",
                      cpus_[0], cpus_[1], period_.count());
 }
 
@@ -76,13 +76,15 @@ void VcpuSwap::swap_until_stopped() {
   }
 }
 
-// Under the lock: ends the thread, then gives the guests still running the lane's CPUs back.
+// Under the lock: ends the thread, then gives the guests still running the lane's CPUs back. The
+// two guests' watches may stop it at once: the thread is taken out under the lock, so only one
+// joins it, and once `ended_` is set it places nothing more (it places only under the lock).
 void VcpuSwap::end_swapping(std::unique_lock<std::mutex>& lock) {
   ended_ = true;
   wake_.notify_all();
-  if (thread_.joinable()) {
+  if (std::thread swapper = std::move(thread_); swapper.joinable()) {
     lock.unlock();
-    thread_.join();
+    swapper.join();
     lock.lock();
   }
   for (VcpuPlacer& p : placers_) {
