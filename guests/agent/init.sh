@@ -357,7 +357,8 @@ wait_word() {
 # - unpaced, after its preparation: the kernel's work after sync and drop_caches ran into the tool
 #   and made every dd run of sequential blocks 45-55 ms longer than a paced one (on ruler-3's 0.27 s
 #   dd, L 53-62 ms against 7-8 ms with the pause);
-# - paced, after the previous step's load ended (its run, or its filler's stop): on a throttled disk
+# - paced, after the previous step's stop (SETTLE_FROM below; its load ended within 0.1 s of it, or
+#   the pause counts from the load's end): on a throttled disk
 #   the filler's and the run's last requests leave the bucket full, and a step that went sooner began
 #   behind them (co-scheduled ruler-3: the faster side's dd 12-18 ms longer after a 2.4 s run than as
 #   a boot's first; README, "Truth at the margin"). A paced step's own preparation settles while it
@@ -384,7 +385,16 @@ settle_since() {
   ss_left=00000$((ss_left + 1000))  # read -t counts whole milliseconds: never short of the pause
   read -r -t "0.${ss_left#"${ss_left%??????}"}" -u 7 _settled || :
 }
-LOAD_END=0  # when the last step's load (its run, or its filler) ended; 0: none yet
+# When the next paced step's settling pause counts from; 0: no step yet. The previous step's stop,
+# which both guests of a window hear at once, not each one's own load end: the faster side's filler is
+# stopped mid-request and ended later than the slower side's (ruler-3: 48 and 24 ms after the stop), so
+# counted from there the slower side was READY first, idled 43 ms against 21 before the go, and started
+# its run later in 25 of 30 short-write pairs (median 1.7 ms). From the stop both wait about 24 ms and
+# B started later in 74 of 120 (0.6 ms): a pairing with no side waiting longer. (The slower side's
+# 1 ms beyond isolation on 0.27 s runs was the same either way: README, Truth at the margin.) A filler
+# that took more than 0.1 s to end (killed) is waited for: the pause counts from its end, so that a
+# throttled disk's bucket refills.
+SETTLE_FROM=0
 
 open_filler_fifo() {
   rm -f "$WORK/fill.go"
@@ -471,7 +481,7 @@ run_paced_step() {  # step dir index warmup
   [ "$FILL" = 1 ] && park_filler "$dir"
   [ "$TEST_FAULT" = never-ready ] && while :; do sleep 3600; done
   make_done_line "$step"
-  [ "$LOAD_END" = 0 ] || settle_since "$LOAD_END"
+  [ "$SETTLE_FROM" = 0 ] || settle_since "$SETTLE_FROM"
   clock_now; t_ready=$NOW
   rec READY "$step,$t_ready"
   if [ "$TEST_FAULT" = deaf ] && [ "$step" = 0 ]; then
@@ -507,7 +517,9 @@ run_paced_step() {  # step dir index warmup
   [ "$FILL" = 1 ] && stop_filler
   clock_now; t_load_end=$NOW
   [ "$FILL" = 1 ] || t_load_end=$t1
-  LOAD_END=$t_load_end
+  SETTLE_FROM=$t_stop
+  usec "$t_stop"; sf_stop=$USEC; usec "$t_load_end"
+  [ $((USEC - sf_stop)) -le 100000 ] || SETTLE_FROM=$t_load_end
   rec RUN "$name,$index,$warm,$t0,$step,$t_ready,$t_go"
   emit_output "$WORK/out"
   rec RUNEND "$name,$index,$status,$t1,$t_fill,$t_stop,$t_load_end,$FILLS,$t_done"

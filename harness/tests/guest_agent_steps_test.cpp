@@ -136,10 +136,12 @@ say "stop 1"
   EXPECT_GE(first.window->t_load_end, first.window->t_stop);
   EXPECT_LT(first.window->t_load_end - first.window->t_stop, 0.4) << "stopping the filler took too long";
   EXPECT_EQ(s.report.steps_done, (std::vector<long>{0, 1}));
-  // The next step is READY no sooner than SETTLE (0.3 s) after this one's load ended: on a throttled
-  // disk the filler's last requests leave the bucket full, and a run that began sooner began behind them.
+  // The next step is READY no sooner than SETTLE (0.3 s) after this one's stop, which both guests
+  // of a window hear at once (its load ended within 0.1 s of it): on a throttled disk the filler's last
+  // requests leave the bucket full, and a run that began sooner began behind them.
   ASSERT_TRUE(s.report.runs[1].window);
-  EXPECT_GE(s.report.runs[1].window->t_ready - first.window->t_load_end, 0.3) << s.records;
+  EXPECT_GE(s.report.runs[1].window->t_ready - first.window->t_stop, 0.3) << s.records;
+  EXPECT_GE(s.report.runs[1].window->t_ready - first.window->t_load_end, 0.2) << s.records;
   // No run of the filler is left behind.
   const std::string pid = read_file(s.work / "fill.pid");
   EXPECT_FALSE(fs::exists("/proc/" + pid.substr(0, pid.find('\n')))) << "the filler's last run still runs";
@@ -205,6 +207,64 @@ TEST(GuestAgentSteps, NothingButTheFillerRunsBetweenTheRunsEndAndItsFiller) {
   EXPECT_TRUE(done_printed && filler_ran) << text;
   EXPECT_EQ(forks, 1) << "processes created between the run's end and its filler's start:\n" << text;
   EXPECT_TRUE(programs.empty()) << ::testing::PrintToString(programs);
+}
+
+// Two windows whose filler takes 40 ms to end after the stop (as a faster side's does, stopped
+// mid-request on a throttled disk): the next step's pause counts from the stop, not from that end.
+// Counted from its own load's end, the side whose filler ended sooner was READY sooner, idled longer
+// before the go and started later (guests/agent/init.sh, SETTLE_FROM).
+TEST(GuestAgentSteps, TheNextStepSettlesFromTheStopNotFromTheFillersEnd) {
+  const std::string script = "trap 'sleep 0.04; exit 0' TERM; sleep 0.2 & wait";
+  const Steps s = run_steps("settle-from-stop", command_job(Pacing::together, 2, {"sh", "-c", script}), R"(
+wait_for ':READY:0,'
+say "go 0"
+wait_for ':DONE:0:'
+sleep 0.3
+say "stop 0"
+wait_for ':READY:1,'
+say "go 1"
+wait_for ':DONE:1:'
+say "stop 1"
+)");
+  ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
+  ASSERT_EQ(s.report.runs.size(), 2u) << s.records;
+  const auto& first = s.report.runs[0].window;
+  const auto& second = s.report.runs[1].window;
+  ASSERT_TRUE(first && second) << s.records;
+  const double filler_end = first->t_load_end - first->t_stop;
+  ASSERT_GE(filler_end, 0.03) << "the filler's TERM trap did not hold it: " << s.records;
+  ASSERT_LE(filler_end, 0.1) << "the filler ended too late for this test (the pause then counts from its end)";
+  EXPECT_GE(second->t_ready - first->t_stop, 0.3) << s.records;
+  EXPECT_LT(second->t_ready - first->t_load_end, 0.3) << "the pause counted from the filler's end: " << s.records;
+}
+
+// A filler that ended more than 0.1 s after the stop (killed, here after ignoring SIGTERM) is waited
+// for: the next step's pause then counts from its end, so that a throttled disk's bucket refills.
+TEST(GuestAgentSteps, AFillerKilledLateIsWaitedForBeforeTheNextStep) {
+  // The measured runs take 0.2 s and leave a mark; a filler's run (one after a mark) takes 1.5 s, so
+  // the stop 0.3 s after DONE always falls inside one that ignores it.
+  const fs::path mark = fs::temp_directory_path() / "abvm-agent-steps-settle-after-kill.mark";
+  fs::remove(mark);
+  const std::string script = "trap '' TERM; if [ -e " + mark.string() + " ]; then rm -f " + mark.string() +
+                             "; sleep 1.5; else sleep 0.2; : > " + mark.string() + "; fi";
+  const Steps s = run_steps("settle-after-kill", command_job(Pacing::together, 2, {"sh", "-c", script}), R"(
+wait_for ':READY:0,'
+say "go 0"
+wait_for ':DONE:0:'
+sleep 0.3
+say "stop 0"
+wait_for ':READY:1,'
+say "go 1"
+wait_for ':DONE:1:'
+say "stop 1"
+)");
+  ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
+  ASSERT_EQ(s.report.runs.size(), 2u) << s.records;
+  const auto& first = s.report.runs[0].window;
+  const auto& second = s.report.runs[1].window;
+  ASSERT_TRUE(first && second) << s.records;
+  ASSERT_GT(first->t_load_end - first->t_stop, 0.1) << "the filler ignored SIGTERM: " << s.records;
+  EXPECT_GE(second->t_ready - first->t_load_end, 0.3) << s.records;
 }
 
 // A filler run that ignores SIGTERM and waits for a child (as a fio can while it starts its job):
