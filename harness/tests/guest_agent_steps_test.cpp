@@ -209,13 +209,14 @@ TEST(GuestAgentSteps, NothingButTheFillerRunsBetweenTheRunsEndAndItsFiller) {
   EXPECT_TRUE(programs.empty()) << ::testing::PrintToString(programs);
 }
 
-// Two windows whose filler takes 40 ms to end after the stop (as a faster side's does, stopped
-// mid-request on a throttled disk): the next step's pause counts from the stop, not from that end.
-// Counted from its own load's end, the side whose filler ended sooner was READY sooner, idled longer
-// before the go and started later (guests/agent/init.sh, SETTLE_FROM).
-TEST(GuestAgentSteps, TheNextStepSettlesFromTheStopNotFromTheFillersEnd) {
-  const std::string script = "trap 'sleep 0.04; exit 0' TERM; sleep 0.2 & wait";
-  const Steps s = run_steps("settle-from-stop", command_job(Pacing::together, 2, {"sh", "-c", script}), R"(
+// Two windows of the tool `script`, the first stopped 0.3 s after its DONE (its filler running then):
+// the two windows, after the run's checks.
+struct TwoWindows {
+  Steps steps;
+  GuestWindow first, second;
+};
+TwoWindows two_windows_stopped_while_filling(const std::string& name, const std::string& script) {
+  TwoWindows w{.steps = run_steps(name, command_job(Pacing::together, 2, {"sh", "-c", script}), R"(
 wait_for ':READY:0,'
 say "go 0"
 wait_for ':DONE:0:'
@@ -225,46 +226,46 @@ wait_for ':READY:1,'
 say "go 1"
 wait_for ':DONE:1:'
 say "stop 1"
-)");
-  ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
-  ASSERT_EQ(s.report.runs.size(), 2u) << s.records;
-  const auto& first = s.report.runs[0].window;
-  const auto& second = s.report.runs[1].window;
-  ASSERT_TRUE(first && second) << s.records;
-  const double filler_end = first->t_load_end - first->t_stop;
-  ASSERT_GE(filler_end, 0.03) << "the filler's TERM trap did not hold it: " << s.records;
-  ASSERT_LE(filler_end, 0.1) << "the filler ended too late for this test (the pause then counts from its end)";
-  EXPECT_GE(second->t_ready - first->t_stop, 0.3) << s.records;
-  EXPECT_LT(second->t_ready - first->t_load_end, 0.3) << "the pause counted from the filler's end: " << s.records;
+)")};
+  const Steps& s = w.steps;
+  EXPECT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
+  if (s.report.runs.size() != 2 || !s.report.runs[0].window || !s.report.runs[1].window) {
+    ADD_FAILURE() << "two windows expected: " << s.records;
+    return w;
+  }
+  w.first = *s.report.runs[0].window;
+  w.second = *s.report.runs[1].window;
+  return w;
 }
 
-// A filler that ended more than 0.1 s after the stop (killed, here after ignoring SIGTERM) is waited
-// for: the next step's pause then counts from its end, so that a throttled disk's bucket refills.
-TEST(GuestAgentSteps, AFillerKilledLateIsWaitedForBeforeTheNextStep) {
+// Two windows whose filler takes 40 ms to end after the stop (as a faster side's does, stopped
+// mid-request on a throttled disk): the next step's pause counts from the stop, not from that end.
+// Counted from its own load's end, the side whose filler ended sooner was READY sooner, idled longer
+// before the go and started later (guests/agent/init.sh, SETTLE_FROM).
+TEST(GuestAgentSteps, TheNextStepSettlesFromTheStopNotFromTheFillersEnd) {
+  const TwoWindows w = two_windows_stopped_while_filling("settle-from-stop", "trap 'sleep 0.04; exit 0' TERM; sleep 0.2 & wait");
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  const double filler_end = w.first.t_load_end - w.first.t_stop;
+  ASSERT_GE(filler_end, 0.03) << "the filler's TERM trap did not hold it: " << w.steps.records;
+  ASSERT_LE(filler_end, 0.1) << "the filler ended too late for this test (the pause then counts from its end)";
+  EXPECT_GE(w.second.t_ready - w.first.t_stop, 0.3) << w.steps.records;
+  EXPECT_LT(w.second.t_ready - w.first.t_load_end, 0.3) << "the pause counted from the filler's end: " << w.steps.records;
+}
+
+// A filler that ended more than 0.1 s after the stop (here one that ignores SIGTERM and runs 1.5 s)
+// is waited for: the next step's pause then counts from its end, so that a throttled disk's bucket
+// refills.
+TEST(GuestAgentSteps, AFillerThatEndsLateIsWaitedForBeforeTheNextStep) {
   // The measured runs take 0.2 s and leave a mark; a filler's run (one after a mark) takes 1.5 s, so
   // the stop 0.3 s after DONE always falls inside one that ignores it.
   const fs::path mark = fs::temp_directory_path() / "abvm-agent-steps-settle-after-kill.mark";
   fs::remove(mark);
   const std::string script = "trap '' TERM; if [ -e " + mark.string() + " ]; then rm -f " + mark.string() +
                              "; sleep 1.5; else sleep 0.2; : > " + mark.string() + "; fi";
-  const Steps s = run_steps("settle-after-kill", command_job(Pacing::together, 2, {"sh", "-c", script}), R"(
-wait_for ':READY:0,'
-say "go 0"
-wait_for ':DONE:0:'
-sleep 0.3
-say "stop 0"
-wait_for ':READY:1,'
-say "go 1"
-wait_for ':DONE:1:'
-say "stop 1"
-)");
-  ASSERT_EQ(s.driver.exit_code, 0) << s.driver.err << s.records;
-  ASSERT_EQ(s.report.runs.size(), 2u) << s.records;
-  const auto& first = s.report.runs[0].window;
-  const auto& second = s.report.runs[1].window;
-  ASSERT_TRUE(first && second) << s.records;
-  ASSERT_GT(first->t_load_end - first->t_stop, 0.1) << "the filler ignored SIGTERM: " << s.records;
-  EXPECT_GE(second->t_ready - first->t_load_end, 0.3) << s.records;
+  const TwoWindows w = two_windows_stopped_while_filling("settle-after-kill", script);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  ASSERT_GT(w.first.t_load_end - w.first.t_stop, 0.1) << "the filler ignored SIGTERM: " << w.steps.records;
+  EXPECT_GE(w.second.t_ready - w.first.t_load_end, 0.3) << w.steps.records;
 }
 
 // A filler run that ignores SIGTERM and waits for a child (as a fio can while it starts its job):
