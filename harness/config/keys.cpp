@@ -249,7 +249,7 @@ std::vector<KeySpec> build_table() {
     std::string doc = "how a block's A and B boots meet the host's noise:";
     std::vector<std::string> names;
     for (const DesignTraits& d : kDesignTraits) {
-      doc += fmt::format(" {} ({}){}", d.name, d.doc, d.design == kDesigns[std::size(kDesigns) - 1] ? "." : ",");
+      doc += fmt::format(" {} ({}){}", d.name, d.doc, &d == &kDesignTraits[std::size(kDesignTraits) - 1] ? "." : ",");
       names.emplace_back(d.name);
     }
     doc += " All but sequential-blocks decide on the paired per-block ratio";

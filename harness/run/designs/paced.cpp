@@ -1,3 +1,4 @@
+// The host's side of a paced block (paced.hpp), and the two paced designs that run their blocks so.
 #include "run/designs/paced.hpp"
 
 #include <fmt/format.h>
@@ -280,23 +281,43 @@ std::string judge(const PacedBlock& block, BlockRun& run) {
   return why;
 }
 
+// co-scheduled and lockstep: the block's two guests alive at once, each step a window of the host.
+// The one thing that tells them apart is their pacing, config/design.hpp's table: together (one go
+// for both, the faster guest's filler until both are done, so the two runs meet the same moments of
+// the host) or turns (A's run k, then B's run k, each window opened only while the other guest is
+// quiet, so the two never compete for the CPU while they measure).
+//
+// The block's trials run at once, one thread each, every boot followed by the block's watch; when
+// a guest was told to abort, or a boot ended in an infrastructure error, the block is void: each
+// trial's console is set aside with the reason and the block runs again whole, at most
+// 1 + spec.infra_retries times; after that its results stand as they are (the survivors
+// partner-failed).
+class Paced final : public BlockDesign {
+ public:
+  BlockRun run_block(TrialBooter& booter, const ExecutionSpec& spec, const std::vector<Trial>& trials,
+                     const Lane& lane, const StopRequest& stop) const override {
+    const Pacing pacing = traits(spec.design).pacing;
+    const int attempts = 1 + std::max(0, spec.infra_retries);
+    BlockRun run;
+    for (int attempt = 1; attempt <= attempts; ++attempt) {
+      PacedBlock block(pacing, trials.size(),
+                       {.first_ready = spec.boot_timeout, .ready = spec.run_timeout, .window = spec.run_timeout},
+                       pair_swap(spec, lane, trials.size(), pacing));
+      run = run_at_once(booter, block, trials, lane, stop, attempt);
+      if (run.error) return run;
+      const std::string why = judge(block, run);
+      if (why.empty() || attempt == attempts) return run;
+      for (const Trial& t : trials) booter.set_aside(t, attempt, fmt::format("block {} attempt {} void: {}", t.block, attempt, why));
+    }
+    return run;
+  }
+};
+
 }  // namespace
 
-BlockRun run_paced_block(TrialBooter& booter, const ExecutionSpec& spec, const std::vector<Trial>& trials,
-                         const Lane& lane, const StopRequest& stop, Pacing pacing) {
-  const int attempts = 1 + std::max(0, spec.infra_retries);
-  BlockRun run;
-  for (int attempt = 1; attempt <= attempts; ++attempt) {
-    PacedBlock block(pacing, trials.size(),
-                     {.first_ready = spec.boot_timeout, .ready = spec.run_timeout, .window = spec.run_timeout},
-                     pair_swap(spec, lane, trials.size(), pacing));
-    run = run_at_once(booter, block, trials, lane, stop, attempt);
-    if (run.error) return run;
-    const std::string why = judge(block, run);
-    if (why.empty() || attempt == attempts) return run;
-    for (const Trial& t : trials) booter.set_aside(t, attempt, fmt::format("block {} attempt {} void: {}", t.block, attempt, why));
-  }
-  return run;
+const BlockDesign& paced_design() {
+  static const Paced design;
+  return design;
 }
 
 }  // namespace abvm

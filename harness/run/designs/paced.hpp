@@ -17,7 +17,7 @@
 // that reason); a guest whose boot ends before its END record (a crash, a power-off, QEMU killed)
 // is gone. Every other guest still running is then told "abort": it stops its filler, prints what
 // it has, and ends. Its runs have no partner: the design makes it partner-failed and runs the
-// block again (run/designs/paced.cpp run_paced_block).
+// block again (run/designs/paced.cpp, the two paced designs' one BlockDesign).
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -98,12 +98,5 @@ class PacedBlock {
   Clock::time_point since_ = Clock::now();  // when the current wait began
 };
 
-// Runs a paced block's trials at once, one thread each, every boot followed by the block's
-// watch; when a guest was told to abort, or a boot ended in an infrastructure error, the block is
-// void: each trial's console is set aside with the reason and the block runs again whole, at most
-// 1 + spec.infra_retries times; after that its results stand as they are (the survivors
-// partner-failed).
-BlockRun run_paced_block(TrialBooter& booter, const ExecutionSpec& spec, const std::vector<Trial>& trials,
-                         const Lane& lane, const StopRequest& stop, Pacing pacing);
 
 }  // namespace abvm

@@ -1,7 +1,6 @@
 // same-guest: one guest per block holds both sides' scratch disks (vda for the block's first side,
 // which the plan draws) and alternates its runs between them, run by run; each run carries its side.
 #include "run/designs/design.hpp"
-#include "run/designs/registry.hpp"
 
 namespace abvm {
 

@@ -1,7 +1,6 @@
 // sequential-blocks: one guest at a time, the block's A and B boots one after the other. The
 // isolation reference: no guest ever shares the host with another.
 #include "run/designs/design.hpp"
-#include "run/designs/registry.hpp"
 
 namespace abvm {
 

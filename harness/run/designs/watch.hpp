@@ -50,7 +50,7 @@ class GuestWatch {
 
  private:
   std::shared_ptr<Doorbell> bell_ = std::make_shared<Doorbell>();
-  std::string prefix_;        // "ABVM1:<nonce>:" of the boot running now
+  std::string prefix_;        // "ABVM2:<nonce>:" of the boot running now
   std::size_t scanned_ = 0;   // console bytes read (whole lines only)
   HostClockLog log_;
   DomainStatsReader reader_;
