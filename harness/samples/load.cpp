@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "results/directory.hpp"
+#include "samples/cost_notes.hpp"
 #include "samples/dd.hpp"
 #include "samples/fio.hpp"
 #include "samples/numbers.hpp"
@@ -373,19 +374,8 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& all) {
       builder.add(e.side, m, std::move(s));
     }
   }
-  // Issue 27: a window whose disk received fewer bytes than the tool moved had a cache in the way.
-  std::map<std::pair<std::string, Side>, std::pair<std::size_t, std::string>> short_disks;  // count, first run
-  for (const auto& e : entries) {
-    if (e.outcome != Outcome::ok || !e.cost || !disk_saw_too_little(*e.cost)) continue;
-    auto& [count, first] = short_disks[{e.workload, e.side}];
-    if (count++ == 0) first = fmt::format("trial {} run {}", e.trial, e.run);
-  }
-  for (const auto& [key, value] : short_disks) {
-    builder.set().notes.push_back(fmt::format(
-        "{} on side {}: in {} window(s) (first {}) the disk received less than {:.2f} x the bytes the tool "
-        "reports: a cache is in the way, and the host's cost per GiB of those windows is per byte that reached it",
-        key.first, to_string(key.second), value.first, value.second, kDiskBytesShare));
-  }
+  // Issue 27: what a reader of the cost metrics must know about how they were counted.
+  for (std::string& note : cost_notes(entries)) builder.note(std::move(note));
   // A workload none of whose runs was ok on either side has no metric at all: recorded, never dropped.
   for (MissingData& w : workloads) {
     if (!with_data.contains(w.workload)) builder.set().missing.push_back(std::move(w));

@@ -408,6 +408,46 @@ TEST_F(ReportHtmlDemo, HasTheVerdictSidesHostMetricsPlotsAndFailures) {
   EXPECT_THAT(h, Not(HasSubstr("<script")));
 }
 
+// Issue 27: a cost metric not named in [analysis] metrics is reported everywhere a metric is, and
+// says so, and its own verdict (here a regression) is no part of the experiment's: no JUnit failure.
+TEST_F(ReportHtmlDemo, ACostMetricNotJudgedIsShownEverywhereAndFailsNothing) {
+  json j = demo_report();
+  json judged = j["metrics"][0];
+  judged["verdict"] = "no_change";
+  json cost = judged;
+  const std::string workload = judged["name"].get<std::string>().substr(0, judged["name"].get<std::string>().find('.'));
+  cost["name"] = workload + ".host_cpu_per_gib";
+  cost["unit"] = "s/GiB";
+  cost["better"] = "lower";
+  cost["judged"] = false;
+  cost["verdict"] = "regression";
+  j["metrics"] = json::array({judged, cost});
+  j["verdict"] = "no_change";
+  const ReportModel model = read_model(j);
+  ASSERT_FALSE(model.metrics[1].judged);
+
+  const std::string terminal = abvm::terminal_report(model);
+  const auto at = terminal.find("\n" + workload + ".host_cpu_per_gib (s/GiB, lower is better)\n  " + kNotJudgedWords);
+  EXPECT_NE(at, std::string::npos) << terminal;
+  EXPECT_EQ(count(terminal, kNotJudgedWords), 1) << terminal;
+
+  const std::string junit = abvm::junit_report(model, {.suite = "nightly"});
+  EXPECT_THAT(junit, HasSubstr("tests=\"2\" failures=\"0\""));
+  EXPECT_EQ(count(junit, "<failure "), 0) << junit;
+  EXPECT_TRUE(std::regex_search(junit, std::regex("name=\"" + workload + "\\.host_cpu_per_gib\" time=\"0\">\\s*"
+                                                  "<system-out>[^<]*" + std::string(kNotJudgedWords).substr(0, 20))))
+      << junit;
+
+  in_.report = model;
+  const std::string h = html_report(in_);
+  EXPECT_EQ(count(h, "<section class=\"metric\""), 2);
+  const auto section = h.find("id=\"metric-1\"");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_NE(h.find(html_escape(kNotJudgedWords), section), std::string::npos);
+  EXPECT_EQ(h.find(html_escape(kNotJudgedWords)), h.find(html_escape(kNotJudgedWords), section));
+  EXPECT_THAT(h, HasSubstr(std::string("Verdict: <strong>no_change")));
+}
+
 // What differs first, then what is set, and the keys no side sets folded into one line.
 TEST_F(ReportHtmlDemo, TheSidesTableShowsWhatDiffersFirstAndFoldsWhatNoSideSets) {
   for (auto& side : in_.context.sides) {
