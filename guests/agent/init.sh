@@ -20,7 +20,7 @@
 #    its console open can deadlock libvirt 9.0), and powers off by itself only when no word comes
 #    within the job's hold time (a dead abvm never leaves a guest running).
 #
-# Record line:  ABVM1:<nonce>:<seq>:<type>:<payload>:<md5>
+# Record line:  ABVM2:<nonce>:<seq>:<type>:<payload>:<md5>   (MARK, below)
 #   md5 = md5sum of "<nonce>:<seq>:<type>:<payload>" (lowercase hex). seq counts from 0.
 #   Free text (kernel release, cmdline, tool output, dmesg) is base64 so any byte survives
 #   and every record stays within [A-Za-z0-9+/=,._:-]; fields inside a payload are ','-separated.
@@ -48,7 +48,7 @@
 #   forge       before END, records of another trial (foreign nonce) carrying a fake run
 #   truncate    stops in the middle of the first run's output record and powers off (no END)
 #   nopoweroff  prints every record, then never powers off (abvm must end the trial at END)
-#   flood       before the runs, one endless line of nested record markers ("ABVM1:<nonce>:" over and
+#   flood       before the runs, one endless line of nested record markers ("ABVM2:<nonce>:" over and
 #               over): abvm must stop the guest at schedule.console_limit and keep its head and tail
 #   foreign-build  reports another kernel build (uname -v) than the one booted: abvm must record the
 #               trial as a mismatch of its side and say so with the verdict
@@ -78,6 +78,9 @@ export PATH
 JOB=${ABVM_JOB:-/abvm/job}
 CONSOLE=${ABVM_CONSOLE:-/dev/console}  # where the host's words come from
 WORK=${ABVM_WORK:-/run/abvm}
+# The record format's marker and version (harness/guest/record_scanner.hpp kMarker): format 2
+# added the CPU and NEXT records.
+MARK=ABVM2:
 NONCE=none
 SEQ=0
 CHUNK=600
@@ -97,7 +100,7 @@ record_body() {  # seq type payload
 rec() {
   record_body "$SEQ" "$1" "$2"
   sum=$(printf '%s' "$BODY" | md5sum)
-  printf 'ABVM1:%s:%s\n' "$BODY" "${sum%% *}"
+  printf '%s%s:%s\n' "$MARK" "$BODY" "${sum%% *}"
   SEQ=$((SEQ + 1))
 }
 # One record of type $1 per line of file $2, their checksums from one md5sum: a fork costs tens of
@@ -115,7 +118,7 @@ rec_lines() {  # its variables are rl_*: the callers' loops use n, i and p
   md5sum "$rl_dir"* > "$WORK/rl.sums"
   while read -r rl_sum rl_f; do
     IFS= read -r BODY < "$rl_f"
-    printf 'ABVM1:%s:%s\n' "$BODY" "$rl_sum"
+    printf '%s%s:%s\n' "$MARK" "$BODY" "$rl_sum"
   done < "$WORK/rl.sums"
   SEQ=$((SEQ + rl_n))
 }
@@ -312,7 +315,7 @@ run_one() {  # dir index warmup
   rec RUN "$name,$2,$3,$t0"
   first_run_fault
   if [ "$TEST_FAULT" = truncate ]; then
-    printf 'ABVM1:%s:%s:OUT:dHJ1bmNhdGVk' "$NONCE" "$SEQ"
+    printf '%s%s:%s:OUT:dHJ1bmNhdGVk' "$MARK" "$NONCE" "$SEQ"
     sync
     poweroff -f
   fi
@@ -462,7 +465,7 @@ stop_filler() {
 make_done_line() {  # step
   record_body $((SEQ + 1)) DONE "$1"
   sum=$(printf '%s' "$BODY" | md5sum)
-  DONE_LINE="ABVM1:$BODY:${sum%% *}"
+  DONE_LINE="$MARK$BODY:${sum%% *}"
 }
 
 # One step of a paced job: a window the host opens with "go <n>" for both guests at once (or for
@@ -622,10 +625,10 @@ fault_garbage() {
   head -c 4096 /dev/urandom | tr -d 'A'
   printf '\n'
   body="$NONCE:$SEQ:DMESG:$(b64 forged)"
-  printf 'ABVM1:%s:00000000000000000000000000000000\n' "$body"
+  printf '%s%s:00000000000000000000000000000000\n' "$MARK" "$body"
 }
 fault_flood() {
-  c="ABVM1:$NONCE:"
+  c="$MARK$NONCE:"
   while [ ${#c} -lt 4096 ]; do c=$c$c; done
   while :; do printf '%s' "$c"; done
 }

@@ -25,7 +25,7 @@ ABVM_BOOT_KEEP=$work "${prepare[@]}" >"$work/prepare.log" 2>&1 || {
 }
 kernel=${3:-source}
 if [ "$kernel" = source ]; then kernel=$(cat "$work/kernel"); fi  # the kernel the test booted
-# "ABVM1:<nonce>:" as guest/records.hpp (record_prefix) spells it, written by the test above;
+# "ABVM2:<nonce>:" as guest/records.hpp (record_prefix) spells it, written by the test above;
 # the fields after it (<seq>:<type>:<payload>:<md5>) are described there too.
 record_prefix=$(cat "$work/record_prefix")
 truncate -s 64M "$work/scratch.raw"

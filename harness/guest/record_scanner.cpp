@@ -23,7 +23,7 @@ bool is_record_char(char c) {
 
 enum class Check { ok, malformed, foreign, bad_checksum };
 
-// Checks one candidate record text "ABVM1:nonce:seq:type:payload:md5". At most six fields are
+// Checks one candidate record text "ABVM2:nonce:seq:type:payload:md5". At most six fields are
 // split off, within kMaxRecordLength: a run of nested markers costs each marker a few fields,
 // not the rest of the run.
 Check check_record(std::string_view text, std::string_view nonce, Record& out, ParseWork& work) {
@@ -59,7 +59,7 @@ struct Tail {
 };
 
 // Finds the records of one nonce, visiting each console byte a bounded number of times. Nested
-// markers (ABVM1:ABVM1:...) share their run, their line and its tails, so those are cached;
+// markers (ABVM2:ABVM2:...) share their run, their line and its tails, so those are cached;
 // rebuilding split records hashes at most kRecoveryBudgetBase + kRecoveryBudgetPerByte bytes
 // per console byte in all.
 class RecordScanner {

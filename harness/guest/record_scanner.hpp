@@ -12,8 +12,10 @@
 
 namespace abvm::detail {
 
-// The only spelling of the record format's marker (and its version).
-inline constexpr std::string_view kMarker = "ABVM1:";
+// The only spelling of the record format's marker (and its version). Format 2 (issue 27) added the
+// CPU and NEXT records: an agent of format 1 (kFormerMarker) reports no run's cost.
+inline constexpr std::string_view kMarker = "ABVM2:";
+inline constexpr std::string_view kFormerMarker = "ABVM1:";
 
 struct Record {
   std::uint64_t seq = 0;

@@ -28,7 +28,7 @@ bool console_has_end_record(std::string_view console, std::string_view nonce) {
     // Only a complete line: the checksum after END must have arrived.
     if (eol == std::string_view::npos) return false;
     const std::string_view line = console.substr(pos, eol - pos);
-    // ABVM1:<nonce>:<seq>:END:<count>:<md5>
+    // ABVM2:<nonce>:<seq>:END:<count>:<md5>
     const std::size_t seq_end = line.find(':', head.size());
     if (seq_end != std::string_view::npos && line.substr(seq_end + 1).starts_with("END:")) return true;
     pos = eol;
@@ -44,6 +44,14 @@ GuestReport parse_guest_console(std::string_view console, std::string_view nonce
   const std::map<std::uint64_t, detail::Record> records =
       detail::collect_records(console, nonce, work != nullptr ? *work : local, report.problems);
   detail::read_report(records, report);
+  // An agent of the former format never says BEGIN in this one: say why there is nothing, not only
+  // that nothing came.
+  if (!report.begun && console.find(fmt::format("{}{}:", detail::kFormerMarker, nonce)) != std::string_view::npos) {
+    report.problems.push_back(fmt::format(
+        "the guest's agent writes records of the former format ({}...), this abvm reads {}...: its guest image was "
+        "not built by this abvm (abvm builds its own under ~/.cache/abvm/images, keyed by the agent it holds)",
+        detail::kFormerMarker, detail::kMarker));
+  }
   return report;
 }
 

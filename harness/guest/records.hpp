@@ -2,7 +2,7 @@
 // The guest's results: framed, checksummed records on the serial console, and their parser.
 //
 // The agent (guests/agent/init.sh) prints one record per line:
-//     ABVM1:<nonce>:<seq>:<type>:<payload>:<md5>
+//     ABVM2:<nonce>:<seq>:<type>:<payload>:<md5>
 // where <md5> is the lowercase hex MD5 (busybox md5sum, RFC 1321) of
 // "<nonce>:<seq>:<type>:<payload>", <seq> counts records from 0, and free text is base64.
 // See init.sh for the record types. MD5 is not for security here: the nonce (fresh per trial)
@@ -136,7 +136,7 @@ struct ParseWork {
 // Linear in the console's size (see ParseWork): each byte is visited a bounded number of times.
 GuestReport parse_guest_console(std::string_view console, std::string_view nonce, ParseWork* work = nullptr);
 
-// "ABVM1:<nonce>:": how every record of this nonce starts. The record format is spelled here
+// "ABVM2:<nonce>:": how every record of this nonce starts. The record format is spelled here
 // only; callers that look for records (the accel probe, scripts via `abvm`) ask for it.
 std::string record_prefix(std::string_view nonce);
 

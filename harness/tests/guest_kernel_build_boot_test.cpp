@@ -382,7 +382,7 @@ TEST_F(SourceKernelBoot, ATruncatedBzImageEndsWithoutAnyKernelOutput) {
   // sees "ended without a begin record", never samples.
   EXPECT_NE(b.console.find("Booting from ROM"), std::string::npos);
   EXPECT_EQ(b.console.find("Linux version"), std::string::npos);
-  EXPECT_EQ(b.console.find("ABVM1:"), std::string::npos);
+  EXPECT_EQ(b.console.find("ABVM2:"), std::string::npos);
   EXPECT_FALSE(b.report.begun);
 
   // A bzImage cut inside its setup header is refused by QEMU before the guest starts.

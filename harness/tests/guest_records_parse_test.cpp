@@ -239,10 +239,29 @@ TEST(GuestRecords, MalformedPacedRecordsAreProblemsNotRuns) {
   EXPECT_EQ(r.problems.size(), 4u) << ::testing::PrintToString(r.problems);
 }
 
+// The record format's version is its marker: an agent of format 1 (before the CPU and NEXT
+// records) is not read as this one, and the report says why it holds nothing.
+TEST(GuestRecords, RecordsOfTheFormerFormatAreNotReadAndTheReportSaysWhy) {
+  std::string current;
+  auto rec = record_writer(current);
+  rec("BEGIN", base64_encode("t") + ",1.0");
+  rec("END", "1");
+  std::string former = current;
+  for (std::size_t at = former.find("ABVM2:"); at != std::string::npos; at = former.find("ABVM2:", at)) former[at + 4] = '1';
+  EXPECT_TRUE(parse_guest_console(current, "nonce0123").begun);
+  const GuestReport r = parse_guest_console(former, "nonce0123");
+  EXPECT_FALSE(r.begun);
+  EXPECT_TRUE(has_problem(r, "the guest's agent writes records of the former format (ABVM1:...), this abvm reads "
+                             "ABVM2:..."))
+      << ::testing::PrintToString(r.problems);
+  // Another nonce's former records are not this guest's: nothing said of them.
+  EXPECT_FALSE(has_problem(parse_guest_console(former, "nonce9999"), "former format"));
+}
+
 TEST(GuestRecords, BootNoiseAroundRecordsIsIgnored) {
   const std::string records = agent_emit("nonce0123", "ok\n");
   std::string console = "SeaBIOS (version 1.16.2-debian-1.16.2-1)\r\n[    0.000000] Linux version 6.1.0\r\n";
-  console += "[    1.234567] ------------[ cut here ]------------\r\nABVM1 is not a record\r\nABVM1:\r\n";
+  console += "[    1.234567] ------------[ cut here ]------------\r\nABVM2 is not a record\r\nABVM2:\r\n";
   for (char c : records) {
     if (c == '\n') console += "\r\n";  // the serial console's onlcr
     else console.push_back(c);
@@ -252,7 +271,7 @@ TEST(GuestRecords, BootNoiseAroundRecordsIsIgnored) {
   EXPECT_TRUE(r.ended);
   ASSERT_EQ(r.runs.size(), 2u);
   EXPECT_EQ(r.runs[0].output, "ok\n");
-  // The bare "ABVM1:" is a truncated record: noted, nothing else.
+  // The bare "ABVM2:" is a truncated record: noted, nothing else.
   EXPECT_EQ(r.problems.size(), 1u) << ::testing::PrintToString(r.problems);
 }
 
@@ -344,7 +363,7 @@ TEST(GuestRecords, GarbageNeverThrows) {
   unsigned state = 12345;
   for (int i = 0; i < 20000; ++i) {
     state = state * 1103515245u + 12345u;
-    const char* pieces[] = {"ABVM1:", "realnonce1:", ":", "0", "\n", "\r", "RUN", "OUT", "==", "x"};
+    const char* pieces[] = {"ABVM2:", "realnonce1:", ":", "0", "\n", "\r", "RUN", "OUT", "==", "x"};
     if (state % 7 == 0) garbage += pieces[(state >> 8) % 10];
     else garbage.push_back(static_cast<char>(state >> 16));
   }

@@ -10,7 +10,7 @@
 namespace abvm::test {
 
 enum class Hostile {
-  nested_markers,   // one line of "ABVM1:<nonce>:" repeated: every marker inside one run
+  nested_markers,   // one line of "ABVM2:<nonce>:" repeated: every marker inside one run
   record_chars,     // one line of record characters with a marker and a well-formed head
   broken_records,   // heads with a long last field, each followed by tails that fit any split
   shared_tails,     // many heads on one line, all sharing the same tail lines
@@ -34,12 +34,12 @@ inline std::string_view to_string(Hostile kind) {
 
 // About `bytes` bytes of console (never less) of the given kind.
 inline std::string hostile_console(std::string_view nonce, std::size_t bytes, Hostile kind) {
-  const std::string head = "ABVM1:" + std::string(nonce) + ":7:OUT:";
+  const std::string head = "ABVM2:" + std::string(nonce) + ":7:OUT:";
   const std::string glue(1024, 'x');           // the longest kernel word a split may hide
   const std::string md5_tail = ":" + std::string(32, 'f');  // the tail of a payload: any split fits
   std::string unit;
   switch (kind) {
-    case Hostile::nested_markers: unit = "ABVM1:" + std::string(nonce) + ":"; break;
+    case Hostile::nested_markers: unit = "ABVM2:" + std::string(nonce) + ":"; break;
     case Hostile::record_chars: unit = head + std::string(8192 - head.size(), 'Q'); break;
     case Hostile::broken_records:
       unit = head + glue + "\n";

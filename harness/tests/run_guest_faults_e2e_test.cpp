@@ -482,7 +482,7 @@ TEST_F(GuestFaultsE2ETest, GarbageAndForgedRecordsAreInvalidOutputAndNeverSample
       EXPECT_NE(detail.find("foreign nonce"), std::string::npos) << detail;
       // Five forged records (BEGIN, RUN, OUT, RUNEND, END), each refused.
       EXPECT_EQ(count(problems, "foreign nonce"), 5u) << problems;
-      EXPECT_NE(t.console.find("ABVM1:forged"), std::string::npos) << "the forged records are in the kept console";
+      EXPECT_NE(t.console.find("ABVM2:forged"), std::string::npos) << "the forged records are in the kept console";
     }
     // The real run happened and is kept as raw output, but it is not a sample.
     EXPECT_TRUE(fs::exists(d / "trials" / t.id / "dd-write-run0.out"));
@@ -564,7 +564,7 @@ TEST_F(GuestFaultsE2ETest, ConsoleFloodIsStoppedAtTheLimitAndTheNextTrialRuns) {
     EXPECT_LE(t.console.size(), (1u << 20) + 300);
     EXPECT_NE(t.console.find(":0:BEGIN:"), std::string::npos) << "the head (the agent's first records) is kept";
     EXPECT_NE(t.console.find(" console bytes left out here: the guest printed "), std::string::npos);
-    EXPECT_TRUE(t.console.ends_with(":ABVM1:") || t.console.find("ABVM1:", t.console.size() - 100) != std::string::npos)
+    EXPECT_TRUE(t.console.ends_with(":ABVM2:") || t.console.find("ABVM2:", t.console.size() - 100) != std::string::npos)
         << "the tail (the flood) is kept";
   }
 }

@@ -74,7 +74,7 @@ std::string console_for(Script script, const std::string& trial, const std::stri
     }
     for (int i = 0; i < w.repetitions; ++i) {
       if (script == Script::missing_run && i == w.repetitions - 1) continue;
-      if (script == Script::hang && i == 1) return out + "ABVM1:" + nonce + ":";
+      if (script == Script::hang && i == 1) return out + "ABVM2:" + nonce + ":";
       const int status = script == Script::run_fails && first && i == 1 ? 1 : 0;
       rec("RUN", w.name + "," + std::to_string(i) + ",0,2.2");
       rec("OUT", base64_encode(status == 0 ? kDdOutput : "dd: error writing '/dev/vda': No space left on device\n"));
@@ -216,7 +216,7 @@ TEST_F(OrchestratorTest, RunsTrialsInPlanOrderWithEachSidesBootSettings) {
   const fs::path t0 = dir / "trials" / "t0000";
   EXPECT_TRUE(fs::exists(t0 / "domain.xml"));
   EXPECT_NE(read_file(t0 / "domain.xml").find("/k/vmlinuz-a"), std::string::npos);
-  EXPECT_NE(read_file(t0 / "console.log").find("ABVM1:"), std::string::npos);
+  EXPECT_NE(read_file(t0 / "console.log").find("ABVM2:"), std::string::npos);
   EXPECT_EQ(read_file(t0 / "dd-write-run1.out"), kDdOutput);
   EXPECT_TRUE(fs::exists(t0 / "dd-write-warmup0.out"));
   EXPECT_NE(read_file(t0 / "result.json").find("\"outcome\": \"ok\""), std::string::npos);
@@ -263,7 +263,7 @@ TEST_F(OrchestratorTest, HangIsTimeoutNamingTheLastConsoleLine) {
   spec.run_timeout = std::chrono::seconds(1);
   const TrialResult r = run_one(Script::hang);
   EXPECT_EQ(r.outcome, Outcome::timeout);
-  EXPECT_TRUE(r.detail.starts_with("no end record after 11.0 s; the guest was destroyed; last console line: ABVM1:"))
+  EXPECT_TRUE(r.detail.starts_with("no end record after 11.0 s; the guest was destroyed; last console line: ABVM2:"))
       << r.detail;
   EXPECT_EQ(r.runs.size(), 5u);
 }

@@ -115,7 +115,7 @@ class RemoteE2ETest : public ::testing::Test {
     for (const auto& t : plan.at("trials")) {
       const fs::path trial = d / "trials" / t.at("id").get<std::string>();
       const std::string console = read_file(trial / "console.log");
-      EXPECT_NE(console.find("ABVM1:"), std::string::npos) << trial;
+      EXPECT_NE(console.find("ABVM2:"), std::string::npos) << trial;
       const std::string xml = read_file(trial / "domain.xml");
       EXPECT_NE(xml.find(std::string(kDefaultPoolPath) + "/abvm-content-"), std::string::npos) << xml;
       EXPECT_EQ(xml.find(d.string()), std::string::npos) << "a local path reached the host: " << xml;
