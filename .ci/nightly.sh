@@ -26,6 +26,10 @@ annotate() {  # level message: a GitHub annotation, or a plain line elsewhere
 
 step_run() {
   mkdir -p nightly && touch nightly/.start
+  # A night's directory is kept as long as the CI keeps its artifact (30 days here and in the
+  # workflows): then the history keeps its line, and the page says the night is no longer kept.
+  find nightly/nights -mindepth 1 -maxdepth 1 -type d -mtime +"${ABVM_NIGHTLY_KEEP_DAYS:-30}" \
+    -exec rm -rf {} + 2>/dev/null
   "$abvm" nightly "$1" --history nightly
   local rc=$? night
   "$abvm" history nightly

@@ -188,9 +188,19 @@ std::optional<StepRecord> Bisection::take_measured(const Experiment& e, const Bi
     const int blocks = done.blocks - done.set_aside_blocks;
     const LookSchedule looks = make_look_schedule(step_experiment(e, dir_, plan, setup));
     const Look* look = look_at(looks, blocks);  // points into `looks`
-    if (look == nullptr) return std::nullopt;
+    if (look == nullptr) {
+      c_.observer.note(fmt::format("step {}: the comparison measured in {} stopped after {} blocks, no look of the "
+                                   "step's schedule; the step runs",
+                                   step, rd.root().string(), blocks));
+      return std::nullopt;
+    }
     r.judgement = judge_step(LookDecider(measured).analysis(rd.root(), look->confidence));
-    if (r.judgement.finding == StepFinding::unknown) return std::nullopt;
+    if (r.judgement.finding == StepFinding::unknown) {
+      c_.observer.note(fmt::format("step {}: the comparison measured in {} does not decide at the step's level "
+                                   "({:.4g} % after {} blocks); the step measures it again",
+                                   step, rd.root().string(), look->confidence * 100, blocks));
+      return std::nullopt;
+    }
     r.boots_per_side = done.blocks;
     r.confidence = look->confidence;
     r.stop_reason = fmt::format("taken from the comparison already measured in {}, at the step's look after {} blocks",

@@ -137,7 +137,9 @@ Command add_export(CLI::App& app) {
       "(<history>/nights/<night>/), a bisection's or a run's results directory. Checkouts (the tree's URL and "
       "commits), builds (each kernel, its config's sha256), tests (one per metric on B's build, the estimate B/A as "
       "its value; status regression FAIL, no_change or improvement PASS, inconclusive DONE, infrastructure failure "
-      "MISS). Nothing is sent anywhere.",
+      "or interruption MISS; a bisection's steps one test each). --tree-url must be https:// (other URLs are left "
+      "out) and, with --branch, names a bisection's or a run's tree; a night's directory names its own. Nothing is "
+      "sent anywhere.",
       kKcidbMajor, kKcidbMinor));
   sub->add_flag("--kcidb", args->kcidb, "KCIDB JSON (the one format)")->required();
   sub->add_option("dir", args->dir, "A night's, bisection's or run's directory")->required();
@@ -157,13 +159,14 @@ Command add_nightly(CLI::App& app) {
       "every commit is built with), drift_every, and [nightly.bisect] max_boots, max_wall_time, max_steps (README, "
       "Nightly CI). A is the last good commit of the history (on a rebased tree: its merge base with the head), B "
       "the branch head, built as A plus the commits between them in one kept build tree; nothing runs when the head "
-      "has not moved. A regression is bisected over the first-parent commits between A and B. Every drift_every "
+      "has not moved. Both run co-scheduled with sequential stopping (schedule.design = \"co-scheduled\", "
+      "[schedule.sequential] enabled = true: a file that says otherwise is refused). A regression is bisected over the first-parent commits between A and B. Every drift_every "
       "nights the head is also compared with the last good commit of that many nights before.\n"
       "The history is DIR/history.jsonl (one line per night; a night run again replaces its line), each night's "
       "results under DIR/nights/. Exit codes: 0 no change or improvement, 1 regression (of the night or of the drift), "
       "2 usage or input error, 3 infrastructure error, 4 inconclusive, 130 interrupted; only 0 and 4 make B the "
       "last good commit.");
-  sub->add_option("experiment", args->config, "Nightly experiment file (TOML), e.g. configs/nightly-example.toml")
+  sub->add_option("experiment", args->config, "Nightly experiment file (TOML), e.g. configs/nightly.toml")
       ->required();
   sub->add_option("--history", args->history, "The history directory (kept between nights)")->default_str("./nightly");
   sub->add_option("--connect", args->connect, "libvirt URI (default: the embedded QEMU driver, no daemon)");

@@ -145,8 +145,25 @@ json export_night(const fs::path& dir) {
   const std::string a = id(r.a), b = id(r.b);
   d.checkouts.push_back(checkout(a, tree, r.a, fmt::format("A of night {}: {}", r.night, r.a_why)));
   d.checkouts.push_back(checkout(b, tree, r.b, fmt::format("B of night {}: the head of {}", r.night, r.branch)));
-  if (r.run_dir.empty() || !fs::exists(dir.parent_path().parent_path() / r.run_dir / "kernels.json")) return d.done();
+  const bool failed = r.outcome == "infrastructure" || r.outcome == "interrupted";
+  // A night that did not run to a verdict is still one test, MISS, so that a dashboard sees it: on
+  // B's build, or when its kernels were never ready (a build or the host failed) on a build of B's
+  // checkout that says so.
+  const auto add_miss = [&](std::string build_id) {
+    if (build_id.empty()) {
+      build_id = id(r.night + ":B");
+      d.builds.push_back({{"id", build_id}, {"checkout_id", b}, {"origin", kOrigin}, {"status", "MISS"},
+                          {"comment", fmt::format("B of night {}: not built or not booted ({})", r.night, r.outcome)}});
+    }
+    d.tests.push_back({{"id", id(r.night)}, {"build_id", build_id}, {"origin", kOrigin}, {"path", "abvm"},
+                       {"status", "MISS"}, {"comment", r.detail.empty() ? r.outcome : r.detail}});
+  };
+  if (r.run_dir.empty() || !fs::exists(dir.parent_path().parent_path() / r.run_dir / "kernels.json")) {
+    if (failed) add_miss("");
+    return d.done();
+  }
   add_run(d, ResultsDir(dir.parent_path().parent_path() / r.run_dir), r.experiment, a, b);
+  if (failed && d.tests.empty()) add_miss(d.builds.back().at("id"));
   if (r.bisection) {
     json culprits = json::array();
     std::string named;

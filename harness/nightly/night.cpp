@@ -145,6 +145,13 @@ Comparison Night::compare(const Experiment& e, const fs::path& root) {
   Comparison out{.status = end.status, .failure = end.failure, .dir = rd.root()};
   if (end.status == RunStatus::running || end.status == RunStatus::failed) return out;
   out.analysis = c_.finish(e, rd, end);
+  // Every run failed: an "inconclusive" that measured nothing is the host's failure, not a night (or
+  // a drift comparison) that could make B good.
+  if (out.analysis && out.analysis->metrics.empty()) {
+    out.analysis.reset();
+    out.failure = fmt::format("nothing was measured: every run of both sides failed ({} lists them)",
+                              ResultsDir(rd.root()).report_html().string());
+  }
   return out;
 }
 
@@ -218,7 +225,9 @@ BisectionResult Night::bisect(const Experiment& e, const Kernels& k, const fs::p
 std::optional<DriftResult> Night::drift(const std::vector<NightRecord>& lines, const std::string& a,
                                         const std::string& b, const fs::path& dir) {
   const NightlySettings& n = x_.nightly;
-  const std::vector<NightRecord> ran = ran_nights(lines, n.tree.string(), n.branch);
+  std::vector<NightRecord> ran = ran_nights(lines, n.tree.string(), n.branch);
+  // Tonight's own earlier line (a night run again after its drift was interrupted) is not a night before it.
+  std::erase_if(ran, [&](const NightRecord& l) { return l.a == a && l.b == b; });
   const std::size_t tonight = ran.size() + 1;  // 1-based among the nights that ran
   const auto every = static_cast<std::size_t>(n.drift_every);
   if (n.drift_every <= 0 || tonight % every != 0 || ran.empty()) return std::nullopt;
@@ -283,7 +292,13 @@ NightEnd Night::run() {
     r.detail = fmt::format("nothing to run: the head of {} is A ({})", n.branch, short_sha(nc.a));
     return nothing_to_run(lines, r);
   }
-  if (std::any_of(lines.begin(), lines.end(), [&](const NightRecord& l) { return l.same_key(r) && l.ran(); })) {
+  // A night measured to its end is not measured again; one whose bisection or drift comparison was
+  // interrupted or lost its host (130, 3: nothing changed) is, as its exit said.
+  const auto finished = [](const NightRecord& l) {
+    return l.ran() && l.exit_code != static_cast<int>(ExitCode::interrupted) &&
+           l.exit_code != static_cast<int>(ExitCode::infrastructure);
+  };
+  if (std::any_of(lines.begin(), lines.end(), [&](const NightRecord& l) { return l.same_key(r) && finished(l); })) {
     return nothing_to_run(lines, r);
   }
   const fs::path dir = create_results_dir(h_.nights(), short_sha(nc.b), o_.now);
@@ -339,6 +354,13 @@ NightEnd Night::measure(NightRecord& r, const Experiment& e, const Kernels& k, c
       r.detail = fmt::format("drift: {} is slower than {}, the last good commit {} nights before", short_sha(r.b),
                              short_sha(r.drift->a), x_.nightly.drift_every);
       exit_code = 1;
+    } else if (r.drift && (r.drift->verdict == "interrupted" || r.drift->verdict == "infrastructure")) {
+      // The night's question is half answered: B is not made good on it, and the exit says why.
+      const bool interrupted = r.drift->verdict == "interrupted";
+      r.detail = fmt::format("drift: {} against {} did not finish ({}): run abvm nightly again to measure this "
+                             "night anew",
+                             short_sha(r.b), short_sha(r.drift->a), r.drift->verdict);
+      exit_code = static_cast<int>(interrupted ? ExitCode::interrupted : ExitCode::infrastructure);
     }
   }
   r.good = exit_code == 0 || exit_code == 4;

@@ -5,7 +5,7 @@
 // nights the head also against the last good commit of drift_every nights before; one line of the
 // history (history.hpp) for the night.
 //
-// The night's directory, <history>/nights/<UTC time>-<B's short sha>/:
+// The night's directory, <history>/nights/<B's short sha>-<UTC time>/:
 //   night.json              the night's history line
 //   experiment.toml         the night's A/B experiment (the file's, with the night's kernels)
 //   kernels/kernel-<k>.toml A (k = 0) plus the first k commits: the recipes abvm bisect writes,

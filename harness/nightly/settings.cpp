@@ -135,6 +135,29 @@ void check_sides_unset(const toml::table& root, const fs::path& file) {
   }
 }
 
+// A night is the demo's kind of comparison (issue 28): co-scheduled pairs with sequential stopping,
+// so that tonight's two commits meet the same host, and a clear night stops at its first look.
+void check_night_design(const toml::table& root, const fs::path& file, const Experiment& experiment) {
+  constexpr const char* kWhy = "abvm nightly runs both commits co-scheduled with sequential stopping, like "
+                               "configs/demo.toml";
+  if (experiment.schedule.design != Design::co_scheduled) {
+    const toml::node* n = root.at_path("schedule.design").node();
+    throw Error(n != nullptr ? fmt::format("{}:{}: schedule.design is \"{}\", but {}: set it to \"co-scheduled\"",
+                                           file.string(), n->source().begin.line, to_string(experiment.schedule.design), kWhy)
+                             : fmt::format("{}: schedule.design is not set, but {}: add design = \"co-scheduled\" to "
+                                           "[schedule]",
+                                           file.string(), kWhy));
+  }
+  if (!experiment.schedule.sequential.enabled) {
+    const toml::node* n = root.at_path("schedule.sequential.enabled").node();
+    throw Error(n != nullptr ? fmt::format("{}:{}: schedule.sequential.enabled is false, but {}: set it to true",
+                                           file.string(), n->source().begin.line, kWhy)
+                             : fmt::format("{}: schedule.sequential.enabled is not set, but {}: add "
+                                           "[schedule.sequential] with enabled = true",
+                                           file.string(), kWhy));
+  }
+}
+
 }  // namespace
 
 NightlyExperiment load_nightly_experiment(const fs::path& file, const fs::path& kernels_dir) {
@@ -154,6 +177,7 @@ NightlyExperiment load_nightly_experiment(const fs::path& file, const fs::path& 
   x.experiment = load_experiment_text(x.experiment_text + "[sides.A]\nkernel = \"nightly-A\"\n[sides.B]\nkernel = "
                                                           "\"nightly-B\"\n",
                                       x.file.string(), x.file.parent_path());
+  check_night_design(root, x.file, x.experiment);
   const std::string& recipe = x.nightly.recipe;
   const bool is_path = recipe.find('/') != std::string::npos || recipe.ends_with(".toml");
   try {

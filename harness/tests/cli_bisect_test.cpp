@@ -341,6 +341,9 @@ TEST_F(MeasuredStepTest, ARunWhoseBlocksAreNoLookOfTheStepIsNotTakenAndTheStepRu
   const BisectEnd end = run(dir, MeasuredComparison{.question = {4, 0}, .results_dir = measured.root()});
   ASSERT_FALSE(end.steps.empty());
   EXPECT_TRUE(step_ran_itself(dir, end.steps[0])) << end.steps[0].results_dir << ": " << end.steps[0].stop_reason;
+  EXPECT_TRUE(std::any_of(notes.lines.begin(), notes.lines.end(), [&](const std::string& l) {
+    return l.find("stopped after 12 blocks, no look of the step's schedule; the step runs") != std::string::npos;
+  })) << ::testing::PrintToString(notes.lines);
   EXPECT_EQ(end.state.culprits, (std::vector<CulpritRange>{{.first = 3, .last = 3, .reference = 0}}));
 }
 

@@ -29,7 +29,11 @@ const std::string kExperiment =
     "max_wall_time = \"2h\"\n"
     "[[workload]]\n"
     "name = \"dd-write\"\n"
-    "type = \"dd\"\n";
+    "type = \"dd\"\n"
+    "[schedule]\n"
+    "design = \"co-scheduled\"\n"
+    "[schedule.sequential]\n"
+    "enabled = true\n";
 
 class NightlySettingsTest : public ::testing::Test {
  protected:
@@ -92,11 +96,29 @@ TEST_F(NightlySettingsTest, BadInputIsAnErrorAtItsLine) {
             file + ":11: nightly.bisect.max_wall_time must be a duration such as \"2h\" or \"90m\"");
   EXPECT_NE(error_of("name = \"x\"\n").find("needs a [nightly] table"), std::string::npos);
   EXPECT_EQ(error_of(t + "[sides.A]\nkernel = \"linux-6.1-virtio\"\n"),
-            file + ":15: sides is set, but abvm nightly sets both sides: each side's kernel is one of the night's "
+            file + ":19: sides is set, but abvm nightly sets both sides: each side's kernel is one of the night's "
                    "commits of nightly.tree built with nightly.recipe, and the sides differ in nothing else (put shared "
                    "settings in [guest], [device] ...): remove it");
   EXPECT_NE(error_of(std::string(t).replace(t.find("recipe.toml"), 11, "nothere.toml")).find("(nightly.recipe)"),
             std::string::npos);
+}
+
+// Issue 28: a night is co-scheduled with sequential stopping; a file that says otherwise, or says
+// nothing, is told so at the key's line.
+TEST_F(NightlySettingsTest, ANightIsCoScheduledWithSequentialStopping) {
+  const std::string file = (dir / "n.toml").string();
+  const std::string t = kExperiment;
+  const std::string why = "abvm nightly runs both commits co-scheduled with sequential stopping, like configs/demo.toml";
+  EXPECT_EQ(error_of(std::string(t).replace(t.find("co-scheduled"), 12, "lockstep")),
+            file + ":16: schedule.design is \"lockstep\", but " + why + ": set it to \"co-scheduled\"");
+  EXPECT_EQ(error_of(std::string(t).replace(t.find("enabled = true"), 14, "enabled = false")),
+            file + ":18: schedule.sequential.enabled is false, but " + why + ": set it to true");
+  EXPECT_EQ(error_of(t.substr(0, t.find("[schedule]"))),
+            file + ": schedule.design is not set, but " + why + ": add design = \"co-scheduled\" to [schedule]");
+  EXPECT_EQ(error_of(t.substr(0, t.find("[schedule.sequential]"))),
+            file + ": schedule.sequential.enabled is not set, but " + why +
+                ": add [schedule.sequential] with enabled = true");
+  EXPECT_EQ(error_of(t), "");
 }
 
 }  // namespace
