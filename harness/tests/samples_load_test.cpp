@@ -561,15 +561,19 @@ JournalEntry costed_run(const std::string& trial, Side side, std::uint64_t disk_
   return e;
 }
 
+// The one note the sample set of `entries` holds (every note, when it holds another number of them).
+std::string only_note(const std::vector<JournalEntry>& entries) {
+  const SampleSet s = load_journal_samples(entries);
+  return s.notes.size() == 1 ? s.notes[0] : "notes: " + ::testing::PrintToString(s.notes);
+}
+
 // Issue 27: a window whose disk received less than 0.95 x the tool's bytes is said, once per workload
 // and side with how many and the first; runs without a cost (older journals) say nothing.
 TEST(Load, AWindowWhoseDiskSawTooFewBytesIsANote) {
   std::vector<JournalEntry> entries{costed_run("t0000", Side::a, 1000), costed_run("t0001", Side::b, 500),
                                     costed_run("t0002", Side::b, 100), costed_run("t0003", Side::a, 1000)};
   entries[3].cost.reset();
-  const SampleSet s = load_journal_samples(entries);
-  ASSERT_EQ(s.notes.size(), 1u) << ::testing::PrintToString(s.notes);
-  EXPECT_EQ(s.notes[0],
+  EXPECT_EQ(only_note(entries),
             "dd-write on side B: in 2 window(s) (first trial t0001 run 0) the disk received less than 0.95 x the bytes "
             "the tool reports: a cache is in the way, and the host's cost per GiB of those windows is per byte that "
             "reached it");
@@ -584,9 +588,7 @@ TEST(Load, RunsWithoutTheHostsCostAreANoteWithTheFirstReason) {
   entries[1].cost->host_missing = "at the go: virDomainListGetStats: the daemon went away";
   entries[2].cost->host_missing = "the window was not closed by a stop";
   entries[3].cost->host.reset();  // nothing sampled, nothing said
-  const SampleSet s = load_journal_samples(entries);
-  ASSERT_EQ(s.notes.size(), 1u) << ::testing::PrintToString(s.notes);
-  EXPECT_EQ(s.notes[0],
+  EXPECT_EQ(only_note(entries),
             "dd-write on side A: 2 of 3 run(s) have no host cost (first trial t0001 run 0: at the go: "
             "virDomainListGetStats: the daemon went away): the host's CPU per GiB and per request leave them out");
 }
@@ -600,9 +602,7 @@ TEST(Load, TheGuestsTicksAreSaidWithTheShareOneTickIsOfARun) {
     entries.push_back(costed_run("t000" + std::to_string(entries.size()), side, 1000));
     entries.back().cost->guest_ticks = GuestTicks{.busy = busy, .all = 100};
   }
-  const SampleSet s = load_journal_samples(entries);
-  ASSERT_EQ(s.notes.size(), 1u) << ::testing::PrintToString(s.notes);
-  EXPECT_EQ(s.notes[0],
+  EXPECT_EQ(only_note(entries),
             "dd-write: the guest's CPU is counted from its /proc/stat in 10 ms ticks, a median of 25 busy tick(s) a "
             "run, so one tick is 4.0 % of a run's figure; steal stays 0 where the hypervisor does not report it (TCG), "
             "so CPU the host took from the guest is not seen");
