@@ -29,6 +29,8 @@ constexpr std::pair<Outcome, const char*> kOutcomeNames[] = {
 constexpr std::pair<Better, const char*> kBetterNames[] = {{Better::higher, "higher"}, {Better::lower, "lower"}};
 constexpr std::pair<Accelerator, const char*> kAcceleratorNames[] = {{Accelerator::kvm, "kvm"},
                                                                     {Accelerator::tcg, "tcg"}};
+constexpr std::pair<CpuClock, const char*> kCpuClockNames[] = {
+    {CpuClock::libvirt, "libvirt"}, {CpuClock::schedstat, "schedstat"}, {CpuClock::ticks, "ticks"}};
 
 }  // namespace
 
@@ -44,5 +46,8 @@ std::optional<Better> parse_better(std::string_view text) { return value_of(kBet
 
 const char* to_string(Accelerator accelerator) { return name_of(kAcceleratorNames, accelerator); }
 std::optional<Accelerator> parse_accelerator(std::string_view text) { return value_of(kAcceleratorNames, text); }
+
+const char* to_string(CpuClock clock) { return name_of(kCpuClockNames, clock); }
+std::optional<CpuClock> parse_cpu_clock(std::string_view text) { return value_of(kCpuClockNames, text); }
 
 }  // namespace abvm

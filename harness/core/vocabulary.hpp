@@ -45,4 +45,11 @@ enum class Accelerator { kvm, tcg };
 const char* to_string(Accelerator accelerator);
 std::optional<Accelerator> parse_accelerator(std::string_view text);
 
+// How the host counted a guest's QEMU CPU time: "libvirt" (its statistics' cpu.time, the cgroup's
+// usage in ns), "schedstat" (the sum of the QEMU's live threads' /proc/<pid>/task/<tid>/schedstat, ns)
+// or "ticks" (/proc/<pid>/stat's utime + stime, in 10 ms clock ticks).
+enum class CpuClock { libvirt, schedstat, ticks };
+const char* to_string(CpuClock clock);
+std::optional<CpuClock> parse_cpu_clock(std::string_view text);
+
 }  // namespace abvm

@@ -133,10 +133,15 @@ class Doorbell {
 // QEMU spent and what its disks received so far. Differences of two readings are a window's cost
 // (samples/cost.hpp HostWindowCost).
 struct DomainStats {
-  double cpu_seconds = 0;        // cpu.time: every thread of the guest's QEMU
-  double user_seconds = 0;       // cpu.user
+  double cpu_seconds = 0;        // every thread of the guest's QEMU, counted on cpu_clock
+  CpuClock cpu_clock = CpuClock::libvirt;
+  // cpu_clock schedstat: the ids of the live threads summed, ascending (a thread that ends takes its
+  // CPU out of the sum), and the whole process's ticks beside them, which keep an ended thread's.
+  std::vector<long> threads;
+  double tick_cpu_seconds = 0;
+  double user_seconds = 0;       // cpu.user (the process's ticks, split, for a local QEMU)
   double system_seconds = 0;     // cpu.system
-  double vcpu_seconds = 0;       // sum of vcpu.<n>.time
+  double vcpu_seconds = 0;       // sum of vcpu.<n>.time (their threads' schedstat for a local QEMU)
   std::uint64_t disk_bytes = 0;     // sum over its disks of block.<n>.rd.bytes + wr.bytes
   std::uint64_t disk_requests = 0;  // and of rd.reqs + wr.reqs
   bool operator==(const DomainStats&) const = default;

@@ -23,12 +23,17 @@
 #include <string_view>
 #include <vector>
 
+#include "core/vocabulary.hpp"
 
 namespace abvm {
 
 // The host's view of one window of one guest: differences of libvirt's domain statistics.
 struct HostWindowCost {
   double cpu_seconds = 0;        // cpu.time: every thread of the guest's QEMU
+  // How cpu_seconds was counted (run/designs/windows.cpp window_cpu): the finest clock both of the
+  // window's readings have. Absent in journals written before abvm recorded it (a field added
+  // within journal version 3: older readers ignore it).
+  std::optional<CpuClock> cpu_clock;
   double user_seconds = 0;       // cpu.user
   double system_seconds = 0;     // cpu.system
   double vcpu_seconds = 0;       // sum of vcpu.<n>.time: the guest's own CPUs

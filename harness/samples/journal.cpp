@@ -169,6 +169,11 @@ void read_cost(const LineReader& r, JournalEntry& e) {
                                .vcpu_seconds = cost_number(r, *h, "vcpu", p),
                                .disk_bytes = cost_count(r, *h, "disk_bytes", p),
                                .disk_requests = cost_count(r, *h, "disk_requests", p)};
+    if (const auto clock = h->find("cpu_clock"); clock != h->end()) {  // optional: added within version 3
+      const auto parsed = clock->is_string() ? parse_cpu_clock(clock->get<std::string>()) : std::nullopt;
+      if (!parsed) r.wrong_type("cpu_clock", "\"libvirt\", \"schedstat\" or \"ticks\"", *clock, p);
+      cost.host->cpu_clock = parsed;
+    }
   }
   if (c.contains("host_missing")) cost.host_missing = r.string("host_missing", c, "cost.");
   e.cost = std::move(cost);
@@ -185,6 +190,7 @@ nlohmann::ordered_json cost_json(const RunCost& cost) {
     const HostWindowCost& h = *cost.host;
     nlohmann::ordered_json jh;
     jh["cpu"] = h.cpu_seconds;
+    if (h.cpu_clock) jh["cpu_clock"] = to_string(*h.cpu_clock);
     jh["user"] = h.user_seconds;
     jh["system"] = h.system_seconds;
     jh["vcpu"] = h.vcpu_seconds;

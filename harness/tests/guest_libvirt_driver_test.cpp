@@ -108,6 +108,21 @@ TEST(GuestLibvirtDriver, ReadsTheHostsStatisticsOfARunningGuest) {
             readings[1].stats->vcpu_seconds - readings[0].stats->vcpu_seconds - 0.05);
   EXPECT_GT(readings[1].stats->disk_bytes, readings[0].stats->disk_bytes);
   EXPECT_GT(readings[1].stats->disk_requests, readings[0].stats->disk_requests);
+  // A QEMU outside a cgroup (libvirt's statistics have no cpu.*) is counted by its threads' schedstat
+  // in ns, its vCPU thread among them, and agrees with its process's 10 ms ticks to two of them a reading.
+  for (const auto& r : readings) {
+    if (r.stats->cpu_clock == CpuClock::libvirt) continue;
+    EXPECT_EQ(r.stats->cpu_clock, CpuClock::schedstat);
+    EXPECT_GT(r.stats->vcpu_seconds, 0);
+    EXPECT_LE(r.stats->cpu_seconds, r.stats->tick_cpu_seconds + 0.02 + 1e-9) << "live threads within the process";
+  }
+  const auto& first = readings[0].stats->threads;
+  const auto& second = readings[1].stats->threads;
+  if (readings[1].stats->cpu_clock == CpuClock::schedstat &&
+      std::includes(second.begin(), second.end(), first.begin(), first.end())) {  // no thread ended between
+    EXPECT_NEAR(readings[1].stats->cpu_seconds - readings[0].stats->cpu_seconds,
+                readings[1].stats->tick_cpu_seconds - readings[0].stats->tick_cpu_seconds, 0.04 + 1e-9);
+  }
   EXPECT_FALSE(is_active(spec.name));
   EXPECT_TRUE(read_file(spec.disks[0].path).starts_with("ABVM-DISK-WRITTEN\n"));
 }

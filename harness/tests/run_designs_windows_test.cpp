@@ -100,6 +100,43 @@ TEST(RunDesignsWindows, AnUnpacedRunsCostStartsAtItsNextRecord) {
   EXPECT_DOUBLE_EQ(runs[0].host_cost->cpu_seconds, 0.75);
 }
 
+// A local QEMU's reading: its live threads' schedstat sum and ids, and the process's ticks.
+DomainStatsReading threads_reading(double schedstat, double ticks, std::vector<long> threads, std::uint64_t bytes) {
+  return {.stats = DomainStats{.cpu_seconds = schedstat, .cpu_clock = CpuClock::schedstat, .threads = std::move(threads),
+                               .tick_cpu_seconds = ticks, .disk_bytes = bytes}};
+}
+
+// The window's CPU is the threads' schedstat (ns) while every thread of the go lives at the end: a
+// thread that ended took its CPU out of the sum, and then the process's ticks, which keep it, count.
+TEST(RunDesignsWindows, AWindowsHostCpuIsItsThreadsSchedstatUnlessAThreadEnded) {
+  GuestReport r;
+  r.runs.push_back({.workload = "dd", .index = 0, .t_start = 2.0, .t_end = 3.0, .next_seq = 2});
+  r.clock_marks = {{.seq = 3, .t = 2.0, .run = 0}, {.seq = 6, .t = 3.0, .run = 0}};
+  HostClockLog log;
+  std::vector<RunResult> runs{{.workload = "dd", .report_name = "dd", .index = 0}};
+  const auto cost_of = [&](DomainStatsReading go, DomainStatsReading end) {
+    log.read_at = {{2, std::move(go)}, {6, std::move(end)}};
+    cost_windows(r, log, runs);
+    return runs[0].host_cost;
+  };
+  // Thread 14 began inside the window: all of its CPU is the window's.
+  auto cost = cost_of(threads_reading(1.000, 0.99, {10, 11}, 0), threads_reading(1.237, 1.24, {10, 11, 14}, 100));
+  ASSERT_TRUE(cost) << runs[0].host_cost_missing;
+  EXPECT_NEAR(cost->cpu_seconds, 0.237, 1e-12);
+  EXPECT_EQ(cost->cpu_clock, CpuClock::schedstat);
+  // Thread 11 ended inside it: the ticks' 1.30 - 0.99.
+  cost = cost_of(threads_reading(1.000, 0.99, {10, 11}, 0), threads_reading(0.900, 1.30, {10, 14}, 100));
+  ASSERT_TRUE(cost) << runs[0].host_cost_missing;
+  EXPECT_NEAR(cost->cpu_seconds, 0.31, 1e-12);
+  EXPECT_EQ(cost->cpu_clock, CpuClock::ticks);
+  // libvirt's cpu.time (a cgroup's usage) is its own clock; a reading on another clock has no window.
+  cost = cost_of(reading(1.0, 0), reading(1.5, 100));
+  ASSERT_TRUE(cost);
+  EXPECT_EQ(cost->cpu_clock, CpuClock::libvirt);
+  EXPECT_FALSE(cost_of(reading(1.0, 0), threads_reading(1.5, 1.5, {10}, 100)));
+  EXPECT_EQ(runs[0].host_cost_missing, "the host's counters went back (or changed clocks) between the go and the stop");
+}
+
 // The watch reads the guest's statistics as an unpaced run's NEXT and RUNEND arrive, not at the RUN
 // that NEXT announced (the tool is running then); at RUN only where no NEXT came; and at a paced DONE.
 TEST(RunDesignsWindows, TheWatchReadsAtNextRunendAndDoneButNotAtAnAnnouncedRun) {

@@ -308,6 +308,25 @@ TEST(Journal, CostRoundTripsAndIsAbsentFromOlderLines) {
             "j:1: journal field \"cost.host.vcpu\" must be >= 0, not -1");
 }
 
+// How the host's CPU was counted rides with it, and a line without it (written before abvm recorded
+// it) reads as not known, not as one of the clocks.
+TEST(Journal, TheHostsCpuClockRoundTripsAndIsOptional) {
+  JournalEntry e = sample_entry();
+  e.cost = RunCost{.tool_bytes = 8, .host = HostWindowCost{.cpu_seconds = 0.25, .cpu_clock = CpuClock::schedstat}};
+  const std::string line = to_journal_line(e);
+  EXPECT_NE(line.find(R"("host":{"cpu":0.25,"cpu_clock":"schedstat","user":0.0,)"), std::string::npos) << line;
+  EXPECT_EQ(parse_journal_line(line, "j", 1).cost, e.cost);
+  std::string older = line;
+  older.erase(older.find(R"("cpu_clock":"schedstat",)"), 24);
+  const auto cost = parse_journal_line(older, "j", 1).cost;
+  ASSERT_TRUE(cost && cost->host);
+  EXPECT_FALSE(cost->host->cpu_clock);
+  std::string bad = line;
+  bad.replace(bad.find("\"schedstat\""), 11, "\"jiffies\"");
+  EXPECT_EQ(error_of([&] { parse_journal_line(bad, "j", 1); }),
+            "j:1: journal field \"cost.host.cpu_clock\" must be \"libvirt\", \"schedstat\" or \"ticks\", not \"jiffies\"");
+}
+
 // The metrics of a run's cost, by hand: 0.5 s of guest CPU over 512 MiB is 1 s/GiB; 3 s of host CPU
 // over 1.5 GiB the disk received is 2 s/GiB, and over 3000 requests 1000 us/req (fio only); a run
 // whose guest counted no busy tick, or whose host figures are missing, has no such metric.

@@ -141,6 +141,21 @@ std::optional<DomainStatsReading> done_reading(const GuestReport& report, const 
   return it->second;
 }
 
+// The CPU the QEMU spent between two readings, on the finest clock both have: its threads' schedstat
+// when every thread of the first reading still lives at the second (a thread that ended took its CPU
+// out of the sum), else the process's ticks, which keep an ended thread's. nullopt when it went back.
+std::optional<std::pair<double, CpuClock>> window_cpu(const DomainStats& go, const DomainStats& stop) {
+  std::pair<double, CpuClock> cpu{stop.cpu_seconds - go.cpu_seconds, go.cpu_clock};
+  const bool a_thread_ended = go.cpu_clock == CpuClock::schedstat &&
+                              !std::includes(stop.threads.begin(), stop.threads.end(), go.threads.begin(), go.threads.end());
+  if (go.cpu_clock != stop.cpu_clock || a_thread_ended) {
+    if (go.cpu_clock == CpuClock::libvirt || stop.cpu_clock == CpuClock::libvirt) return std::nullopt;
+    cpu = {stop.tick_cpu_seconds - go.tick_cpu_seconds, CpuClock::ticks};
+  }
+  if (cpu.first < 0) return std::nullopt;
+  return cpu;
+}
+
 }  // namespace
 
 void cost_windows(const GuestReport& report, const HostClockLog& log, std::vector<RunResult>& runs) {
@@ -171,12 +186,14 @@ void cost_windows(const GuestReport& report, const HostClockLog& log, std::vecto
       run.host_cost_missing = std::string(g->window ? (first ? "at the go: " : "at the window's end: ")
                                                     : (first ? "at the run's start: " : "at the run's end: ")) +
                               (first ? go->error : stop->error);
-    } else if (stop->stats->disk_bytes < go->stats->disk_bytes || stop->stats->cpu_seconds < go->stats->cpu_seconds) {
-      run.host_cost_missing = "the host's counters went back between the go and the stop";
+    } else if (const auto cpu = window_cpu(*go->stats, *stop->stats);
+               stop->stats->disk_bytes < go->stats->disk_bytes || !cpu) {
+      run.host_cost_missing = "the host's counters went back (or changed clocks) between the go and the stop";
     } else {
       const DomainStats& a = *go->stats;
       const DomainStats& b = *stop->stats;
-      run.host_cost = HostWindowCost{.cpu_seconds = b.cpu_seconds - a.cpu_seconds,
+      run.host_cost = HostWindowCost{.cpu_seconds = cpu->first,
+                                     .cpu_clock = cpu->second,
                                      .user_seconds = std::max(0.0, b.user_seconds - a.user_seconds),
                                      .system_seconds = std::max(0.0, b.system_seconds - a.system_seconds),
                                      .vcpu_seconds = std::max(0.0, b.vcpu_seconds - a.vcpu_seconds),
