@@ -109,12 +109,15 @@ DomainStatsReading read_domain_stats_once(virDomainPtr dom, long qemu_pid, bool&
     else if (name.starts_with("block.") && (name.ends_with(".rd.reqs") || name.ends_with(".wr.reqs"))) s.disk_requests += p.value.ul;
   }
   virDomainStatsRecordListFree(records);
-  if (!cpu) {
-    auto local = local_process_cpu(qemu_pid);
-    if (!local) return {.error = "libvirt's domain statistics have no cpu.time, and its QEMU is not on this machine"};
+  // A QEMU on this machine (the embedded driver's) is counted by its threads' schedstat: libvirt's
+  // cpu.time of a QEMU outside a cgroup comes in 10 ms steps (every window of a ruler's journal was a
+  // multiple of 10 ms), a cgroup's usage in ns.
+  if (auto local = qemu_pid > 0 ? local_process_cpu(qemu_pid) : std::nullopt) {
     local->disk_bytes = s.disk_bytes, local->disk_requests = s.disk_requests;
     if (local->cpu_clock != CpuClock::schedstat) local->vcpu_seconds = s.vcpu_seconds;  // libvirt's vcpu.<n>.time
     s = std::move(*local);
+  } else if (!cpu) {
+    return {.error = "libvirt's domain statistics have no cpu.time, and its QEMU is not on this machine"};
   }
   return {.stats = s};
 }

@@ -9,12 +9,12 @@
 
 namespace abvm {
 
-// The domain's statistics now (libvirt's virDomainListGetStats; the CPU of `qemu_pid`, a QEMU on
-// this machine, when they have none); asked a second time when the first answer has no disk counters.
+// The domain's statistics now (libvirt's virDomainListGetStats; the CPU of `qemu_pid` > 0, a QEMU on
+// this machine, from local_process_cpu instead); asked a second time when the first answer has no
+// disk counters.
 DomainStatsReading read_domain_stats(virDomainPtr dom, long qemu_pid);
 
-// The CPU of a local process (a QEMU whose connection's statistics have no cpu.*: outside a cgroup,
-// as under the embedded driver): its live threads' schedstat in ns, with their ids and its vCPU
+// The CPU of a local process (the embedded driver's QEMU, outside a cgroup): its live threads' schedstat in ns, with their ids and its vCPU
 // threads' share, and the process's ticks beside them (cpu_clock schedstat); the ticks alone when a
 // thread's schedstat cannot be read (cpu_clock ticks); nullopt when the process is not there.
 std::optional<DomainStats> local_process_cpu(long pid);

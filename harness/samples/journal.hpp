@@ -34,12 +34,13 @@
 // metrics made of it, which readers before it would judge like the others:
 //
 //    "cost":{"tool_bytes":671088640,"tool_runs":3,"guest_cpu":0.42,"guest_ticks":{"busy":42,"all":210},
-//            "fio_ctx":1203,"host":{"cpu":2.1,"user":1.7,"system":0.4,"vcpu":1.9,
+//            "fio_ctx":1203,"host":{"cpu":2.1,"cpu_clock":"schedstat","user":1.7,"system":0.4,"vcpu":1.9,
 //                                   "disk_bytes":2013265920,"disk_requests":240},
 //            "host_missing":"virDomainListGetStats: ..."}
 //
 // every part but "tool_bytes" optional (absent where not measured; "host_missing" says why the host's
-// part is), all numbers finite and >= 0. Fields
+// part is), all numbers finite and >= 0; "cpu_clock" (libvirt, schedstat or ticks: how "cpu" was
+// counted) came later within version 3, and is absent from lines written before it. Fields
 // a reader does not know are ignored: adding a field does not change journal_version; any
 // change an older reader would misread does, and readers reject versions newer than theirs.
 // Only "ok" runs carry metrics (at least one); any other outcome carries none and says
