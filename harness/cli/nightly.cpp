@@ -155,7 +155,8 @@ Command add_nightly(CLI::App& app) {
       "nightly", "One night of a kernel tree: its branch head against the last good commit, bisected when it regresses");
   sub->footer(
       "EXPERIMENT is an abvm experiment with a [nightly] table: tree (a local git tree), branch, base (A of the "
-      "first night), url (the tree's public URL), recipe (the kernel recipe whose config, fragments and make_args "
+      "first night), url (the tree's public URL, by which the history knows it: the tree may be cloned to another "
+      "path each night), recipe (the kernel recipe whose config, fragments and make_args "
       "every commit is built with), drift_every, and [nightly.bisect] max_boots, max_wall_time, max_steps (README, "
       "Nightly CI). A is the last good commit of the history (on a rebased tree: its merge base with the head), B "
       "the branch head, built as A plus the commits between them in one kept build tree; nothing runs when the head "

@@ -76,6 +76,17 @@ std::vector<CommitInfo> commits_from(const json& list, const std::string& where)
   return out;
 }
 
+// The tree a line is of: its URL (history.hpp). The key's tree is the URL, or on a line written
+// before it was, the local path the night ran in (absolute: nightly.tree was made so).
+std::string tree_url(const Fields& key, const Fields& f, const std::string& where) {
+  const auto tree = key.get<std::string>("tree");
+  const auto url = f.get<std::string>("url");
+  if (tree != url && !tree.starts_with('/')) {
+    throw Error(fmt::format("{}: key tree '{}' is neither the line's url '{}' nor a local path", where, tree, url));
+  }
+  return url;
+}
+
 }  // namespace
 
 bool NightRecord::ran() const {
@@ -83,7 +94,8 @@ bool NightRecord::ran() const {
 }
 
 json to_json(const NightRecord& r) {
-  json j = {{"key", {{"tree", r.tree}, {"branch", r.branch}, {"a", r.a}, {"b", r.b},
+  // "url" repeats the key's tree: every line has had it (history.hpp), and an older abvm reads it.
+  json j = {{"key", {{"tree", r.url}, {"branch", r.branch}, {"a", r.a}, {"b", r.b},
                      {"experiment_sha256", r.experiment_sha256}}},
             {"night", r.night}, {"date", r.date}, {"experiment", r.experiment}, {"url", r.url},
             {"a_reason", r.a_reason}, {"a_why", r.a_why}, {"commits", commits_json(r.commits)},
@@ -108,7 +120,7 @@ json to_json(const NightRecord& r) {
 NightRecord night_from_json(const json& j, const std::string& where) {
   const Fields f(j, where);
   const Fields key = f.sub("key");
-  NightRecord r{.tree = key.get<std::string>("tree"),
+  NightRecord r{.url = tree_url(key, f, where),
                 .branch = key.get<std::string>("branch"),
                 .a = key.get<std::string>("a"),
                 .b = key.get<std::string>("b"),
@@ -116,7 +128,6 @@ NightRecord night_from_json(const json& j, const std::string& where) {
                 .night = f.get<std::string>("night"),
                 .date = f.get<std::string>("date"),
                 .experiment = f.get<std::string>("experiment"),
-                .url = f.get<std::string>("url"),
                 .a_reason = f.get<std::string>("a_reason"),
                 .a_why = f.get<std::string>("a_why"),
                 .commits = commits_from(f.at("commits"), where + " commits"),
@@ -170,34 +181,37 @@ std::vector<NightRecord> History::read() const {
 }
 
 void History::put(const NightRecord& record) const {
-  std::vector<NightRecord> lines = read();
-  bool replaced = false;
-  for (auto& l : lines) {
-    if (l.same_key(record)) {
-      l = record;
-      replaced = true;
+  // One line per key: an old history may hold the night twice, once from each clone's path.
+  std::vector<NightRecord> lines;
+  bool placed = false;
+  for (auto& l : read()) {
+    if (!l.same_key(record)) {
+      lines.push_back(std::move(l));
+    } else if (!placed) {
+      lines.push_back(record);
+      placed = true;
     }
   }
-  if (!replaced) lines.push_back(record);
+  if (!placed) lines.push_back(record);
   std::string text;
   for (const auto& l : lines) text += to_json(l).dump() + "\n";
   std::filesystem::create_directories(dir_);
   write_file_atomic(file(), text);
 }
 
-std::optional<std::string> last_good(const std::vector<NightRecord>& lines, const std::string& tree,
+std::optional<std::string> last_good(const std::vector<NightRecord>& lines, const std::string& url,
                                      const std::string& branch) {
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    if (it->tree == tree && it->branch == branch && it->good) return it->b;
+    if (it->url == url && it->branch == branch && it->good) return it->b;
   }
   return std::nullopt;
 }
 
-std::vector<NightRecord> ran_nights(const std::vector<NightRecord>& lines, const std::string& tree,
+std::vector<NightRecord> ran_nights(const std::vector<NightRecord>& lines, const std::string& url,
                                     const std::string& branch) {
   std::vector<NightRecord> out;
   for (const auto& l : lines) {
-    if (l.tree == tree && l.branch == branch && l.ran()) out.push_back(l);
+    if (l.url == url && l.branch == branch && l.ran()) out.push_back(l);
   }
   return out;
 }

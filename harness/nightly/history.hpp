@@ -1,9 +1,17 @@
 #pragma once
 // The nightly's history: one JSON line per night (history.jsonl in the history directory), keyed by
-// tree, branch, A, B and the experiment file's sha256. A night run again (the same key) replaces
+// the tree, its branch, A, B and the experiment file's sha256. The tree is named by its public URL
+// (nightly.url, which every nightly file has), not by the local path it was cloned to: a CI runner
+// may clone it somewhere else each night, and that is still the same tree, the same last good
+// commit, the same nights for the drift comparison. A night run again (the same key) replaces
 // its line, never adds a second one; a night whose head has not moved adds nothing to run and
 // counts the check on the line it repeats. The last good commit is the B of the newest line that
 // made B good (`good`): a night that completed (exit 0 or 4) without regressing.
+//
+// A line written before the key was the URL (abvm up to 4eaa00a) has the local path the night ran
+// in as its key's tree, and the URL in its "url" field, which the nightly required from the first:
+// it is read as that URL's, so an old history goes on where it was (and the next night rewrites it
+// with URL keys), even when its nights ran in different clones.
 //
 // Each line: the key; the night's name and time; both commits and why A is A; the commits between
 // them; per metric the estimate, interval and verdict; the outcome and the exit code; the
@@ -52,12 +60,11 @@ struct DriftResult {
 };
 
 struct NightRecord {
-  // The key.
-  std::string tree, branch, a, b, experiment_sha256;
+  // The key. `url` is the tree's public URL (nightly.url), its identity: the key's "tree" field.
+  std::string url, branch, a, b, experiment_sha256;
   std::string night;           // its directory's name under nights/ ("" when nothing ran)
   std::string date;            // UTC, ISO 8601
   std::string experiment;      // the experiment's name
-  std::string url;
   std::string a_reason;        // commits.hpp to_string(BaseReason)
   std::string a_why;
   std::vector<CommitInfo> commits;  // between A and B, oldest first
@@ -77,7 +84,7 @@ struct NightRecord {
   std::string abvm_version, host;
 
   bool same_key(const NightRecord& o) const {
-    return tree == o.tree && branch == o.branch && a == o.a && b == o.b && experiment_sha256 == o.experiment_sha256;
+    return url == o.url && branch == o.branch && a == o.a && b == o.b && experiment_sha256 == o.experiment_sha256;
   }
   bool ran() const;            // a verdict came out of it (a night that was measured to its end)
 };
@@ -95,19 +102,20 @@ class History {
 
   // Every line, oldest first (missing file: none). Error naming file:line for a damaged line.
   std::vector<NightRecord> read() const;
-  // Replaces the line with the same key, or appends one; the file is rewritten atomically.
+  // Replaces the line with the same key (every such line, by one), or appends one; the file is
+  // rewritten atomically, old keys as URLs.
   void put(const NightRecord& record) const;
 
  private:
   std::filesystem::path dir_;
 };
 
-// B of the newest good line of `tree` and `branch`, or nullopt (the first night).
-std::optional<std::string> last_good(const std::vector<NightRecord>& lines, const std::string& tree,
+// B of the newest good line of the tree at `url` and `branch`, or nullopt (the first night).
+std::optional<std::string> last_good(const std::vector<NightRecord>& lines, const std::string& url,
                                      const std::string& branch);
 
-// The nights of `tree` and `branch` that ran, oldest first.
-std::vector<NightRecord> ran_nights(const std::vector<NightRecord>& lines, const std::string& tree,
+// The nights of the tree at `url` and `branch` that ran, oldest first.
+std::vector<NightRecord> ran_nights(const std::vector<NightRecord>& lines, const std::string& url,
                                     const std::string& branch);
 
 }  // namespace abvm

@@ -225,7 +225,7 @@ BisectionResult Night::bisect(const Experiment& e, const Kernels& k, const fs::p
 std::optional<DriftResult> Night::drift(const std::vector<NightRecord>& lines, const std::string& a,
                                         const std::string& b, const fs::path& dir) {
   const NightlySettings& n = x_.nightly;
-  std::vector<NightRecord> ran = ran_nights(lines, n.tree.string(), n.branch);
+  std::vector<NightRecord> ran = ran_nights(lines, n.url, n.branch);
   // Tonight's own earlier line (a night run again after its drift was interrupted) is not a night before it.
   std::erase_if(ran, [&](const NightRecord& l) { return l.a == a && l.b == b; });
   const std::size_t tonight = ran.size() + 1;  // 1-based among the nights that ran
@@ -264,7 +264,7 @@ NightEnd Night::finish(NightRecord r, const fs::path& dir, int exit_code) {
 NightEnd Night::nothing_to_run(std::vector<NightRecord>& lines, NightRecord r) {
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     NightRecord& l = *it;
-    const bool measured_it = l.same_key(r) || (r.a == r.b && l.b == r.b && l.tree == r.tree && l.branch == r.branch &&
+    const bool measured_it = l.same_key(r) || (r.a == r.b && l.b == r.b && l.url == r.url && l.branch == r.branch &&
                                                l.experiment_sha256 == r.experiment_sha256);
     if (!measured_it || !(l.ran() || l.outcome == "unchanged")) continue;
     ++l.unchanged_checks;
@@ -282,9 +282,9 @@ NightEnd Night::nothing_to_run(std::vector<NightRecord>& lines, NightRecord r) {
 NightEnd Night::run() {
   std::vector<NightRecord> lines = h_.read();
   const NightlySettings& n = x_.nightly;
-  const NightCommits nc = choose_commits(n.tree, n.branch, n.base, last_good(lines, n.tree.string(), n.branch));
-  NightRecord r{.tree = n.tree.string(), .branch = n.branch, .a = nc.a, .b = nc.b, .experiment_sha256 = x_.sha256,
-                .date = utc_iso8601(o_.now), .experiment = x_.experiment.name, .url = n.url,
+  const NightCommits nc = choose_commits(n.tree, n.branch, n.base, last_good(lines, n.url, n.branch));
+  NightRecord r{.url = n.url, .branch = n.branch, .a = nc.a, .b = nc.b, .experiment_sha256 = x_.sha256,
+                .date = utc_iso8601(o_.now), .experiment = x_.experiment.name,
                 .a_reason = to_string(nc.reason), .a_why = nc.why, .margin = x_.experiment.analysis.margin,
                 .abvm_version = ABVM_VERSION, .host = host_name()};
   c_.observer.note(fmt::format("night: {} at {} (B) against {} (A): {}", n.branch, short_sha(nc.b), short_sha(nc.a), nc.why));

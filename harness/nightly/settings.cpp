@@ -106,8 +106,8 @@ NightlySettings read_settings(const fs::path& file, const toml::table& root) {
   s.base = r.text(t, "nightly", "base", true);
   s.url = r.text(t, "nightly", "url", true);
   if (!s.url.starts_with("https://")) {
-    r.fail(t.get("url"), fmt::format("nightly.url '{}' must be the tree's public https:// URL (reports and KCIDB name "
-                                     "it; the local tree is nightly.tree)", s.url));
+    r.fail(t.get("url"), fmt::format("nightly.url '{}' must be the tree's public https:// URL (the history, reports "
+                                     "and KCIDB name the tree by it; the local tree is nightly.tree)", s.url));
   }
   s.recipe = r.text(t, "nightly", "recipe", true);
   s.drift_every = r.count(t, "nightly", "drift_every", 0).value_or(7);

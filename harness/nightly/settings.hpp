@@ -4,10 +4,12 @@
 // names what the nightly follows:
 //
 //   [nightly]
-//   tree = "/srv/linux"          # a local git tree (relative paths: to this file), fetched by the CI
+//   tree = "/srv/linux"          # a local git tree (relative paths: to this file), fetched by the CI;
+//                                # it may be cloned to another path each night
 //   branch = "master"            # the branch whose head each night measures
 //   base = "v6.1"                # side A of the first night (then: the last good commit)
-//   url = "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git"  # for reports, KCIDB
+//   url = "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git"  # required: the
+//                                # tree's identity in the history's key (history.hpp), reports, KCIDB
 //   recipe = "linux-6.1-virtio"  # how each commit is built: its config, fragments and make_args
 //   drift_every = 7              # every 7th night, head is also compared with the last good
 //                                # commit of 7 nights before (0: never; default 7)
@@ -31,10 +33,10 @@
 namespace abvm {
 
 struct NightlySettings {
-  std::filesystem::path tree;  // absolute
+  std::filesystem::path tree;  // absolute; where the commits are read and built, not who the tree is
   std::string branch;
   std::string base;
-  std::string url;
+  std::string url;             // https://...: who the tree is, in the history's key (history.hpp)
   std::string recipe;
   int drift_every = 7;
   std::optional<int> bisect_max_boots;

@@ -34,6 +34,8 @@ namespace abvm {
 namespace {
 namespace fs = std::filesystem;
 
+const std::string kUrl = "https://git.example.org/tree.git";  // nightly.url of the tests' files
+
 int count_of(const std::string& text, const std::string& word) {
   int n = 0;
   for (auto at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
@@ -117,7 +119,7 @@ class NightlyTest : public ::testing::Test {
   void write_nightly(const std::string& extra) {
     write_file_atomic(root / "nightly.toml",
                       "name = \"tree\"\n[nightly]\ntree = \"tree\"\nbranch = \"master\"\nbase = \"" + base +
-                          "\"\nurl = \"https://git.example.org/tree.git\"\nrecipe = \"recipe.toml\"\n" + extra +
+                          "\"\nurl = \"" + kUrl + "\"\nrecipe = \"recipe.toml\"\n" + extra +
                           "\n[guest]\naccelerator = \"tcg\"\n[disk]\nsize = \"1M\"\n"
                           "[[workload]]\nname = \"dd-write\"\ntype = \"dd\"\nrepetitions = 2\n[schedule]\n"
                           "boots_per_side = 10\ndesign = \"co-scheduled\"\nmin_overlap = 0.0\n"
@@ -140,6 +142,19 @@ class NightlyTest : public ::testing::Test {
                       .clock = [this] { return now += tick; }});
   }
   std::vector<NightRecord> history() const { return History(root / "history").read(); }
+
+  // The next night as a CI runner may run it: the same experiment file beside a fresh clone of the
+  // tree, at another path (root/<where>/tree), with the history kept. x is that file's.
+  void clone_elsewhere(const std::string& where) {
+    const fs::path dir = root / where;
+    fs::create_directories(dir);
+    run_checked({"git", "clone", "-q", repo.dir().string(), (dir / "tree").string()});
+    for (const char* file : {"nightly.toml", "recipe.toml", "frag.config"}) fs::copy_file(root / file, dir / file);
+    const std::string sha256 = x->sha256;
+    x = load_nightly_experiment(dir / "nightly.toml");
+    ASSERT_EQ(x->nightly.tree, fs::weakly_canonical(dir / "tree"));
+    ASSERT_EQ(x->sha256, sha256) << "the same file";
+  }
 
   // The rehearsal's three nights; returns night 3's culprit.
   std::string three_nights() {
@@ -254,7 +269,7 @@ TEST_F(NightlyTest, TheRehearsalsThreeNights) {
   EXPECT_EQ(night().exit_code, 0);
   const auto lines = history();
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(last_good(lines, repo.dir().string(), "master"), c1);
+  EXPECT_EQ(last_good(lines, kUrl, "master"), c1);
   EXPECT_EQ(lines[2].unchanged_checks, 1);
 }
 
@@ -265,13 +280,13 @@ TEST_F(NightlyTest, AnInterruptedNightChangesNothingAndIsReplacedWhenRunAgain) {
   EXPECT_EQ(n.exit_code, 130);
   EXPECT_EQ(n.record.outcome, "interrupted");
   EXPECT_FALSE(n.record.good);
-  EXPECT_EQ(last_good(history(), repo.dir().string(), "master"), std::nullopt);
+  EXPECT_EQ(last_good(history(), kUrl, "master"), std::nullopt);
   stop = [] { return false; };
   NightEnd again = night();
   EXPECT_EQ(again.exit_code, 0);
   ASSERT_EQ(history().size(), 1u) << "the night run again replaces its line";
   EXPECT_EQ(history()[0].outcome, "no_change");
-  EXPECT_EQ(last_good(history(), repo.dir().string(), "master"), c1);
+  EXPECT_EQ(last_good(history(), kUrl, "master"), c1);
 }
 
 TEST_F(NightlyTest, ARebasedTreeIsComparedWithTheMergeBase) {
@@ -304,6 +319,70 @@ TEST_F(NightlyTest, TheDriftComparisonCatchesACreepOfSubMarginSteps) {
   EXPECT_EQ(n2.record.b, c2);
 }
 
+// The history knows the tree by its URL: a night in a clone at another path goes on from the
+// nights of the others (keyed by the local path, each clone would start again from the base).
+TEST_F(NightlyTest, AClonedTreeAtAnotherPathGoesOnFromItsHistory) {
+  night();  // the base
+  const std::string c1 = repo.commit("one", {{"README", "1\n"}});
+  ASSERT_EQ(night().record.outcome, "no_change");
+  const std::size_t boots = driver.boots.size();
+  // The head has not moved: nothing runs in the clone, and the night that measured it counts the check.
+  clone_elsewhere("runner-2");
+  EXPECT_EQ(night().exit_code, 0);
+  EXPECT_EQ(driver.boots.size(), boots);
+  ASSERT_EQ(history().size(), 2u);
+  EXPECT_EQ(history()[1].unchanged_checks, 1);
+  // A new commit, in a third clone: A is the last good commit the first clone's night made.
+  const std::string c2 = repo.commit("two", {{"README", "2\n"}});
+  clone_elsewhere("runner-3");
+  const NightEnd n = night();
+  EXPECT_EQ(n.record.a, c1);
+  EXPECT_EQ(n.record.a_reason, "last_good");
+  EXPECT_EQ(n.record.b, c2);
+  EXPECT_EQ(n.record.url, kUrl);
+  EXPECT_EQ(history().size(), 3u);
+  EXPECT_EQ(last_good(history(), kUrl, "master"), c2);
+}
+
+TEST_F(NightlyTest, TheDriftComparisonCountsTheNightsOfEveryClone) {
+  write_nightly("drift_every = 2\n");
+  repo.commit("creep 1", {{"creep1.txt", "CREEP\n"}});
+  ASSERT_EQ(night().record.outcome, "no_change");
+  repo.commit("creep 2", {{"creep2.txt", "CREEP\n"}});
+  clone_elsewhere("runner-2");
+  const NightEnd n2 = night();
+  ASSERT_TRUE(n2.record.drift) << "the tree's second night, though this clone's first";
+  EXPECT_EQ(n2.record.drift->a, base);
+  EXPECT_EQ(n2.record.drift->verdict, "regression");
+  EXPECT_EQ(n2.exit_code, 1);
+}
+
+// A history written up to 4eaa00a keys its lines by the local path: it goes on where it was, and
+// the night rewrites it keyed by the URL.
+TEST_F(NightlyTest, AHistoryKeyedByTheLocalPathGoesOnWhereItWas) {
+  night();
+  const std::string c1 = repo.commit("one", {{"README", "1\n"}});
+  ASSERT_EQ(night().record.outcome, "no_change");
+  std::string old;
+  for (const auto& line : history()) {
+    nlohmann::json j = to_json(line);
+    j["key"]["tree"] = x->nightly.tree.string();
+    old += j.dump() + "\n";
+  }
+  write_file_atomic(root / "history" / "history.jsonl", old);
+  const std::size_t boots = driver.boots.size();
+  EXPECT_EQ(night().exit_code, 0);
+  EXPECT_EQ(driver.boots.size(), boots) << "the old line measured this head";
+  ASSERT_EQ(history().size(), 2u);
+  EXPECT_EQ(history()[1].unchanged_checks, 1);
+  const std::string c2 = repo.commit("two", {{"README", "2\n"}});
+  const NightEnd n = night();
+  EXPECT_EQ(n.record.a, c1) << "the old line's B is the last good commit";
+  EXPECT_EQ(history().size(), 3u);
+  EXPECT_EQ(read_file(root / "history" / "history.jsonl").find(x->nightly.tree.string() + "\""), std::string::npos)
+      << "no key is a local path any more";
+}
+
 // A drift comparison that did not finish leaves the night unfinished: Ctrl-C exits 130, an
 // infrastructure failure 3, and neither makes B the last good commit (issue 28: only 0 and 4 do).
 TEST_F(NightlyTest, ADriftComparisonThatDoesNotFinishChangesNothing) {
@@ -321,7 +400,7 @@ TEST_F(NightlyTest, ADriftComparisonThatDoesNotFinishChangesNothing) {
   EXPECT_EQ(interrupted.record.drift->verdict, "interrupted");
   EXPECT_EQ(interrupted.exit_code, 130);
   EXPECT_FALSE(interrupted.record.good);
-  EXPECT_EQ(last_good(history(), repo.dir().string(), "master"), c1);
+  EXPECT_EQ(last_good(history(), kUrl, "master"), c1);
 
   stop = [] { return false; };
   notes.lines.clear();
@@ -335,7 +414,7 @@ TEST_F(NightlyTest, ADriftComparisonThatDoesNotFinishChangesNothing) {
   EXPECT_EQ(lost.record.drift->verdict, "infrastructure");
   EXPECT_EQ(lost.exit_code, 3);
   EXPECT_FALSE(lost.record.good);
-  EXPECT_EQ(last_good(history(), repo.dir().string(), "master"), c1);
+  EXPECT_EQ(last_good(history(), kUrl, "master"), c1);
   EXPECT_EQ(history().size(), 2u) << "the night run again replaces its line";
 }
 
@@ -349,7 +428,7 @@ TEST_F(NightlyTest, AnInfrastructureFailureChangesNothingAndExportsAsMiss) {
   EXPECT_EQ(n.exit_code, 3);
   EXPECT_EQ(n.record.outcome, "infrastructure");
   EXPECT_FALSE(n.record.good);
-  EXPECT_EQ(last_good(history(), repo.dir().string(), "master"), std::nullopt);
+  EXPECT_EQ(last_good(history(), kUrl, "master"), std::nullopt);
   const nlohmann::json e = kcidb_export(night_dir(0));
   ASSERT_GE(e.at("tests").size(), 1u) << e.dump(2);
   for (const auto& t : e["tests"]) EXPECT_EQ(t["status"], "MISS") << t.dump();
@@ -367,7 +446,7 @@ TEST_F(NightlyTest, ANightWhoseKernelsWereNeverReadyExportsAsMiss) {
   ASSERT_EQ(history().size(), 1u);
   EXPECT_EQ(history()[0].outcome, "infrastructure");
   EXPECT_EQ(history()[0].exit_code, 3);
-  EXPECT_EQ(last_good(history(), repo.dir().string(), "master"), std::nullopt);
+  EXPECT_EQ(last_good(history(), kUrl, "master"), std::nullopt);
   const nlohmann::json e = kcidb_export(night_dir(0));
   ASSERT_EQ(e.at("tests").size(), 1u) << e.dump(2);
   EXPECT_EQ(e["tests"][0]["status"], "MISS");
@@ -402,7 +481,7 @@ TEST_F(NightlyTest, AnInconclusiveNightMakesBTheLastGoodCommit) {
   EXPECT_EQ(n.exit_code, 4);
   EXPECT_TRUE(n.record.good);
   EXPECT_FALSE(n.record.bisection);
-  EXPECT_EQ(last_good(history(), repo.dir().string(), "master"), edge);
+  EXPECT_EQ(last_good(history(), kUrl, "master"), edge);
 }
 
 // Ctrl-C while a regression is bisected: exit 130, B not made good, the bisection said stopped.
@@ -420,7 +499,7 @@ TEST_F(NightlyTest, ANightInterruptedWhileBisectingChangesNothing) {
   ASSERT_TRUE(n.record.bisection);
   EXPECT_EQ(n.record.bisection->outcome, "stopped");
   EXPECT_EQ(n.record.bisection->end, "interrupted");
-  EXPECT_EQ(last_good(history(), repo.dir().string(), "master"), std::nullopt);
+  EXPECT_EQ(last_good(history(), kUrl, "master"), std::nullopt);
 }
 
 TEST_F(NightlyTest, TheBisectionStopsAtItsWallTimeAndReportsTheRangeLeft) {

@@ -1,10 +1,13 @@
-// nightly/history: one line per night keyed by tree, branch, A, B and the experiment's hash; a
-// night written again replaces its line; the last good commit; strict reading.
+// nightly/history: one line per night keyed by the tree's URL, branch, A, B and the experiment's
+// hash; a night written again replaces its line; the last good commit; lines keyed by a local path
+// (before the key was the URL) read as their URL's; strict reading.
 #include "nightly/history.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <sstream>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -13,10 +16,11 @@ namespace abvm {
 namespace {
 namespace fs = std::filesystem;
 
+const std::string kUrl = "https://example.org/t.git";
+
 NightRecord night(const std::string& a, const std::string& b, const std::string& outcome, bool good) {
-  return {.tree = "/t", .branch = "master", .a = a, .b = b, .experiment_sha256 = "e1", .night = b + "-night",
-          .date = "2026-12-04T02:17:00Z", .experiment = "x", .url = "https://example.org/t.git",
-          .a_reason = "last_good", .a_why = "why", .commits = {{.commit = b, .subject = "s", .merge = false}},
+  return {.url = kUrl, .branch = "master", .a = a, .b = b, .experiment_sha256 = "e1", .night = b + "-night",
+          .date = "2026-12-04T02:17:00Z", .experiment = "x", .a_reason = "last_good", .a_why = "why", .commits = {{.commit = b, .subject = "s", .merge = false}},
           .outcome = outcome, .exit_code = outcome == "regression" ? 1 : 0, .good = good, .margin = 0.05,
           .metrics = {{.name = "dd-write.bandwidth", .unit = "B/s", .better = "higher", .estimate = 0.97,
                        .low = 0.95, .high = 0.99, .verdict = outcome}},
@@ -46,12 +50,67 @@ TEST_F(NightlyHistoryTest, ANightWrittenAgainReplacesItsLine) {
 }
 
 TEST_F(NightlyHistoryTest, TheLastGoodCommitIsTheNewestGoodB) {
-  EXPECT_EQ(last_good(h.read(), "/t", "master"), std::nullopt);
+  EXPECT_EQ(last_good(h.read(), kUrl, "master"), std::nullopt);
   h.put(night("a", "b", "no_change", true));
   h.put(night("b", "c", "regression", false));
-  EXPECT_EQ(last_good(h.read(), "/t", "master"), "b");
-  EXPECT_EQ(last_good(h.read(), "/t", "other"), std::nullopt);
-  EXPECT_EQ(ran_nights(h.read(), "/t", "master").size(), 2u);
+  EXPECT_EQ(last_good(h.read(), kUrl, "master"), "b");
+  EXPECT_EQ(last_good(h.read(), kUrl, "other"), std::nullopt);
+  EXPECT_EQ(ran_nights(h.read(), kUrl, "master").size(), 2u);
+  EXPECT_EQ(last_good(h.read(), "https://example.org/fork.git", "master"), std::nullopt) << "another tree";
+}
+
+// The line as abvm wrote it up to 4eaa00a: the key's tree the local path the night ran in.
+std::string old_line(const NightRecord& r, const std::string& path) {
+  nlohmann::json j = to_json(r);
+  j["key"]["tree"] = path;
+  return j.dump() + "\n";
+}
+
+TEST_F(NightlyHistoryTest, ALineKeyedByItsLocalPathIsOfTheTreeItsUrlNames) {
+  fs::create_directories(dir);
+  // Two nights from two clones of one tree, keyed by where each was cloned.
+  write_file_atomic(h.file(), old_line(night("a", "b", "no_change", true), "/builds/1/linux") +
+                                  old_line(night("b", "c", "no_change", true), "/builds/2/linux"));
+  const auto lines = h.read();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].url, kUrl);
+  EXPECT_EQ(lines[1].url, kUrl);
+  EXPECT_EQ(last_good(lines, kUrl, "master"), "c") << "the newest good night, of either clone";
+  EXPECT_EQ(ran_nights(lines, kUrl, "master").size(), 2u);
+  // Tonight, from a third path, measures b..c again: its line replaces the old one, keyed by the URL.
+  h.put(night("b", "c", "regression", false));
+  const auto after = h.read();
+  ASSERT_EQ(after.size(), 2u) << read_file(h.file());
+  EXPECT_EQ(after[1].outcome, "regression");
+  EXPECT_EQ(last_good(after, kUrl, "master"), "b");
+  std::istringstream file(read_file(h.file()));
+  for (std::string line; std::getline(file, line);) {
+    EXPECT_EQ(nlohmann::json::parse(line)["key"]["tree"], kUrl) << line;
+  }
+}
+
+// An old history in which two clones each measured the same night (neither found the other's
+// last good commit): written again, the night is one line.
+TEST_F(NightlyHistoryTest, TheSameNightFromTwoOldClonesBecomesOneLine) {
+  fs::create_directories(dir);
+  write_file_atomic(h.file(), old_line(night("a", "b", "no_change", true), "/builds/1/linux") +
+                                  old_line(night("a", "b", "no_change", true), "/builds/2/linux"));
+  h.put(night("a", "b", "improvement", true));
+  const auto lines = h.read();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].outcome, "improvement");
+}
+
+TEST_F(NightlyHistoryTest, AKeyTreeThatIsNeitherTheUrlNorALocalPathIsDamage) {
+  fs::create_directories(dir);
+  write_file_atomic(h.file(), old_line(night("a", "b", "no_change", true), "https://example.org/fork.git"));
+  try {
+    h.read();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), h.file().string() + ":1: key tree 'https://example.org/fork.git' is neither the "
+                                                          "line's url '" + kUrl + "' nor a local path");
+  }
 }
 
 TEST_F(NightlyHistoryTest, EveryFieldSurvivesTheRoundTrip) {

@@ -90,8 +90,8 @@ TEST_F(NightlySettingsTest, BadInputIsAnErrorAtItsLine) {
   EXPECT_EQ(error_of(std::string(t).replace(t.find("drift_every"), 11, "drift_evry")),
             file + ":8: unknown key 'drift_evry' in [nightly] (known: base, bisect, branch, drift_every, recipe, tree, url)");
   EXPECT_EQ(error_of(std::string(t).replace(t.find("https://"), 8, "git://")),
-            file + ":6: nightly.url 'git://git.example.org/linux.git' must be the tree's public https:// URL (reports "
-                   "and KCIDB name it; the local tree is nightly.tree)");
+            file + ":6: nightly.url 'git://git.example.org/linux.git' must be the tree's public https:// URL (the "
+                   "history, reports and KCIDB name the tree by it; the local tree is nightly.tree)");
   EXPECT_EQ(error_of(std::string(t).replace(t.find("max_wall_time = \"2h\""), 20, "max_wall_time = 2")),
             file + ":11: nightly.bisect.max_wall_time must be a duration such as \"2h\" or \"90m\"");
   EXPECT_NE(error_of("name = \"x\"\n").find("needs a [nightly] table"), std::string::npos);
