@@ -11,11 +11,13 @@
 
 #include <algorithm>
 #include <random>
+#include <regex>
 #include <cmath>
 #include <filesystem>
 #include <set>
 #include <string>
 
+#include "cli/nightly.hpp"
 #include "cli/results_analysis.hpp"
 #include "cli/run_session.hpp"
 #include "core/error.hpp"
@@ -618,6 +620,51 @@ TEST_F(NightlyTest, TheCommandNamesBadInputAndDocumentsItself) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("bad.toml:2: [nightly] needs branch"), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(root / "h" / "history.jsonl"));
+}
+
+// The long options `abvm <subcommand>` parses, from its parser (--help aside).
+std::set<std::string> parsed_options(const std::string& subcommand) {
+  CLI::App app;
+  const std::vector<cli::Command> commands = cli::add_nightly_family(app);
+  std::set<std::string> out;
+  for (const CLI::Option* option : app.get_subcommand(subcommand)->get_options()) {
+    for (const auto& name : option->get_lnames()) {
+      if (name != "help") out.insert("--" + name);
+    }
+  }
+  return out;
+}
+
+// The long options README's Nightly CI section gives `abvm <subcommand>`: in its backquoted spans
+// that begin with "abvm <subcommand>" (`abvm export --kcidb DIR [--output PATH]`).
+std::set<std::string> readme_options(const std::string& subcommand) {
+  std::string readme = read_file(fs::path(ABVM_SOURCE_DIR) / "README.md");
+  const auto start = readme.find("\n### Nightly CI\n");
+  EXPECT_NE(start, std::string::npos) << "README has no section Nightly CI";
+  readme = readme.substr(start, readme.find("\n## ", start + 1) - start);
+  std::replace(readme.begin(), readme.end(), '\n', ' ');
+  std::set<std::string> out;
+  const std::regex span("`abvm " + subcommand + " ([^`]*)`"), option("--[a-z][a-z-]*");
+  for (std::sregex_iterator s(readme.begin(), readme.end(), span), end; s != end; ++s) {
+    const std::string text = (*s)[1];
+    for (std::sregex_iterator o(text.begin(), text.end(), option); o != end; ++o) out.insert(o->str());
+  }
+  return out;
+}
+
+// --help and README name exactly the options the code parses, for each command of the family.
+TEST(NightlyFamilyHelp, HelpAndReadmeNameEveryOptionTheParserTakes) {
+  for (const std::string subcommand : {"nightly", "history", "export"}) {
+    const std::set<std::string> parsed = parsed_options(subcommand);
+    EXPECT_TRUE(parsed.contains("--output") || parsed.contains("--history")) << subcommand << ": the parser was read";
+    const ProcessResult help = run_process({ABVM_BINARY, subcommand, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << subcommand << help.err;
+    EXPECT_EQ(help.err, "") << subcommand;
+    for (const auto& option : parsed) {
+      EXPECT_NE(help.out.find(option), std::string::npos) << "abvm " << subcommand << " --help: " << option;
+    }
+    EXPECT_EQ(readme_options(subcommand), parsed) << "README, Nightly CI: abvm " << subcommand;
+  }
 }
 
 }  // namespace
