@@ -56,7 +56,7 @@ std::optional<DomainStats> local_process_cpu(long pid) {
   if (!s) return s;
   std::error_code ec;
   std::uint64_t all = 0, vcpus = 0;
-  std::vector<long> threads;
+  std::vector<ThreadCpu> threads;
   for (const auto& task : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
     const std::string tid = task.path().filename().string();
     if (tid.empty() || tid.find_first_not_of("0123456789") != std::string::npos) continue;
@@ -64,10 +64,10 @@ std::optional<DomainStats> local_process_cpu(long pid) {
     if (!ns) return s;  // a thread that ended while listed: its CPU is in the ticks only
     all += *ns;
     if (is_vcpu_thread_name(read_proc((task.path() / "comm").string()))) vcpus += *ns;
-    threads.push_back(std::stol(tid));
+    threads.push_back({.tid = std::stol(tid), .ns = *ns});
   }
   if (ec || threads.empty()) return s;
-  std::sort(threads.begin(), threads.end());
+  std::sort(threads.begin(), threads.end(), [](const ThreadCpu& x, const ThreadCpu& y) { return x.tid < y.tid; });
   s->cpu_seconds = static_cast<double>(all) / 1e9;
   s->cpu_clock = CpuClock::schedstat;
   s->threads = std::move(threads);

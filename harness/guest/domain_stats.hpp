@@ -14,9 +14,10 @@ namespace abvm {
 // disk counters.
 DomainStatsReading read_domain_stats(virDomainPtr dom, long qemu_pid);
 
-// The CPU of a local process (the embedded driver's QEMU, outside a cgroup): its live threads' schedstat in ns, with their ids and its vCPU
-// threads' share, and the process's ticks beside them (cpu_clock schedstat); the ticks alone when a
-// thread's schedstat cannot be read (cpu_clock ticks); nullopt when the process is not there.
+// The CPU of a local process (the embedded driver's QEMU, outside a cgroup): each live thread's
+// schedstat in ns, their sum and its vCPU threads' share, and the process's ticks beside them
+// (cpu_clock schedstat); the ticks alone when a thread's schedstat cannot be read (cpu_clock ticks);
+// nullopt when the process is not there.
 std::optional<DomainStats> local_process_cpu(long pid);
 
 }  // namespace abvm

@@ -132,12 +132,20 @@ class Doorbell {
 // The host's count of one running guest at one moment (libvirt's domain statistics): the CPU its
 // QEMU spent and what its disks received so far. Differences of two readings are a window's cost
 // (samples/cost.hpp HostWindowCost).
+// One live thread of a local QEMU and the CPU it has spent, in ns (its schedstat).
+struct ThreadCpu {
+  long tid = 0;
+  std::uint64_t ns = 0;
+  bool operator==(const ThreadCpu&) const = default;
+};
+
 struct DomainStats {
   double cpu_seconds = 0;        // every thread of the guest's QEMU, counted on cpu_clock
   CpuClock cpu_clock = CpuClock::libvirt;
-  // cpu_clock schedstat: the ids of the live threads summed, ascending (a thread that ends takes its
-  // CPU out of the sum), and the whole process's ticks beside them, which keep an ended thread's.
-  std::vector<long> threads;
+  // cpu_clock schedstat: each live thread's CPU, by id ascending (cpu_seconds is their sum), so that a
+  // window takes each thread's own difference and a thread that ended in it takes none of its earlier
+  // CPU out of the window; and the whole process's ticks beside them (the clock when schedstat fails).
+  std::vector<ThreadCpu> threads;
   double tick_cpu_seconds = 0;
   double user_seconds = 0;       // cpu.user (the process's ticks, split, for a local QEMU)
   double system_seconds = 0;     // cpu.system

@@ -34,6 +34,9 @@ struct HostWindowCost {
   // window's readings have. Absent in journals written before abvm recorded it (a field added
   // within journal version 3: older readers ignore it).
   std::optional<CpuClock> cpu_clock;
+  // cpu_clock schedstat: threads of the QEMU that ended inside the window, whose CPU in it is not
+  // counted (QEMU's pool workers end after 10 s idle: their exit). 0 in older journals.
+  std::uint64_t threads_ended = 0;
   double user_seconds = 0;       // cpu.user
   double system_seconds = 0;     // cpu.system
   double vcpu_seconds = 0;       // sum of vcpu.<n>.time: the guest's own CPUs

@@ -77,11 +77,12 @@ std::vector<std::string> guest_tick_notes(const std::vector<JournalEntry>& entri
   return out;
 }
 
-// Windows whose host CPU is in the process's 10 ms ticks (a QEMU thread ended inside the window, or
-// its threads' schedstat could not be read), with the share one tick is of their median CPU.
-std::vector<std::string> host_tick_notes(const std::vector<JournalEntry>& entries) {
+// How the host's CPU of the windows was counted, where a reader must know: windows in the process's
+// 10 ms ticks (its threads' schedstat could not be read), with the share one tick is of their median
+// CPU, and windows in which a thread of the QEMU ended (its CPU in them is not counted).
+std::vector<std::string> host_clock_notes(const std::vector<JournalEntry>& entries) {
   struct Clocks {
-    std::size_t windows = 0;
+    std::size_t windows = 0, ended = 0;
     std::vector<double> ticked;  // the host CPU s of the windows counted in ticks
   };
   std::map<WorkloadSide, Clocks> clocks;
@@ -90,17 +91,25 @@ std::vector<std::string> host_tick_notes(const std::vector<JournalEntry>& entrie
     Clocks& c = clocks[{e.workload, e.side}];
     ++c.windows;
     if (e.cost->host->cpu_clock == CpuClock::ticks) c.ticked.push_back(e.cost->host->cpu_seconds);
+    if (e.cost->host->threads_ended > 0) ++c.ended;
   }
   std::vector<std::string> out;
   for (auto& [key, c] : clocks) {
-    if (c.ticked.empty()) continue;
-    auto mid = c.ticked.begin() + static_cast<std::ptrdiff_t>(c.ticked.size() / 2);
-    std::nth_element(c.ticked.begin(), mid, c.ticked.end());
-    out.push_back(fmt::format("{} on side {}: the host's CPU of {} of {} window(s) is counted in 10 ms ticks "
-                              "(/proc/<pid>/stat: a thread of its QEMU ended inside the window, or its threads' "
-                              "schedstat was unreadable): one tick is {:.1f} % of their median window's {:.3f} s",
-                              key.first, to_string(key.second), c.ticked.size(), c.windows,
-                              *mid > 0 ? 100.0 * 0.01 / *mid : 100.0, *mid));
+    const std::string who = fmt::format("{} on side {}", key.first, to_string(key.second));
+    if (!c.ticked.empty()) {
+      auto mid = c.ticked.begin() + static_cast<std::ptrdiff_t>(c.ticked.size() / 2);
+      std::nth_element(c.ticked.begin(), mid, c.ticked.end());
+      out.push_back(fmt::format("{}: the host's CPU of {} of {} window(s) is counted in 10 ms ticks "
+                                "(/proc/<pid>/stat: its QEMU threads' schedstat was unreadable): one tick is "
+                                "{:.1f} % of their median window's {:.3f} s",
+                                who, c.ticked.size(), c.windows, *mid > 0 ? 100.0 * 0.01 / *mid : 100.0, *mid));
+    }
+    if (c.ended > 0) {
+      out.push_back(fmt::format("{}: in {} of {} window(s) a thread of its QEMU ended, and its CPU inside the window "
+                                "is not counted (QEMU's pool workers end after 10 s idle: what one spends in a "
+                                "window is its exit)",
+                                who, c.ended, c.windows));
+    }
   }
   return out;
 }
@@ -109,7 +118,7 @@ std::vector<std::string> host_tick_notes(const std::vector<JournalEntry>& entrie
 
 std::vector<std::string> cost_notes(const std::vector<JournalEntry>& entries) {
   std::vector<std::string> out = short_disk_notes(entries);
-  for (auto* more : {&missing_host_cost_notes, &host_tick_notes, &guest_tick_notes}) {
+  for (auto* more : {&missing_host_cost_notes, &host_clock_notes, &guest_tick_notes}) {
     std::vector<std::string> notes = (*more)(entries);
     out.insert(out.end(), std::make_move_iterator(notes.begin()), std::make_move_iterator(notes.end()));
   }

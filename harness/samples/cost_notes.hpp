@@ -12,8 +12,9 @@ namespace abvm {
 //   - windows whose disk received less than kDiskBytesShare x the tool's bytes (a cache in the way);
 //   - runs without the host's cost, with how many and the first one's reason (a failed statistics
 //     call, a window the stop did not close): their host_cpu metrics leave them out;
-//   - windows whose host CPU fell back to the QEMU process's 10 ms ticks (run/designs/windows.cpp
-//     window_cpu), with the share one tick is of their median window's CPU;
+//   - windows whose host CPU is in the QEMU process's 10 ms ticks (its threads' schedstat was
+//     unreadable), with the share one tick is of their median window's CPU, and windows in which a
+//     thread of the QEMU ended (run/designs/windows.cpp window_cpu);
 //   - the guest's CPU counted from /proc/stat in 10 ms ticks (dd), with the median ticks a run and
 //     the share one tick is of it, and steal, which stays 0 where the hypervisor does not report it
 //     (TCG).

@@ -174,6 +174,7 @@ void read_cost(const LineReader& r, JournalEntry& e) {
       if (!parsed) r.wrong_type("cpu_clock", "\"libvirt\", \"schedstat\" or \"ticks\"", *clock, p);
       cost.host->cpu_clock = parsed;
     }
+    if (h->contains("threads_ended")) cost.host->threads_ended = cost_count(r, *h, "threads_ended", p);
   }
   if (c.contains("host_missing")) cost.host_missing = r.string("host_missing", c, "cost.");
   e.cost = std::move(cost);
@@ -191,6 +192,7 @@ nlohmann::ordered_json cost_json(const RunCost& cost) {
     nlohmann::ordered_json jh;
     jh["cpu"] = h.cpu_seconds;
     if (h.cpu_clock) jh["cpu_clock"] = to_string(*h.cpu_clock);
+    if (h.threads_ended > 0) jh["threads_ended"] = h.threads_ended;
     jh["user"] = h.user_seconds;
     jh["system"] = h.system_seconds;
     jh["vcpu"] = h.vcpu_seconds;

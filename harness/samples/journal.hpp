@@ -40,7 +40,8 @@
 //
 // every part but "tool_bytes" optional (absent where not measured; "host_missing" says why the host's
 // part is), all numbers finite and >= 0; "cpu_clock" (libvirt, schedstat or ticks: how "cpu" was
-// counted) came later within version 3, and is absent from lines written before it. Fields
+// counted) and "threads_ended" (QEMU threads that ended in the window, when any) came later within
+// version 3, and are absent from lines written before them. Fields
 // a reader does not know are ignored: adding a field does not change journal_version; any
 // change an older reader would misread does, and readers reject versions newer than theirs.
 // Only "ok" runs carry metrics (at least one); any other outcome carries none and says

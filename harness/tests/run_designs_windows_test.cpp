@@ -100,15 +100,18 @@ TEST(RunDesignsWindows, AnUnpacedRunsCostStartsAtItsNextRecord) {
   EXPECT_DOUBLE_EQ(runs[0].host_cost->cpu_seconds, 0.75);
 }
 
-// A local QEMU's reading: its live threads' schedstat sum and ids, and the process's ticks.
-DomainStatsReading threads_reading(double schedstat, double ticks, std::vector<long> threads, std::uint64_t bytes) {
-  return {.stats = DomainStats{.cpu_seconds = schedstat, .cpu_clock = CpuClock::schedstat, .threads = std::move(threads),
+// A local QEMU's reading: its live threads' schedstat (id, ns), and the process's ticks.
+DomainStatsReading threads_reading(std::vector<ThreadCpu> threads, double ticks, std::uint64_t bytes) {
+  double sum = 0;
+  for (const auto& t : threads) sum += static_cast<double>(t.ns) / 1e9;
+  return {.stats = DomainStats{.cpu_seconds = sum, .cpu_clock = CpuClock::schedstat, .threads = std::move(threads),
                                .tick_cpu_seconds = ticks, .disk_bytes = bytes}};
 }
 
-// The window's CPU is the threads' schedstat (ns) while every thread of the go lives at the end: a
-// thread that ended took its CPU out of the sum, and then the process's ticks, which keep it, count.
-TEST(RunDesignsWindows, AWindowsHostCpuIsItsThreadsSchedstatUnlessAThreadEnded) {
+// The window's CPU on schedstat is each thread's own difference: a thread that began inside it adds
+// all of its CPU, one that ended inside it adds nothing and takes none of its earlier CPU away (the
+// sums' difference would), and is counted; a thread id taken again counts as a new thread.
+TEST(RunDesignsWindows, AWindowsHostCpuIsEachThreadsOwnSchedstatDifference) {
   GuestReport r;
   r.runs.push_back({.workload = "dd", .index = 0, .t_start = 2.0, .t_end = 3.0, .next_seq = 2});
   r.clock_marks = {{.seq = 3, .t = 2.0, .run = 0}, {.seq = 6, .t = 3.0, .run = 0}};
@@ -119,21 +122,36 @@ TEST(RunDesignsWindows, AWindowsHostCpuIsItsThreadsSchedstatUnlessAThreadEnded) 
     cost_windows(r, log, runs);
     return runs[0].host_cost;
   };
-  // Thread 14 began inside the window: all of its CPU is the window's.
-  auto cost = cost_of(threads_reading(1.000, 0.99, {10, 11}, 0), threads_reading(1.237, 1.24, {10, 11, 14}, 100));
+  const DomainStatsReading go = threads_reading({{10, 700'000'000}, {11, 300'000'000}, {12, 5'000'000}}, 0.99, 0);
+  // 10 spent 0.2 s, 11 ended (its 0.3 s before the window stays out of it), 12 spent 0.001 s, 14 began
+  // and spent 0.036 s: 0.237 s, where the sums' difference is -0.063 s.
+  auto cost = cost_of(go, threads_reading({{10, 900'000'000}, {12, 6'000'000}, {14, 36'000'000}}, 1.30, 100));
   ASSERT_TRUE(cost) << runs[0].host_cost_missing;
   EXPECT_NEAR(cost->cpu_seconds, 0.237, 1e-12);
   EXPECT_EQ(cost->cpu_clock, CpuClock::schedstat);
-  // Thread 11 ended inside it: the ticks' 1.30 - 0.99.
-  cost = cost_of(threads_reading(1.000, 0.99, {10, 11}, 0), threads_reading(0.900, 1.30, {10, 14}, 100));
-  ASSERT_TRUE(cost) << runs[0].host_cost_missing;
+  EXPECT_EQ(cost->threads_ended, 1u);
+  // 12's id taken by a new thread with less CPU than the old one had: a new thread, the old one ended.
+  cost = cost_of(go, threads_reading({{10, 900'000'000}, {11, 300'000'000}, {12, 2'000'000}}, 1.30, 100));
+  ASSERT_TRUE(cost);
+  EXPECT_NEAR(cost->cpu_seconds, 0.202, 1e-12);
+  EXPECT_EQ(cost->threads_ended, 1u);
+  // Every thread lived: no ended thread is said.
+  cost = cost_of(go, threads_reading({{10, 800'000'000}, {11, 300'000'000}, {12, 5'000'000}}, 1.10, 100));
+  ASSERT_TRUE(cost);
+  EXPECT_NEAR(cost->cpu_seconds, 0.1, 1e-12);
+  EXPECT_EQ(cost->threads_ended, 0u);
+  // One reading in ticks (its threads' schedstat unreadable): both in ticks, 1.30 - 0.99.
+  DomainStatsReading ticked = threads_reading({}, 1.30, 100);
+  ticked.stats->cpu_clock = CpuClock::ticks, ticked.stats->cpu_seconds = 1.30;
+  cost = cost_of(go, ticked);
+  ASSERT_TRUE(cost);
   EXPECT_NEAR(cost->cpu_seconds, 0.31, 1e-12);
   EXPECT_EQ(cost->cpu_clock, CpuClock::ticks);
   // libvirt's cpu.time (a cgroup's usage) is its own clock; a reading on another clock has no window.
   cost = cost_of(reading(1.0, 0), reading(1.5, 100));
   ASSERT_TRUE(cost);
   EXPECT_EQ(cost->cpu_clock, CpuClock::libvirt);
-  EXPECT_FALSE(cost_of(reading(1.0, 0), threads_reading(1.5, 1.5, {10}, 100)));
+  EXPECT_FALSE(cost_of(reading(1.0, 0), threads_reading({{10, 1}}, 1.5, 100)));
   EXPECT_EQ(runs[0].host_cost_missing, "the host's counters went back (or changed clocks) between the go and the stop");
 }
 

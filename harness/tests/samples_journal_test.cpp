@@ -312,12 +312,16 @@ TEST(Journal, CostRoundTripsAndIsAbsentFromOlderLines) {
 // it) reads as not known, not as one of the clocks.
 TEST(Journal, TheHostsCpuClockRoundTripsAndIsOptional) {
   JournalEntry e = sample_entry();
-  e.cost = RunCost{.tool_bytes = 8, .host = HostWindowCost{.cpu_seconds = 0.25, .cpu_clock = CpuClock::schedstat}};
+  e.cost = RunCost{.tool_bytes = 8,
+                   .host = HostWindowCost{.cpu_seconds = 0.25, .cpu_clock = CpuClock::schedstat, .threads_ended = 2}};
   const std::string line = to_journal_line(e);
-  EXPECT_NE(line.find(R"("host":{"cpu":0.25,"cpu_clock":"schedstat","user":0.0,)"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("host":{"cpu":0.25,"cpu_clock":"schedstat","threads_ended":2,"user":0.0,)"), std::string::npos)
+      << line;
   EXPECT_EQ(parse_journal_line(line, "j", 1).cost, e.cost);
+  e.cost->host->threads_ended = 0;  // none ended: not written
+  EXPECT_EQ(to_journal_line(e).find("threads_ended"), std::string::npos);
   std::string older = line;
-  older.erase(older.find(R"("cpu_clock":"schedstat",)"), 24);
+  older.erase(older.find(R"("cpu_clock":"schedstat","threads_ended":2,)"), 42);
   const auto cost = parse_journal_line(older, "j", 1).cost;
   ASSERT_TRUE(cost && cost->host);
   EXPECT_FALSE(cost->host->cpu_clock);

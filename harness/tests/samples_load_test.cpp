@@ -608,9 +608,10 @@ TEST(Load, TheGuestsTicksAreSaidWithTheShareOneTickIsOfARun) {
             "so CPU the host took from the guest is not seen");
 }
 
-// A window whose host CPU fell back to the process's 10 ms ticks is said per workload and side, with
-// the share one tick is of those windows' median CPU (0.25 s, of 0.1, 0.25, 0.4: 4 %).
-TEST(Load, WindowsWhoseHostCpuIsInTicksAreANote) {
+// How the host's CPU was counted is said per workload and side where a reader must know: windows in
+// the process's 10 ms ticks, with the share one tick is of their median CPU (0.25 s, of 0.1, 0.25,
+// 0.4: 4 %), and windows in which a thread of the QEMU ended.
+TEST(Load, WindowsInTicksAndWindowsWhoseQemuThreadEndedAreNotes) {
   std::vector<JournalEntry> entries;
   for (const double cpu : {0.1, 0.25, 0.4, 0.3}) {
     entries.push_back(costed_run("t000" + std::to_string(entries.size()), Side::b, 1000));
@@ -619,9 +620,13 @@ TEST(Load, WindowsWhoseHostCpuIsInTicksAreANote) {
   }
   entries.push_back(costed_run("t0004", Side::a, 1000));  // no clock recorded (older journal): nothing said
   EXPECT_EQ(only_note(entries),
-            "dd-write on side B: the host's CPU of 3 of 4 window(s) is counted in 10 ms ticks (/proc/<pid>/stat: a "
-            "thread of its QEMU ended inside the window, or its threads' schedstat was unreadable): one tick is 4.0 % "
-            "of their median window's 0.250 s");
+            "dd-write on side B: the host's CPU of 3 of 4 window(s) is counted in 10 ms ticks (/proc/<pid>/stat: its "
+            "QEMU threads' schedstat was unreadable): one tick is 4.0 % of their median window's 0.250 s");
+  for (auto& e : entries) e.cost->host->cpu_clock = CpuClock::schedstat;
+  entries[2].cost->host->threads_ended = 1;
+  EXPECT_EQ(only_note(entries),
+            "dd-write on side B: in 1 of 4 window(s) a thread of its QEMU ended, and its CPU inside the window is not "
+            "counted (QEMU's pool workers end after 10 s idle: what one spends in a window is its exit)");
 }
 
 }  // namespace

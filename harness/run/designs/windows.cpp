@@ -141,18 +141,39 @@ std::optional<DomainStatsReading> done_reading(const GuestReport& report, const 
   return it->second;
 }
 
-// The CPU the QEMU spent between two readings, on the finest clock both have: its threads' schedstat
-// when every thread of the first reading still lives at the second (a thread that ended took its CPU
-// out of the sum), else the process's ticks, which keep an ended thread's. nullopt when it went back.
-std::optional<std::pair<double, CpuClock>> window_cpu(const DomainStats& go, const DomainStats& stop) {
-  std::pair<double, CpuClock> cpu{stop.cpu_seconds - go.cpu_seconds, go.cpu_clock};
-  const bool a_thread_ended = go.cpu_clock == CpuClock::schedstat &&
-                              !std::includes(stop.threads.begin(), stop.threads.end(), go.threads.begin(), go.threads.end());
-  if (go.cpu_clock != stop.cpu_clock || a_thread_ended) {
-    if (go.cpu_clock == CpuClock::libvirt || stop.cpu_clock == CpuClock::libvirt) return std::nullopt;
-    cpu = {stop.tick_cpu_seconds - go.tick_cpu_seconds, CpuClock::ticks};
+struct WindowCpu {
+  double seconds = 0;
+  CpuClock clock = CpuClock::libvirt;
+  std::uint64_t threads_ended = 0;  // threads of the first reading gone at the second
+};
+
+// The CPU the QEMU spent between two readings on the finest clock both have. On schedstat each thread
+// that lives at the end adds its own difference (all of its CPU when it began in between), and a
+// thread that ended in between adds nothing: QEMU's pool workers end after 10 s idle, so what one
+// spent inside a window of seconds is its exit. Mixed local clocks take the process's ticks;
+// nullopt when a counter went back or one reading is libvirt's and the other local.
+std::optional<WindowCpu> window_cpu(const DomainStats& go, const DomainStats& stop) {
+  using enum CpuClock;
+  if (go.cpu_clock == schedstat && stop.cpu_clock == schedstat) {
+    std::uint64_t ns = 0, ended = 0;
+    auto before = go.threads.begin();
+    for (const ThreadCpu& t : stop.threads) {
+      for (; before != go.threads.end() && before->tid < t.tid; ++before) ++ended;
+      std::uint64_t earlier = 0;
+      if (before != go.threads.end() && before->tid == t.tid) {
+        if (before->ns <= t.ns) earlier = before->ns;
+        else ++ended;  // less than before: a new thread took the ended one's id
+        ++before;
+      }
+      ns += t.ns - earlier;
+    }
+    ended += static_cast<std::uint64_t>(go.threads.end() - before);
+    return WindowCpu{.seconds = static_cast<double>(ns) / 1e9, .clock = schedstat, .threads_ended = ended};
   }
-  if (cpu.first < 0) return std::nullopt;
+  if ((go.cpu_clock == libvirt) != (stop.cpu_clock == libvirt)) return std::nullopt;
+  WindowCpu cpu{.seconds = stop.cpu_seconds - go.cpu_seconds, .clock = go.cpu_clock};
+  if (go.cpu_clock != stop.cpu_clock) cpu = {.seconds = stop.tick_cpu_seconds - go.tick_cpu_seconds, .clock = ticks};
+  if (cpu.seconds < 0) return std::nullopt;
   return cpu;
 }
 
@@ -192,8 +213,9 @@ void cost_windows(const GuestReport& report, const HostClockLog& log, std::vecto
     } else {
       const DomainStats& a = *go->stats;
       const DomainStats& b = *stop->stats;
-      run.host_cost = HostWindowCost{.cpu_seconds = cpu->first,
-                                     .cpu_clock = cpu->second,
+      run.host_cost = HostWindowCost{.cpu_seconds = cpu->seconds,
+                                     .cpu_clock = cpu->clock,
+                                     .threads_ended = cpu->threads_ended,
                                      .user_seconds = std::max(0.0, b.user_seconds - a.user_seconds),
                                      .system_seconds = std::max(0.0, b.system_seconds - a.system_seconds),
                                      .vcpu_seconds = std::max(0.0, b.vcpu_seconds - a.vcpu_seconds),
