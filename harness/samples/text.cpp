@@ -4,19 +4,22 @@
 
 namespace abvm::text {
 
-std::vector<Line> split_lines(std::string_view text) {
-  std::vector<Line> lines;
-  std::size_t number = 1;
-  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  while (!text.empty()) {
-    std::size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back({line, number++});
-    if (nl == std::string_view::npos) break;
-    text.remove_prefix(nl + 1);
+void Lines::iterator::next() {
+  if (last_ || rest_.empty()) {
+    at_end_ = true;
+    return;
   }
-  return lines;
+  const std::size_t nl = rest_.find('\n');
+  std::string_view line = rest_.substr(0, nl);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  line_ = {line, line_.number + 1};
+  last_ = nl == std::string_view::npos;
+  if (!last_) rest_.remove_prefix(nl + 1);
+}
+
+Lines split_lines(std::string_view text) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  return Lines(text);
 }
 
 std::string_view trim(std::string_view s) {
