@@ -24,7 +24,7 @@ std::vector<double> sorted_positive(std::span<const double> v, const char* side)
     }
   }
   std::vector<double> s(v.begin(), v.end());
-  std::sort(s.begin(), s.end());
+  if (!std::is_sorted(s.begin(), s.end())) std::sort(s.begin(), s.end());
   return s;
 }
 

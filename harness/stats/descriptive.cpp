@@ -81,10 +81,11 @@ double median(std::span<const double> v) {
   return median_in_place(w);
 }
 
-double mad(std::span<const double> v) {
-  const double m = median(v);
+double mad(std::span<const double> v) { return mad_about(v, median(v)); }
+
+double mad_about(std::span<const double> v, double median) {
   std::vector<double> dev(v.size());
-  std::transform(v.begin(), v.end(), dev.begin(), [m](double x) { return std::abs(x - m); });
+  std::transform(v.begin(), v.end(), dev.begin(), [median](double x) { return std::abs(x - median); });
   return median_in_place(dev);
 }
 
@@ -92,6 +93,12 @@ Summary summarize(std::span<const double> v) {
   require_nonempty_finite(v, "summarize");
   std::vector<double> sorted(v.begin(), v.end());
   std::sort(sorted.begin(), sorted.end());
+  return summarize(v, sorted);
+}
+
+Summary summarize(std::span<const double> v, std::span<const double> sorted) {
+  require_nonempty_finite(v, "summarize");
+  if (sorted.size() != v.size()) throw std::invalid_argument("summarize: the sorted copy is not of the values");
   Summary s;
   s.n = v.size();
   s.min = sorted.front();
@@ -100,7 +107,7 @@ Summary summarize(std::span<const double> v) {
   s.median = s.n % 2 == 1 ? sorted[mid] : std::midpoint(sorted[mid - 1], sorted[mid]);
   s.mean = mean_without_overflow(v);
   if (s.n > 1) s.sd = sd_without_overflow(v, s.mean);
-  s.mad = mad(v);
+  s.mad = mad_about(sorted, s.median);  // the median of v is s.median: the same middle values
   s.iqr = quantile(sorted, 0.75) - quantile(sorted, 0.25);
   s.cv = s.mean == 0 ? 0 : s.sd / s.mean;
   return s;

@@ -20,6 +20,9 @@ struct Summary {
 };
 
 Summary summarize(std::span<const double> v);
+// The same from the values and their ascending copy (`sorted`, of the same size), for a caller that
+// sorts them once for several statistics; the mean and sd are summed in v's order, as above.
+Summary summarize(std::span<const double> v, std::span<const double> sorted);
 
 // Type-7 quantile of ascending data: with h = (n-1) q, x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]).
 // q must lie in [0, 1]; `sorted` must be ascending (checked: throws std::invalid_argument).
@@ -29,6 +32,8 @@ double median(std::span<const double> v);
 
 // Raw (unscaled) median absolute deviation from the median.
 double mad(std::span<const double> v);
+// The same about a median already known (v's own median, in any order of v).
+double mad_about(std::span<const double> v, double median);
 
 // Throws std::invalid_argument naming `what` when v is empty or holds a non-finite value.
 void require_nonempty_finite(std::span<const double> v, const char* what);

@@ -159,17 +159,54 @@ IntervalRank capped(IntervalRank rank, double ceiling, double confidence) {
   return rank;
 }
 
-// Median of `total` sorted-on-demand values: the mean of the two middle ones for an even count.
-template <class Kth>
-double median_by_selection(std::uint64_t total, Kth kth) {
-  if (total % 2 == 1) return kth(total / 2);
-  return (kth(total / 2 - 1) + kth(total / 2)) / 2;
+// How many elements of the matrix of select_kth are <= p, and the smallest one above p (infinity
+// when none is): one staircase walk.
+template <class Value, class Start>
+std::pair<std::uint64_t, double> count_up_to(std::size_t rows, std::size_t cols, Start start, Value value, double p) {
+  std::uint64_t count = 0;
+  double above = std::numeric_limits<double>::infinity();
+  std::size_t c = cols;  // the first column of row r whose value is > p (it moves left as r grows)
+  for (std::size_t r = 0; r < rows; ++r) {
+    while (c > 0 && value(r, c - 1) > p) --c;
+    const std::size_t first = std::max(c, start(r));
+    count += first - start(r);
+    if (first < cols) above = std::min(above, value(r, first));
+  }
+  return {count, above};
 }
 
-std::vector<double> sorted_copy(std::span<const double> v) {
-  std::vector<double> s(v.begin(), v.end());
-  std::sort(s.begin(), s.end());
-  return s;
+// Median of the matrix of select_kth (`total` elements): the mean of the two middle ones for an
+// even count, the upper one found from the lower with one staircase walk instead of a selection.
+template <class Value, class Start>
+double median_by_selection(std::size_t rows, std::size_t cols, std::uint64_t total, Start start, Value value) {
+  if (total % 2 == 1) return select_kth(rows, cols, total, start, value, total / 2);
+  const double lower = select_kth(rows, cols, total, start, value, total / 2 - 1);
+  const auto [up_to_lower, above] = count_up_to(rows, cols, start, value, lower);
+  const double upper = up_to_lower > total / 2 ? lower : above;
+  return (lower + upper) / 2;
+}
+
+// `v` ascending: itself when it already is (no copy), else a sorted copy kept in `store`.
+std::span<const double> ascending(std::span<const double> v, std::vector<double>& store) {
+  if (std::is_sorted(v.begin(), v.end())) return v;
+  store.assign(v.begin(), v.end());
+  std::sort(store.begin(), store.end());
+  return store;
+}
+
+// The first column each row keeps: every one, or those from the diagonal on.
+constexpr auto every_column = [](std::size_t) { return std::size_t{0}; };
+constexpr auto upper_triangle = [](std::size_t r) { return r; };
+
+// Row r of the pairwise differences holds x in descending order, so y[c] - x[n-1-r] grows along rows
+// and columns.
+auto pairwise_differences(std::span<const double> x, std::span<const double> y) {
+  return [x, y](std::size_t r, std::size_t c) { return y[c] - x[x.size() - 1 - r]; };
+}
+
+// The full symmetric matrix (d_r + d_c)/2 is sorted both ways; row r keeps its columns c >= r.
+auto walsh_averages(std::span<const double> d) {
+  return [d](std::size_t r, std::size_t c) { return (d[r] + d[c]) / 2; };
 }
 
 }  // namespace
@@ -180,13 +217,9 @@ double kth_pairwise_difference(std::span<const double> x_sorted, std::span<const
   require_finite(y_sorted, "pairwise differences: y");
   require_sorted(x_sorted, "pairwise differences: x");
   require_sorted(y_sorted, "pairwise differences: y");
-  const std::size_t n = x_sorted.size();
-  const std::uint64_t total = checked_product(n, y_sorted.size());
+  const std::uint64_t total = checked_product(x_sorted.size(), y_sorted.size());
   if (k >= total) throw std::invalid_argument("pairwise differences: rank out of range");
-  // Row r holds x in descending order, so y[c] - x[n-1-r] grows along rows and columns.
-  return select_kth(
-      n, y_sorted.size(), total, [](std::size_t) { return std::size_t{0}; },
-      [&](std::size_t r, std::size_t c) { return y_sorted[c] - x_sorted[n - 1 - r]; }, k);
+  return select_kth(x_sorted.size(), y_sorted.size(), total, every_column, pairwise_differences(x_sorted, y_sorted), k);
 }
 
 double kth_walsh_average(std::span<const double> d_sorted, std::uint64_t k) {
@@ -196,10 +229,7 @@ double kth_walsh_average(std::span<const double> d_sorted, std::uint64_t k) {
   const std::size_t n = d_sorted.size();
   const std::uint64_t total = checked_product(n, n + 1) / 2;
   if (k >= total) throw std::invalid_argument("Walsh averages: rank out of range");
-  // The full symmetric matrix (d_r + d_c)/2 is sorted both ways; row r keeps its columns c >= r.
-  return select_kth(
-      n, n, total, [](std::size_t r) { return r; },
-      [&](std::size_t r, std::size_t c) { return (d_sorted[r] + d_sorted[c]) / 2; }, k);
+  return select_kth(n, n, total, upper_triangle, walsh_averages(d_sorted), k);
 }
 
 ShiftEstimate hodges_lehmann_shift(std::span<const double> x, std::span<const double> y, double confidence) {
@@ -207,14 +237,14 @@ ShiftEstimate hodges_lehmann_shift(std::span<const double> x, std::span<const do
   require_finite(x, "Hodges-Lehmann sample x");
   require_finite(y, "Hodges-Lehmann sample y");
   require_confidence(confidence);
-  const std::vector<double> xs = sorted_copy(x);
-  const std::vector<double> ys = sorted_copy(y);
+  std::vector<double> x_store, y_store;
+  const std::span<const double> xs = ascending(x, x_store), ys = ascending(y, y_store);
   const std::uint64_t total = checked_product(xs.size(), ys.size());
   auto kth = [&](std::uint64_t k) { return kth_pairwise_difference(xs, ys, k); };
 
   ShiftEstimate out;
   out.confidence = confidence;
-  out.estimate = median_by_selection(total, kth);
+  out.estimate = median_by_selection(xs.size(), ys.size(), total, every_column, pairwise_differences(xs, ys));
   std::vector<std::size_t> ties = tie_sizes_of_sorted(xs);
   const std::vector<std::size_t> ties_y = tie_sizes_of_sorted(ys);
   ties.insert(ties.end(), ties_y.begin(), ties_y.end());
@@ -241,14 +271,15 @@ ShiftEstimate hodges_lehmann_paired(std::span<const double> d, double confidence
   if (d.empty()) throw std::invalid_argument("paired Hodges-Lehmann needs at least one difference");
   require_finite(d, "paired Hodges-Lehmann input");
   require_confidence(confidence);
-  const std::vector<double> ds = sorted_copy(d);
+  std::vector<double> store;
+  const std::span<const double> ds = ascending(d, store);
   const std::size_t n = ds.size();
   const std::uint64_t total = checked_product(n, n + 1) / 2;
   auto kth = [&](std::uint64_t k) { return kth_walsh_average(ds, k); };
 
   ShiftEstimate out;
   out.confidence = confidence;
-  out.estimate = median_by_selection(total, kth);
+  out.estimate = median_by_selection(n, n, total, upper_triangle, walsh_averages(ds));
   const std::vector<std::size_t> ties = tie_sizes_of_sorted(ds);
   IntervalRank rank;
   if (ties.empty() && n <= kWilcoxonExactMaxN) {

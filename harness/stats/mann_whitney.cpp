@@ -47,17 +47,58 @@ double mann_whitney_max_confidence(std::size_t n, std::size_t m) {
   return std::max(0.0, 1 - 2 / c);
 }
 
+namespace {
+
+// The sum of x's midranks in the pooled sample, and the pooled sample's tie sizes (ascending value).
+struct RankSum {
+  double x = 0;
+  std::vector<std::size_t> tie_sizes;
+};
+
+// Sides given ascending are merged instead of ranked: each run of equal values holds i..j-1 (0-based)
+// of the pooled order, and x's values in it add their count times the mean rank (i+1+j)/2. Ranks are
+// multiples of 1/2, so every partial sum below 2^52 is exact and the sum is the one midranks give in
+// any order of adding.
+RankSum merged_rank_sum(std::span<const double> x, std::span<const double> y) {
+  RankSum r;
+  std::size_t i = 0, ix = 0, iy = 0;
+  while (ix < x.size() || iy < y.size()) {
+    const double v = iy == y.size() || (ix < x.size() && x[ix] <= y[iy]) ? x[ix] : y[iy];
+    const std::size_t from_x = ix;
+    while (ix < x.size() && x[ix] == v) ++ix;
+    const std::size_t tied = ix - from_x;
+    std::size_t from_y = iy;
+    while (iy < y.size() && y[iy] == v) ++iy;
+    const std::size_t j = i + tied + (iy - from_y);
+    r.x += static_cast<double>(tied) * ((static_cast<double>(i + 1) + static_cast<double>(j)) / 2.0);
+    if (j - i > 1) r.tie_sizes.push_back(j - i);
+    i = j;
+  }
+  return r;
+}
+
+RankSum rank_sum(std::span<const double> x, std::span<const double> y) {
+  const double pooled = static_cast<double>(x.size() + y.size());
+  const bool exact = static_cast<double>(x.size()) * pooled < 0x1p52;
+  if (exact && std::is_sorted(x.begin(), x.end()) && std::is_sorted(y.begin(), y.end())) return merged_rank_sum(x, y);
+  std::vector<double> values(x.begin(), x.end());
+  values.insert(values.end(), y.begin(), y.end());
+  Ranking ranked = midranks(values);
+  RankSum r{.tie_sizes = std::move(ranked.tie_sizes)};
+  for (std::size_t i = 0; i < x.size(); ++i) r.x += ranked.ranks[i];
+  return r;
+}
+
+}  // namespace
+
 MannWhitney mann_whitney(std::span<const double> x, std::span<const double> y) {
   if (x.empty() || y.empty()) throw std::invalid_argument("Mann-Whitney needs two non-empty samples");
   require_no_nan(x, "Mann-Whitney sample x");
   require_no_nan(y, "Mann-Whitney sample y");
   const std::size_t n = x.size();
   const std::size_t m = y.size();
-  std::vector<double> pooled(x.begin(), x.end());
-  pooled.insert(pooled.end(), y.begin(), y.end());
-  const Ranking r = midranks(pooled);
-  double rank_sum_x = 0;
-  for (std::size_t i = 0; i < n; ++i) rank_sum_x += r.ranks[i];
+  const RankSum r = rank_sum(x, y);
+  const double rank_sum_x = r.x;
   const double nd = static_cast<double>(n);
   const double md = static_cast<double>(m);
   MannWhitney result;

@@ -81,7 +81,7 @@ std::vector<double> log_cuts(const std::vector<double>& x) {
   const std::size_t n = x.size();
   const std::size_t min_count = std::max<std::size_t>(3, (n + 9) / 10);
   if (n < 2 * min_count) return {};
-  const Summary s = summarize(x);
+  const Summary s = summarize(x, x);
   double scale = s.sd;
   for (double c : {s.iqr / 1.349, 1.4826 * s.mad}) {
     if (c > 0 && c < scale) scale = c;
@@ -193,19 +193,30 @@ std::size_t mode_of(const ModeSplit& split, double value) {
   return static_cast<std::size_t>(std::upper_bound(split.cuts.begin(), split.cuts.end(), value) - split.cuts.begin());
 }
 
-ModeSplit find_modes(std::span<const double> a, std::span<const double> b) {
-  std::vector<double> x;
-  x.reserve(a.size() + b.size());
-  for (auto side : {a, b}) {
-    for (double v : side) {
-      if (!(std::isfinite(v) && v > 0)) {
-        throw std::invalid_argument("find_modes: values must be finite and positive (log scale)");
-      }
-      x.push_back(std::log(v));
-    }
+namespace {
+
+// Both sides' logs, ascending: merged when each side's ascend (sides given sorted), else sorted.
+std::vector<double> pooled_logs(std::span<const double> a, std::span<const double> b) {
+  std::vector<double> x(a.size() + b.size());
+  const auto log_of = [](double v) {
+    if (!(std::isfinite(v) && v > 0)) throw std::invalid_argument("find_modes: values must be finite and positive (log scale)");
+    return std::log(v);
+  };
+  const auto mid = std::transform(a.begin(), a.end(), x.begin(), log_of);
+  std::transform(b.begin(), b.end(), mid, log_of);
+  if (std::is_sorted(x.begin(), mid) && std::is_sorted(mid, x.end())) {
+    std::inplace_merge(x.begin(), mid, x.end());
+  } else {
+    std::sort(x.begin(), x.end());
   }
+  return x;
+}
+
+}  // namespace
+
+ModeSplit find_modes(std::span<const double> a, std::span<const double> b) {
+  const std::vector<double> x = pooled_logs(a, b);
   if (x.empty()) throw std::invalid_argument("find_modes: no values");
-  std::sort(x.begin(), x.end());
 
   ModeSplit split;
   for (double c : log_cuts(x)) split.cuts.push_back(std::exp(c));

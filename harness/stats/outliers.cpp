@@ -12,13 +12,18 @@ Outliers find_outliers(std::span<const double> v) {
   require_nonempty_finite(v, "find_outliers");
   std::vector<double> sorted(v.begin(), v.end());
   std::sort(sorted.begin(), sorted.end());
+  return find_outliers(v, sorted, summarize(v, sorted));
+}
+
+Outliers find_outliers(std::span<const double> v, std::span<const double> sorted, const Summary& summary) {
+  require_nonempty_finite(v, "find_outliers");
   const double q1 = quantile(sorted, 0.25);
   const double q3 = quantile(sorted, 0.75);
   Outliers out;
   out.tukey_low = q1 - 1.5 * (q3 - q1);
   out.tukey_high = q3 + 1.5 * (q3 - q1);
-  const double med = median(v);
-  const double m = mad(v);
+  const double med = summary.median;
+  const double m = summary.mad;
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (v[i] < out.tukey_low || v[i] > out.tukey_high) out.tukey.push_back(i);
     // With MAD == 0 more than half the values are identical: the score is infinite for every other

@@ -11,6 +11,8 @@
 #include <span>
 #include <vector>
 
+#include "stats/descriptive.hpp"
+
 namespace abvm::stats {
 
 struct Outliers {
@@ -19,5 +21,8 @@ struct Outliers {
 };
 
 Outliers find_outliers(std::span<const double> v);
+// The same from v's ascending copy and its summary (stats/descriptive.hpp summarize(v, sorted)),
+// for a caller that has both already.
+Outliers find_outliers(std::span<const double> v, std::span<const double> sorted, const Summary& summary);
 
 }  // namespace abvm::stats

@@ -90,7 +90,9 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
     pvalues.push_back(1);
     return r;
   }
-  auto la = logs(r.a.units), lb = logs(r.b.units);
+  // The statistics of the units below depend on their values only, not their order: each takes
+  // them ascending, sorted once (logs of ascending values ascend too).
+  auto la = logs(r.a.sorted_units), lb = logs(r.b.sorted_units);
   r.unpaired = effect_from_shift(stats::hodges_lehmann_shift(la, lb, 1 - alpha));
   r.effect = r.unpaired;
   auto d = block_log_ratios(r.a.samples, r.b.samples);
@@ -102,13 +104,13 @@ MetricAnalysis analyze_metric(MetricSamples&& m, const AnalysisOptions& options,
     r.noise = noise_anatomy(r, d, options.margin);
     r.hosts = host_agreement(r.a.samples, r.b.samples, alpha);
   }
-  auto mw = stats::mann_whitney(r.a.units, r.b.units);
+  auto mw = stats::mann_whitney(r.a.sorted_units, r.b.sorted_units);
   r.mw_u = mw.u;
   r.mw_p = mw.p;
   r.mw_exact = mw.exact;
   pvalues.push_back(mw.p);
   if (!options.verdict_only) {
-    r.bootstrap = stats::bootstrap_median_ratio(r.a.units, r.b.units, 1 - alpha, options.seed,
+    r.bootstrap = stats::bootstrap_median_ratio(r.a.sorted_units, r.b.sorted_units, 1 - alpha, options.seed,
                                                 options.bootstrap_resamples);
   }
   analyze_modes(r, la, lb, alpha, options.margin, options.verdict_only);

@@ -120,6 +120,7 @@ struct SideAnalysis {
   stats::Outliers outliers;            // indices into the side's runs, input order
   std::vector<double> runs;            // every run's value, input order
   std::vector<double> units;           // values analysed: one per boot when runs share boots, else runs
+  std::vector<double> sorted_units;    // the units ascending: sorted once for every statistic of them
   bool per_boot = false;               // units are boots (medians of their runs)
   std::vector<std::int64_t> unit_order;  // order position of each unit (first run of the boot)
   // Runs left out by the pair rule (AnalysisOptions::max_start_skew_ms), as given; in none of the

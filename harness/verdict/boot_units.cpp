@@ -19,6 +19,16 @@
 
 namespace abvm::analysis_steps {
 
+namespace {
+
+std::vector<double> ascending(const std::vector<double>& v) {
+  std::vector<double> out = v;
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
 // Groups a side's runs into units: one per boot when any boot holds several runs.
 // Takes the samples over (2 x 1M runs hold a few hundred MB: one copy is enough).
 SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metric, Side side) {
@@ -70,10 +80,14 @@ SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metri
     s.units = s.runs;
     for (const Sample& x : samples) s.unit_order.push_back(x.order);
   }
+  // One sort of the runs serves their summary and outliers and, when the runs are the units, every
+  // statistic of the units.
+  std::vector<double> sorted_runs = ascending(s.runs);
   if (!s.runs.empty()) {
-    s.summary = stats::summarize(s.runs);
-    s.outliers = stats::find_outliers(s.runs);
+    s.summary = stats::summarize(s.runs, sorted_runs);
+    s.outliers = stats::find_outliers(s.runs, sorted_runs, s.summary);
   }
+  s.sorted_units = s.per_boot ? ascending(s.units) : std::move(sorted_runs);
   return s;
 }
 
@@ -107,15 +121,29 @@ void check_ratio_range(const MetricAnalysis& m) {
                           (std::log(hi->value) - std::log(lo->value)) / std::log(10.0)));
 }
 
+namespace {
+
+// The midranks of run orders: 1, 2, ... for the usual strictly ascending orders, without a sort.
+std::vector<double> order_ranks(const std::vector<std::int64_t>& order) {
+  const auto not_ascending = [](std::int64_t x, std::int64_t y) { return !(static_cast<double>(x) < static_cast<double>(y)); };
+  if (std::adjacent_find(order.begin(), order.end(), not_ascending) == order.end()) {
+    std::vector<double> ranks(order.size());
+    std::iota(ranks.begin(), ranks.end(), 1.0);
+    return ranks;
+  }
+  return stats::midranks(std::vector<double>(order.begin(), order.end())).ranks;
+}
+
+}  // namespace
+
 // Spearman's rank correlation of values against run order, with the t-approximation p-value
 // (as scipy.stats.spearmanr).
 Trend spearman_trend(const std::vector<double>& values, const std::vector<std::int64_t>& order) {
   Trend t;
   const std::size_t n = values.size();
   if (n < 3) return t;
-  std::vector<double> ord(order.begin(), order.end());
   auto rv = stats::midranks(values).ranks;
-  auto ro = stats::midranks(ord).ranks;
+  auto ro = order_ranks(order);
   double mv = std::accumulate(rv.begin(), rv.end(), 0.0) / n;
   double mo = std::accumulate(ro.begin(), ro.end(), 0.0) / n;
   double sxy = 0, sxx = 0, syy = 0;

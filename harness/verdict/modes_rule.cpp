@@ -28,7 +28,7 @@ std::vector<bool> worse_modes(const stats::ModeSplit& split, Better better, doub
 // Modes on the pooled units with one set of cut points for both sides (la, lb: log units).
 void analyze_modes(MetricAnalysis& r, const std::vector<double>& la, const std::vector<double>& lb, double alpha,
                    double margin, bool verdict_only) {
-  r.modes.split = stats::find_modes(r.a.units, r.b.units);
+  r.modes.split = stats::find_modes(r.a.sorted_units, r.b.sorted_units);
   r.modes.alpha = alpha / 2;
   if (r.modes.split.modes.size() < 2) return;
   r.modes.worse = worse_modes(r.modes.split, r.better, margin);
