@@ -33,13 +33,15 @@ struct CompareArgs {
 std::vector<Sample> relabel(const std::vector<Sample>& in, const std::string& prefix, std::int64_t offset) {
   std::vector<Sample> out = in;
   for (auto& s : out) {
-    if (s.boot) s.boot = prefix + *s.boot;
-    s.block.reset();
+    RunFacts run = s.run();
+    if (run.boot) run.boot = prefix + *run.boot;
+    run.block.reset();
     s.order += offset;
     // A run's partner was the other side of its own run, which a comparison of two runs leaves
     // behind: its overlap and timing pair nothing here (and would be voided or drawn as if they did).
-    s.overlap.reset();
-    s.timing.reset();
+    run.overlap.reset();
+    run.timing.reset();
+    s.facts = shared_facts(std::move(run));
   }
   return out;
 }

@@ -358,20 +358,12 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& all) {
       continue;
     }
     with_data.insert(e.workload);
+    const auto facts = shared_facts({.boot = e.boot, .run_in_boot = e.run, .block = e.block, .host = e.host,
+                                     .timing = e.timing,
+                                     .overlap = e.overlap ? std::optional<double>(e.overlap->pair) : std::nullopt});
     for (const auto& m : e.metrics) {
       workload_of.try_emplace(m.name, e.workload);
-      Sample s;
-      s.value = m.value;
-      s.order = e.order;
-      s.order_known = true;
-      s.boot = e.boot;
-      s.run_in_boot = e.run;
-      s.block = e.block;
-      s.host = e.host;
-      s.source = source;
-      s.timing = e.timing;
-      if (e.overlap) s.overlap = e.overlap->pair;
-      builder.add(e.side, m, std::move(s));
+      builder.add(e.side, m, Sample{.value = m.value, .order = e.order, .order_known = true, .source = source, .facts = facts});
     }
   }
   // Issue 27: what a reader of the cost metrics must know about how they were counted.

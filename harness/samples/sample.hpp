@@ -58,23 +58,42 @@ struct SampleSource {
   }
 };
 
-struct Sample {
-  double value = 0;
-  // 0-based position of this run in the overall order of the experiment (both sides).
-  // For plain input files without order information it is the index within its side.
-  std::int64_t order = 0;
-  bool order_known = false;            // true when order comes from an interleaved schedule
+// What a journal knows of a run besides its values: the same for the samples of each of its metrics,
+// which share one copy (Sample::facts). Plain input files know none of it.
+struct RunFacts {
   std::optional<std::string> boot;     // boot (trial) id when known
   int run_in_boot = 0;                 // 0-based index of the run within its boot
   std::optional<int> block;            // A/B block number when the schedule interleaved blocks
   std::string host;                    // the host that ran it, when known (a pool's blocks differ)
-  SampleSource source;                 // where the value came from (for messages)
   // When the run ran (journals that record it; nullopt otherwise), for the plots, and the overlap
   // of its pair (RunOverlap::pair): designs whose runs are meant to overlap leave out the pairs
   // that overlapped too little (verdict/analysis.hpp AnalysisOptions::min_overlap).
   std::optional<RunTiming> timing;
   std::optional<double> overlap;
 };
+
+// One run's value of one metric. 64 bytes: 2 x 1M values read from files hold 128 MB of them
+// (with the run's facts in each sample they held 448 MB, harness/bench/analyze_size.sh).
+struct Sample {
+  double value = 0;
+  // 0-based position of this run in the overall order of the experiment (both sides).
+  // For plain input files without order information it is the index within its side.
+  std::int64_t order = 0;
+  bool order_known = false;            // true when order comes from an interleaved schedule
+  SampleSource source;                 // where the value came from (for messages)
+  std::shared_ptr<const RunFacts> facts;  // null: none known (a file's values)
+
+  // The run's facts; all unknown without any.
+  const RunFacts& run() const {
+    static const RunFacts none;
+    return facts ? *facts : none;
+  }
+};
+
+// The facts as one shared copy, for Sample::facts.
+inline std::shared_ptr<const RunFacts> shared_facts(RunFacts facts) {
+  return std::make_shared<const RunFacts>(std::move(facts));
+}
 
 // One metric of a comparison: the same named quantity measured on both sides.
 struct MetricSamples {

@@ -225,12 +225,12 @@ TEST(CliReport, CompareSamplesKeepsBootsApartAndOrdersTheNewRunAfterTheBaseline)
   EXPECT_EQ(m.b.size(), fresh.metrics[0].b.size());
   std::int64_t last_a = 0;
   for (const auto& x : m.a) {
-    EXPECT_EQ(x.boot->rfind("baseline:", 0), 0u);
-    EXPECT_FALSE(x.block.has_value());
+    EXPECT_EQ(x.run().boot->rfind("baseline:", 0), 0u);
+    EXPECT_FALSE(x.run().block.has_value());
     last_a = std::max(last_a, x.order);
   }
   for (const auto& x : m.b) {
-    EXPECT_EQ(x.boot->rfind("new:", 0), 0u);
+    EXPECT_EQ(x.run().boot->rfind("new:", 0), 0u);
     EXPECT_GT(x.order, last_a);
   }
   // A metric in one directory only is dropped and named.
@@ -244,12 +244,12 @@ TEST(CliReport, CompareSamplesKeepsBootsApartAndOrdersTheNewRunAfterTheBaseline)
 
   // Runs that recorded their pair's overlap and timing: the pairs stay behind in their own run.
   const SampleSet co = load_results_dir(report_data("report/results-co-scheduled"));
-  ASSERT_TRUE(co.metrics[0].b[0].overlap.has_value());
+  ASSERT_TRUE(co.metrics[0].b[0].run().overlap.has_value());
   const SampleSet across = cli::compare_samples(co, co, Side::b, dropped);
   for (const auto* side : {&across.metrics[0].a, &across.metrics[0].b}) {
     for (const Sample& x : *side) {
-      EXPECT_FALSE(x.overlap.has_value());
-      EXPECT_FALSE(x.timing.has_value());
+      EXPECT_FALSE(x.run().overlap.has_value());
+      EXPECT_FALSE(x.run().timing.has_value());
     }
   }
 }

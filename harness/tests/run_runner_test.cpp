@@ -327,7 +327,7 @@ TEST_F(SizingTest, ARunTooShortIsSizedAfterTheFirstBlockOnBothSides) {
   ASSERT_EQ(samples.metrics.size(), 1u);
   EXPECT_EQ(samples.metrics[0].a.size(), 6u) << "3 blocks of 2 runs: the sizing block is set aside";
   EXPECT_EQ(samples.metrics[0].b.size(), 6u);
-  for (const Sample& x : samples.metrics[0].a) EXPECT_NE(x.block, 0);
+  for (const Sample& x : samples.metrics[0].a) EXPECT_NE(x.run().block, 0);
   ASSERT_EQ(samples.context_a.run_lengths.size(), 1u);
   EXPECT_EQ(samples.context_a.run_lengths[0].size, "bs=8M count=160");
   EXPECT_EQ(samples.context_b.run_lengths[0].size, "bs=8M count=160");

@@ -58,8 +58,8 @@ TEST(Load, SeedDd) {
     EXPECT_EQ(m.a[i].order, static_cast<std::int64_t>(i));
     EXPECT_EQ(m.b[i].order, static_cast<std::int64_t>(i));
     EXPECT_FALSE(m.a[i].order_known);
-    EXPECT_FALSE(m.a[i].boot.has_value());
-    EXPECT_FALSE(m.b[i].block.has_value());
+    EXPECT_FALSE(m.a[i].run().boot.has_value());
+    EXPECT_FALSE(m.b[i].run().block.has_value());
   }
   EXPECT_EQ(m.a[1].source.text(), a.string() + ":11");
   EXPECT_TRUE(set.failures.empty());
@@ -251,12 +251,12 @@ TEST(Load, ResultsDirectory) {
   EXPECT_EQ(m.a[2].value, 1.6e9);
   EXPECT_EQ(m.a[2].order, 4);
   EXPECT_TRUE(m.a[2].order_known);
-  EXPECT_EQ(m.a[2].boot, "t0003");
-  EXPECT_EQ(m.a[2].run_in_boot, 1);
-  EXPECT_EQ(m.a[2].block, 1);
+  EXPECT_EQ(m.a[2].run().boot, "t0003");
+  EXPECT_EQ(m.a[2].run().run_in_boot, 1);
+  EXPECT_EQ(m.a[2].run().block, 1);
   EXPECT_EQ(m.a[2].source.text(), "trial t0003 run 1");
   EXPECT_EQ(m.b[1].order, 2);
-  EXPECT_EQ(m.b[1].boot, "t0002");
+  EXPECT_EQ(m.b[1].run().boot, "t0002");
   ASSERT_EQ(set.failures.size(), 1u);
   EXPECT_EQ(set.failures[0].side, Side::b);
   EXPECT_EQ(set.failures[0].outcome, "panic");

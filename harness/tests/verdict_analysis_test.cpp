@@ -252,9 +252,9 @@ TEST(VerdictAnalysis, RunsOfOneBootAreOneUnit) {
         Sample x{.value = (side == Side::a ? 100.0 : 90.0) * (1 + 0.01 * boot) + 0.01 * run,
                  .order = order++,
                  .order_known = true,
-                 .boot = std::string(side == Side::a ? "a" : "b") + std::to_string(boot),
-                 .run_in_boot = run,
-                 .block = boot};
+                 .facts = shared_facts({.boot = std::string(side == Side::a ? "a" : "b") + std::to_string(boot),
+                                        .run_in_boot = run,
+                                        .block = boot})};
         (side == Side::a ? m.a : m.b).push_back(x);
       }
     }
@@ -586,7 +586,8 @@ SampleSet shared_noise_blocks(bool spread = false) {
         const double ln = (side == Side::a ? f : f + d) + 0.05 * (run - 1);
         (side == Side::a ? m.a : m.b)
             .push_back({.value = 1e9 * std::exp(ln), .order = order++, .order_known = true,
-                        .boot = std::string(to_string(side)) + std::to_string(k), .run_in_boot = run, .block = k});
+                        .facts = shared_facts({.boot = std::string(to_string(side)) + std::to_string(k),
+                                               .run_in_boot = run, .block = k})});
       }
     }
   }
@@ -668,8 +669,8 @@ SampleSet pool_blocks(const std::vector<double>& shift, int blocks) {
     for (Side side : {Side::a, Side::b}) {
       (side == Side::a ? s.metrics[0].a : s.metrics[0].b)
           .push_back({.value = 1e9 * std::exp(side == Side::a ? f : f + d), .order = order++, .order_known = true,
-                      .boot = std::string(to_string(side)) + std::to_string(k), .block = k,
-                      .host = "qemu+tcp://127.0.0.1:1660" + std::to_string(h) + "/system"});
+                      .facts = shared_facts({.boot = std::string(to_string(side)) + std::to_string(k), .block = k,
+                                             .host = "qemu+tcp://127.0.0.1:1660" + std::to_string(h) + "/system"})});
     }
   }
   return s;
@@ -728,10 +729,11 @@ SampleSet blocks_of(int blocks, const std::function<double(int)>& a_ln, const st
         const double ln = (side == Side::a ? a_ln(k) : b_ln(k)) + 0.05 * (run - 1);
         (side == Side::a ? m.a : m.b)
             .push_back({.value = 1e9 * std::exp(ln), .order = order++, .order_known = true,
-                        .boot = std::string(to_string(side)) + std::to_string(k), .run_in_boot = run, .block = k,
-                        .timing = skew_ms ? std::optional<RunTiming>(timing_of(k, run, side, skew_ms(k, run)))
-                                          : std::nullopt,
-                        .overlap = overlap ? overlap(k, run) : std::nullopt});
+                        .facts = shared_facts(
+                            {.boot = std::string(to_string(side)) + std::to_string(k), .run_in_boot = run, .block = k,
+                             .timing = skew_ms ? std::optional<RunTiming>(timing_of(k, run, side, skew_ms(k, run)))
+                                               : std::nullopt,
+                             .overlap = overlap ? overlap(k, run) : std::nullopt})});
       }
     }
   }
@@ -772,7 +774,7 @@ TEST(VerdictAnalysis, PairsThatStartedTooFarApartAreLeftOutOnBothSidesCountedAnd
   // every pair differs from the one without it.
   const auto with_skews = [&] {
     SampleSet s = blocks_of(12, host, host_and_change, overlaps, skews);
-    for (Sample& x : s.metrics[0].b) x.value *= x.block == 4 && x.run_in_boot == 0 ? 2 : 1;
+    for (Sample& x : s.metrics[0].b) x.value *= x.run().block == 4 && x.run().run_in_boot == 0 ? 2 : 1;
     return s;
   };
   const MetricAnalysis m = analyze(with_skews(), options).metrics[0];
@@ -786,10 +788,10 @@ TEST(VerdictAnalysis, PairsThatStartedTooFarApartAreLeftOutOnBothSidesCountedAnd
   EXPECT_EQ(m.overlap->max_start_skew_ms, 50);
   ASSERT_EQ(m.a.voided.size(), 2u);
   ASSERT_EQ(m.b.voided.size(), 2u);
-  EXPECT_EQ(m.a.voided[0].block, 4);
-  EXPECT_EQ(m.a.voided[0].run_in_boot, 0);
-  EXPECT_EQ(m.b.voided[1].block, 7);
-  EXPECT_EQ(m.b.voided[1].run_in_boot, 2);
+  EXPECT_EQ(m.a.voided[0].run().block, 4);
+  EXPECT_EQ(m.a.voided[0].run().run_in_boot, 0);
+  EXPECT_EQ(m.b.voided[1].run().block, 7);
+  EXPECT_EQ(m.b.voided[1].run().run_in_boot, 2);
   EXPECT_EQ(m.a.summary.n, 34u) << "block 3 run 0 overlapped 0.5 and is kept: the skew alone decides";
   EXPECT_EQ(m.b.samples.size(), 34u);
   EXPECT_EQ(m.a.units.size(), 12u) << "every boot keeps runs";
@@ -803,7 +805,8 @@ TEST(VerdictAnalysis, PairsThatStartedTooFarApartAreLeftOutOnBothSidesCountedAnd
   // Left out means exactly that: the same analysis as of the data without those four runs.
   SampleSet without = blocks_of(12, host, host_and_change);
   for (auto* side : {&without.metrics[0].a, &without.metrics[0].b}) {
-    std::erase_if(*side, [](const Sample& s) {
+    std::erase_if(*side, [](const Sample& x) {
+      const RunFacts& s = x.run();
       return (s.block == 4 && s.run_in_boot == 0) || (s.block == 7 && s.run_in_boot == 2);
     });
   }

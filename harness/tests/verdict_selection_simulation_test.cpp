@@ -64,8 +64,9 @@ SampleSet experiment(double truth, std::mt19937_64& rng) {
         const bool is_a = side == Side::a;
         (is_a ? m.a : m.b)
             .push_back({.value = kBytes / (is_a ? da : db), .order = order++, .order_known = true,
-                        .boot = std::string(to_string(side)) + std::to_string(k), .run_in_boot = r, .block = k,
-                        .timing = is_a ? ta : tb, .overlap = (is_a ? oa : ob).pair});
+                        .facts = shared_facts({.boot = std::string(to_string(side)) + std::to_string(k),
+                                               .run_in_boot = r, .block = k, .timing = is_a ? ta : tb,
+                                               .overlap = (is_a ? oa : ob).pair})});
       }
     }
   }
@@ -79,7 +80,7 @@ SampleSet experiment(double truth, std::mt19937_64& rng) {
 SampleSet with_old_overlap_rule(SampleSet s) {
   for (MetricSamples& m : s.metrics) {
     for (auto* side : {&m.a, &m.b}) {
-      std::erase_if(*side, [](const Sample& x) { return x.overlap && *x.overlap < 0.95; });
+      std::erase_if(*side, [](const Sample& x) { return x.run().overlap && *x.run().overlap < 0.95; });
     }
   }
   return s;

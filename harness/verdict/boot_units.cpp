@@ -48,8 +48,8 @@ SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metri
   std::map<std::string, std::vector<std::size_t>> by_boot;
   bool shared = false;
   for (std::size_t i = 0; i < samples.size(); ++i) {
-    if (samples[i].boot) {
-      auto& v = by_boot[*samples[i].boot];
+    if (const auto& boot = samples[i].run().boot) {
+      auto& v = by_boot[*boot];
       v.push_back(i);
       shared = shared || v.size() > 1;
     }
@@ -69,7 +69,7 @@ SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metri
       units.emplace_back(first, stats::median(vals));
     }
     for (std::size_t i = 0; i < samples.size(); ++i) {
-      if (!samples[i].boot) units.emplace_back(samples[i].order, samples[i].value);
+      if (!samples[i].run().boot) units.emplace_back(samples[i].order, samples[i].value);
     }
     std::sort(units.begin(), units.end());
     for (auto& [order, value] : units) {
@@ -78,6 +78,7 @@ SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metri
     }
   } else {
     s.units = s.runs;
+    s.unit_order.reserve(samples.size());
     for (const Sample& x : samples) s.unit_order.push_back(x.order);
   }
   // One sort of the runs serves their summary and outliers and, when the runs are the units, every

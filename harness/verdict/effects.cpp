@@ -32,8 +32,9 @@ std::vector<double> block_log_ratios(const std::vector<Sample>& a_samples, const
   auto per_block = [](const std::vector<Sample>& side) {
     std::map<int, std::vector<double>> out;
     for (const Sample& s : side) {
-      if (!s.block || !s.order_known) return std::map<int, std::vector<double>>{};
-      out[*s.block].push_back(s.value);
+      const std::optional<int>& block = s.run().block;
+      if (!block || !s.order_known) return std::map<int, std::vector<double>>{};
+      out[*block].push_back(s.value);
     }
     return out;
   };

@@ -16,9 +16,10 @@ std::optional<HostAgreement> host_agreement(const std::vector<Sample>& a, const 
   std::map<std::string, std::pair<std::vector<Sample>, std::vector<Sample>>> by_host;
   for (const auto* side : {&a, &b}) {
     for (const Sample& s : *side) {
-      if (s.host.empty()) return std::nullopt;
-      if (!by_host.contains(s.host)) order.push_back(s.host);
-      (side == &a ? by_host[s.host].first : by_host[s.host].second).push_back(s);
+      const std::string& host = s.run().host;
+      if (host.empty()) return std::nullopt;
+      if (!by_host.contains(host)) order.push_back(host);
+      (side == &a ? by_host[host].first : by_host[host].second).push_back(s);
     }
   }
   if (order.size() < 2) return std::nullopt;

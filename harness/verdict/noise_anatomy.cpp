@@ -47,7 +47,7 @@ NoiseAnatomy noise_anatomy(const MetricAnalysis& r, const std::vector<double>& d
     if (!side->per_boot) continue;
     std::map<std::string, std::vector<double>> boots;
     for (const Sample& s : side->samples) {
-      if (s.boot && s.value > 0) boots[*s.boot].push_back(std::log(s.value));
+      if (const auto& boot = s.run().boot; boot && s.value > 0) boots[*boot].push_back(std::log(s.value));
     }
     for (auto& [boot, values] : boots) {
       const double mid = stats::median(values);

@@ -12,7 +12,8 @@ namespace abvm::analysis_steps {
 Pairs pair_facts(const std::vector<Sample>& a, const std::vector<Sample>& b) {
   Pairs out;
   for (const auto* side : {&a, &b}) {
-    for (const Sample& s : *side) {
+    for (const Sample& sample : *side) {
+      const RunFacts& s = sample.run();
       if (!s.block) {
         if (s.overlap) out.loose.push_back(*s.overlap);
         continue;
@@ -58,7 +59,8 @@ void void_runs(std::vector<Sample>& side, std::vector<Sample>& voided, const Pai
                std::optional<double> max_start_skew_ms) {
   std::vector<Sample> kept;
   for (Sample& s : side) {
-    const bool out = s.block && left_out(pairs.paired.at({*s.block, s.run_in_boot}), max_start_skew_ms);
+    const RunFacts& run = s.run();
+    const bool out = run.block && left_out(pairs.paired.at({*run.block, run.run_in_boot}), max_start_skew_ms);
     (out ? voided : kept).push_back(std::move(s));
   }
   side = std::move(kept);

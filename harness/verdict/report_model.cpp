@@ -16,9 +16,10 @@ std::optional<ReportEffect> effect_of(const std::optional<Effect>& e) {
 }
 
 ReportRun run_of(const Sample& s, std::size_t index) {
-  ReportRun r{.index = index, .value = s.value, .order = s.order, .run_in_boot = s.run_in_boot, .boot = s.boot,
-              .timing = s.timing, .overlap = s.overlap};
-  if (s.block) r.block = *s.block;
+  const RunFacts& run = s.run();
+  ReportRun r{.index = index, .value = s.value, .order = s.order, .run_in_boot = run.run_in_boot, .boot = run.boot,
+              .timing = run.timing, .overlap = run.overlap};
+  if (run.block) r.block = *run.block;
   if (r.timing) r.timing->fill.reset();  // not reported
   return r;
 }
