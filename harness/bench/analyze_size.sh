@@ -20,18 +20,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/abvm-analyze-size-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 status=0
 for n in "${sizes[@]}"; do
-  /usr/bin/python3 - "$n" "$work/a.txt" "$work/b.txt" <<'PY'
-import random, sys
-n = int(sys.argv[1])
-rng = random.Random(42)
-def side(path, scale):
-    with open(path, "w") as f:
-        for _ in range(n):
-            mode = 4.5e9 if rng.random() < 0.7 else 1.4e9
-            f.write("%.6g\n" % (scale * mode * rng.lognormvariate(0, 0.08)))
-side(sys.argv[2], 1.0)
-side(sys.argv[3], 0.97)
-PY
+  /usr/bin/python3 "$here/harness/bench/seed_like_numbers.py" "$n" "$work/a.txt" "$work/b.txt"
   set +e
   /usr/bin/time -f '%e %U %S %M' -o "$work/time.txt" "$abvm" analyze --a "$work/a.txt" --b "$work/b.txt" \
     --unit B/s --higher-is-better --json "$work/analysis.json" > /dev/null 2> "$work/stderr.txt"
