@@ -341,7 +341,7 @@ TEST(Load, TheSizingBlockIsSetAsideOnlyWhenAWorkloadWasResized) {
   for (const auto& e : old) in_block_0 += e.block == 0 && e.outcome == Outcome::ok ? 1 : 0;
   ASSERT_GT(in_block_0, 0u);
   EXPECT_EQ(count(set_aside), count(plain) - in_block_0);
-  for (const Sample& x : set_aside.metrics[0].a) EXPECT_NE(x.block, 0);
+  for (const Sample& x : set_aside.metrics[0].a) EXPECT_NE(x.run().block, 0);
   ASSERT_EQ(set_aside.notes.size(), 1u);
   EXPECT_EQ(set_aside.notes[0], "block 0 sized the runs and is set aside (dd-write ran bs=8M count=16 there, bs=8M "
                                 "count=48 after): its runs are not analysed");
@@ -418,15 +418,15 @@ TEST(Load, JournalTimingAndPairOverlapReachTheSamples) {
   entries[0].timing = RunTiming{.go = 100.0, .start = 100.5, .end = 101.5, .load_end = 102.0, .clock_error = 0.01};
   entries[0].overlap = RunOverlap{.partner = "t0002", .run = 0.97, .pair = 0.8};
   const SampleSet set = load_journal_samples(entries);
-  const Sample& first = set.metrics.at(0).a.at(0);
+  const RunFacts& first = set.metrics.at(0).a.at(0).run();
   ASSERT_TRUE(first.overlap.has_value());
   EXPECT_EQ(*first.overlap, 0.8) << "the pair's, not the run's own share";
   EXPECT_EQ(first.timing, entries[0].timing);
-  EXPECT_FALSE(set.metrics[0].a.at(1).overlap.has_value());
-  EXPECT_FALSE(set.metrics[0].a.at(1).timing.has_value());
+  EXPECT_FALSE(set.metrics[0].a.at(1).run().overlap.has_value());
+  EXPECT_FALSE(set.metrics[0].a.at(1).run().timing.has_value());
 
   const SampleSet fixture = load_results_dir(test::data("report/results-co-scheduled"));
-  const Sample& s = fixture.metrics.at(0).a.at(0);  // t0000 run 0, the journal's first line
+  const RunFacts& s = fixture.metrics.at(0).a.at(0).run();  // t0000 run 0, the journal's first line
   ASSERT_TRUE(s.timing && s.overlap);
   EXPECT_EQ(*s.overlap, 0.9969);
   EXPECT_EQ(s.timing->go, 1764446405.0);
@@ -443,9 +443,10 @@ std::string describe(const SampleSet& set) {
     out += m.name + " " + m.unit + "\n";
     for (const auto* side : {&m.a, &m.b}) {
       for (const Sample& s : *side) {
-        out += std::to_string(s.value) + " " + std::to_string(s.order) + " " + s.boot.value_or("-") + " " +
-               std::to_string(s.block.value_or(-1)) + " " + std::to_string(s.overlap.value_or(-1)) + " " + s.source.text() +
-               "\n";
+        const RunFacts& run = s.run();
+        out += std::to_string(s.value) + " " + std::to_string(s.order) + " " + run.boot.value_or("-") + " " +
+               std::to_string(run.block.value_or(-1)) + " " + std::to_string(run.overlap.value_or(-1)) + " " +
+               s.source.text() + "\n";
       }
       out += "|\n";
     }
