@@ -1,8 +1,12 @@
 #include "stats/ranks.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <boost/math/special_functions/erf.hpp>
 #include <cmath>
+#include <cstdint>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -22,16 +26,40 @@ void require_finite(std::span<const double> values, const char* what) {
   }
 }
 
+namespace {
+
+// A double's bits as an unsigned key that orders as the doubles do, equal keys for equal values
+// (NaN aside; -0 is +0).
+std::uint64_t order_key(double v) {
+  const auto bits = std::bit_cast<std::uint64_t>(v == 0 ? 0.0 : v);
+  return bits >> 63 ? ~bits : bits | (std::uint64_t{1} << 63);
+}
+
+// (key, position) of every value, ascending by key: a radix sort a byte at a time from the lowest,
+// skipping the bytes all keys share. It is stable, so equal values keep the order of their positions:
+// the order of a stable sort of positions by value, at about a third of the time of sorting the pairs
+// by comparison (the Spearman trend ranks 2 x 1M values).
+std::vector<std::pair<std::uint64_t, std::size_t>> by_value(std::span<const double> values) {
+  const std::size_t n = values.size();
+  std::vector<std::pair<std::uint64_t, std::size_t>> sorted(n), next(n);
+  for (std::size_t i = 0; i < n; ++i) sorted[i] = {order_key(values[i]), i};
+  for (int shift = 0; shift < 64; shift += 8) {
+    std::array<std::size_t, 257> start{};  // start[d + 1]: how many keys have byte d here, then where d's go
+    for (const auto& e : sorted) ++start[((e.first >> shift) & 0xFF) + 1];
+    if (std::find(start.begin(), start.end(), n) != start.end()) continue;  // one byte for all keys
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    for (const auto& e : sorted) next[start[(e.first >> shift) & 0xFF]++] = e;
+    sorted.swap(next);
+  }
+  return sorted;
+}
+
+}  // namespace
+
 Ranking midranks(std::span<const double> pooled) {
   require_no_nan(pooled, "rank input");
   const std::size_t n = pooled.size();
-  // (value, position) pairs sorted directly: the same order as a stable sort of positions by value,
-  // without its indirect compares and merge buffer (the Spearman trend ranks 2 x 1M values).
-  std::vector<std::pair<double, std::size_t>> sorted(n);
-  for (std::size_t i = 0; i < n; ++i) sorted[i] = {pooled[i], i};
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    return a.first < b.first || (a.first == b.first && a.second < b.second);
-  });
+  const auto sorted = by_value(pooled);
   Ranking r;
   r.ranks.resize(n);
   for (std::size_t i = 0; i < n;) {
