@@ -175,7 +175,7 @@ TEST_F(JournalSinkTest, JournalIsReadableByTheAnalysisAndGivesTheEffect) {
   EXPECT_EQ(s.metrics[0].a.size(), 4u);
   EXPECT_EQ(s.metrics[0].b.size(), 4u);
   EXPECT_TRUE(s.metrics[0].a[0].order_known);
-  EXPECT_EQ(s.metrics[0].a[0].boot, "t0000");
+  EXPECT_EQ(s.metrics[0].a[0].run().boot, "t0000");
 }
 
 TEST_F(JournalSinkTest, PruneRemovesUnfinishedTrialsAndATruncatedLine) {
