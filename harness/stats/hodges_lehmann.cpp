@@ -26,24 +26,85 @@ struct SplitMix {
   }
 };
 
-// k-th smallest (0-based) element of an implicit matrix with `rows` rows and `cols` columns whose
-// value(r, c) is nondecreasing in r and in c, restricted to the columns [start(r), cols) of each
-// row. Candidates are kept as one column range per row. Each round samples up to 4096
-// candidates, takes two sample values that bracket the target rank with high probability
-// (Floyd-Rivest style), counts the elements below / up to each pivot with a staircase walk
-// (O(rows + cols), valid because the whole matrix is sorted both ways) and discards what lies
-// outside. A round keeps about 3/sqrt(sample size) of the candidates, so a handful of rounds reach the
-// last <= rows + cols candidates, which are gathered and selected directly. A pivot outside the
-// target is always discarded, so every round makes progress even when the bracket misses.
-template <class Value, class Start>
-double select_kth(std::size_t rows, std::size_t cols, std::uint64_t total, Start start, Value value,
-                  std::uint64_t k) {
+// An implicit matrix with `rows` rows and `cols` columns whose value(r, c) is nondecreasing in r and
+// in c, restricted to the columns [start(r), cols) of each row. Cell (r, c) stands for
+// weight(r) x (col(c + 1) - col(c)) equal elements (col: the columns' cumulative weights, col(0) = 0):
+// repeated values are one row or column each, with their count as weight.
+template <class Start, class Value, class Weight, class Col>
+struct Matrix {
+  std::size_t rows, cols;
+  Start start;
+  Value value;
+  Weight weight;
+  Col col;
+  // The elements of row r's columns [from, to).
+  std::uint64_t in_row(std::size_t r, std::size_t from, std::size_t to) const {
+    return weight(r) * (col(to) - col(from));
+  }
+  // The column of row r's cells [from, to) that holds the element `at` elements after col(from).
+  std::size_t column_of(std::size_t from, std::size_t to, std::uint64_t at) const {
+    const std::uint64_t target = col(from) + at;
+    while (to - from > 1) {  // col(from) <= target < col(to)
+      const std::size_t mid = from + (to - from) / 2;
+      (col(mid) <= target ? from : to) = mid;
+    }
+    return from;
+  }
+};
+
+constexpr auto one_each = [](std::size_t) { return std::uint64_t{1}; };
+constexpr auto counted_columns = [](std::size_t c) { return std::uint64_t{c}; };
+
+// The k-th smallest element (0-based) in the cells [lo[r], hi[r]) of each row, gathered: selected
+// directly when each cell is one element, else sorted and counted through by weight.
+template <class M>
+double kth_of_cells(const M& m, const std::vector<std::size_t>& lo, const std::vector<std::size_t>& hi,
+                    std::uint64_t k) {
+  bool single = true;
+  for (std::size_t r = 0; r < m.rows && single; ++r) {
+    for (std::size_t c = lo[r]; c < hi[r] && single; ++c) single = m.in_row(r, c, c + 1) == 1;
+  }
+  if (single) {
+    std::vector<double> rest;
+    for (std::size_t r = 0; r < m.rows; ++r) {
+      for (std::size_t c = lo[r]; c < hi[r]; ++c) rest.push_back(m.value(r, c));
+    }
+    const auto at = rest.begin() + static_cast<std::ptrdiff_t>(k);
+    std::nth_element(rest.begin(), at, rest.end());
+    return *at;
+  }
+  std::vector<std::pair<double, std::uint64_t>> rest;  // value, elements
+  for (std::size_t r = 0; r < m.rows; ++r) {
+    for (std::size_t c = lo[r]; c < hi[r]; ++c) rest.emplace_back(m.value(r, c), m.in_row(r, c, c + 1));
+  }
+  std::sort(rest.begin(), rest.end());
+  for (const auto& [value, elements] : rest) {
+    if (k < elements) return value;
+    k -= elements;
+  }
+  throw std::logic_error("Hodges-Lehmann selection: rank beyond the candidates");
+}
+
+// The k-th smallest (0-based) element of the matrix. Candidates are kept as one column range per
+// row. Each round samples up to 4096 candidates, takes two sample values that bracket the target
+// rank with high probability (Floyd-Rivest style), counts the elements below / up to each pivot
+// with a staircase walk (O(rows + cols), valid because the whole matrix is sorted both ways) and
+// discards what lies outside. A round keeps about 3/sqrt(sample size) of the candidates, so a
+// handful of rounds reach the last <= rows + cols cells, which are gathered and selected directly. A
+// pivot outside the target is always discarded, so every round makes progress even when the bracket
+// misses.
+template <class M>
+double select_kth(const M& m, std::uint64_t k) {
+  const std::size_t rows = m.rows, cols = m.cols;
   std::vector<std::size_t> lo(rows), hi(rows, cols), lt(rows), le(rows);
-  std::vector<std::uint64_t> prefix(rows);
+  std::vector<std::uint64_t> prefix(rows);  // the candidates of rows 0..r
   std::vector<double> sample;
-  for (std::size_t r = 0; r < rows; ++r) lo[r] = start(r);
-  std::uint64_t below = 0;
-  std::uint64_t candidates = total;
+  std::uint64_t below = 0, candidates = 0, cells = 0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    lo[r] = m.start(r);
+    prefix[r] = candidates += m.in_row(r, lo[r], cols);
+    cells += cols - lo[r];
+  }
   SplitMix rng{0x5EEDABADCAFEULL};
   const std::uint64_t small = static_cast<std::uint64_t>(rows) + cols;
 
@@ -53,26 +114,24 @@ double select_kth(std::size_t rows, std::size_t cols, std::uint64_t total, Start
     std::uint64_t count_lt = 0, count_le = 0;
     std::size_t c_lt = cols, c_le = cols;
     for (std::size_t r = 0; r < rows; ++r) {
-      while (c_lt > 0 && value(r, c_lt - 1) >= p) --c_lt;
-      while (c_le > 0 && value(r, c_le - 1) > p) --c_le;
-      lt[r] = std::max(c_lt, start(r));
-      le[r] = std::max(c_le, start(r));
-      count_lt += lt[r] - start(r);
-      count_le += le[r] - start(r);
+      while (c_lt > 0 && m.value(r, c_lt - 1) >= p) --c_lt;
+      while (c_le > 0 && m.value(r, c_le - 1) > p) --c_le;
+      lt[r] = std::max(c_lt, m.start(r));
+      le[r] = std::max(c_le, m.start(r));
+      count_lt += m.in_row(r, m.start(r), lt[r]);
+      count_le += m.in_row(r, m.start(r), le[r]);
     }
     return std::pair{count_lt, count_le};
   };
 
-  while (candidates > small) {
-    std::uint64_t acc = 0;
-    for (std::size_t r = 0; r < rows; ++r) prefix[r] = acc += hi[r] - lo[r];
+  while (cells > small) {
     // Sampling costs s log(rows) against 2 passes of rows + cols: keep s well below the latter.
-    sample.resize(static_cast<std::size_t>(std::min(candidates, std::clamp<std::uint64_t>(small / 8, 64, 4096))));
+    sample.resize(static_cast<std::size_t>(std::min(cells, std::clamp<std::uint64_t>(small / 8, 64, 4096))));
     for (double& v : sample) {
       const std::uint64_t t = rng() % candidates;
       const auto r = static_cast<std::size_t>(std::upper_bound(prefix.begin(), prefix.end(), t) - prefix.begin());
       const std::uint64_t before = r == 0 ? 0 : prefix[r - 1];
-      v = value(r, lo[r] + static_cast<std::size_t>(t - before));
+      v = m.value(r, m.column_of(lo[r], hi[r], (t - before) / m.weight(r)));
     }
     std::sort(sample.begin(), sample.end());
     const double s = static_cast<double>(sample.size());
@@ -89,21 +148,14 @@ double select_kth(std::size_t rows, std::size_t cols, std::uint64_t total, Start
         return p;
       }
     }
-    below = 0;
-    candidates = 0;
+    below = candidates = cells = 0;
     for (std::size_t r = 0; r < rows; ++r) {
-      below += lo[r] - start(r);
-      candidates += hi[r] - lo[r];
+      below += m.in_row(r, m.start(r), lo[r]);
+      prefix[r] = candidates += m.in_row(r, lo[r], hi[r]);
+      cells += hi[r] - lo[r];
     }
   }
-  std::vector<double> rest;
-  rest.reserve(static_cast<std::size_t>(candidates));
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t c = lo[r]; c < hi[r]; ++c) rest.push_back(value(r, c));
-  }
-  const auto at = static_cast<std::ptrdiff_t>(k - below);
-  std::nth_element(rest.begin(), rest.begin() + at, rest.end());
-  return rest[static_cast<std::size_t>(at)];
+  return kth_of_cells(m, lo, hi, k - below);
 }
 
 void require_sorted(std::span<const double> v, const char* what) {
@@ -159,29 +211,29 @@ IntervalRank capped(IntervalRank rank, double ceiling, double confidence) {
   return rank;
 }
 
-// How many elements of the matrix of select_kth are <= p, and the smallest one above p (infinity
-// when none is): one staircase walk.
-template <class Value, class Start>
-std::pair<std::uint64_t, double> count_up_to(std::size_t rows, std::size_t cols, Start start, Value value, double p) {
+// How many elements of the matrix are <= p, and the smallest one above p (infinity when none is):
+// one staircase walk.
+template <class M>
+std::pair<std::uint64_t, double> count_up_to(const M& m, double p) {
   std::uint64_t count = 0;
   double above = std::numeric_limits<double>::infinity();
-  std::size_t c = cols;  // the first column of row r whose value is > p (it moves left as r grows)
-  for (std::size_t r = 0; r < rows; ++r) {
-    while (c > 0 && value(r, c - 1) > p) --c;
-    const std::size_t first = std::max(c, start(r));
-    count += first - start(r);
-    if (first < cols) above = std::min(above, value(r, first));
+  std::size_t c = m.cols;  // the first column of row r whose value is > p (it moves left as r grows)
+  for (std::size_t r = 0; r < m.rows; ++r) {
+    while (c > 0 && m.value(r, c - 1) > p) --c;
+    const std::size_t first = std::max(c, m.start(r));
+    count += m.in_row(r, m.start(r), first);
+    if (first < m.cols) above = std::min(above, m.value(r, first));
   }
   return {count, above};
 }
 
-// Median of the matrix of select_kth (`total` elements): the mean of the two middle ones for an
-// even count, the upper one found from the lower with one staircase walk instead of a selection.
-template <class Value, class Start>
-double median_by_selection(std::size_t rows, std::size_t cols, std::uint64_t total, Start start, Value value) {
-  if (total % 2 == 1) return select_kth(rows, cols, total, start, value, total / 2);
-  const double lower = select_kth(rows, cols, total, start, value, total / 2 - 1);
-  const auto [up_to_lower, above] = count_up_to(rows, cols, start, value, lower);
+// Median of the matrix's `total` elements: the mean of the two middle ones for an even count, the
+// upper one found from the lower with one staircase walk instead of a selection.
+template <class M>
+double median_by_selection(const M& m, std::uint64_t total) {
+  if (total % 2 == 1) return select_kth(m, total / 2);
+  const double lower = select_kth(m, total / 2 - 1);
+  const auto [up_to_lower, above] = count_up_to(m, lower);
   const double upper = up_to_lower > total / 2 ? lower : above;
   return (lower + upper) / 2;
 }
@@ -204,9 +256,42 @@ auto pairwise_differences(std::span<const double> x, std::span<const double> y) 
   return [x, y](std::size_t r, std::size_t c) { return y[c] - x[x.size() - 1 - r]; };
 }
 
+auto pairwise_matrix(std::span<const double> x, std::span<const double> y) {
+  return Matrix{x.size(), y.size(), every_column, pairwise_differences(x, y), one_each, counted_columns};
+}
+
 // The full symmetric matrix (d_r + d_c)/2 is sorted both ways; row r keeps its columns c >= r.
-auto walsh_averages(std::span<const double> d) {
-  return [d](std::size_t r, std::size_t c) { return (d[r] + d[c]) / 2; };
+auto walsh_matrix(std::span<const double> d) {
+  return Matrix{d.size(), d.size(), upper_triangle, [d](std::size_t r, std::size_t c) { return (d[r] + d[c]) / 2; },
+                one_each, counted_columns};
+}
+
+// Sorted values without repeats, each with how many times it occurs: `before[i]` values come before
+// the i-th distinct one (before.back(): all of them).
+struct Distinct {
+  std::vector<double> values;
+  std::vector<std::uint64_t> before;
+};
+
+Distinct distinct(std::span<const double> sorted) {
+  Distinct d;
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (i > 0 && sorted[i] == sorted[i - 1]) continue;
+    d.values.push_back(sorted[i]);
+    d.before.push_back(i);
+  }
+  d.before.push_back(sorted.size());
+  return d;
+}
+
+// The pairwise differences y - x over the distinct values of each side, weighted by their counts: the
+// same elements in fewer rows and columns when values repeat (2 x 1M values printed to 6 digits hold
+// about 210,000 distinct ones a side, and every staircase walk is that much shorter).
+auto distinct_pairwise_matrix(const Distinct& x, const Distinct& y) {
+  const std::size_t n = x.values.size();
+  return Matrix{n, y.values.size(), every_column, pairwise_differences(x.values, y.values),
+                [&x, n](std::size_t r) { return x.before[n - r] - x.before[n - 1 - r]; },
+                [&y](std::size_t c) { return y.before[c]; }};
 }
 
 }  // namespace
@@ -219,7 +304,7 @@ double kth_pairwise_difference(std::span<const double> x_sorted, std::span<const
   require_sorted(y_sorted, "pairwise differences: y");
   const std::uint64_t total = checked_product(x_sorted.size(), y_sorted.size());
   if (k >= total) throw std::invalid_argument("pairwise differences: rank out of range");
-  return select_kth(x_sorted.size(), y_sorted.size(), total, every_column, pairwise_differences(x_sorted, y_sorted), k);
+  return select_kth(pairwise_matrix(x_sorted, y_sorted), k);
 }
 
 double kth_walsh_average(std::span<const double> d_sorted, std::uint64_t k) {
@@ -229,7 +314,7 @@ double kth_walsh_average(std::span<const double> d_sorted, std::uint64_t k) {
   const std::size_t n = d_sorted.size();
   const std::uint64_t total = checked_product(n, n + 1) / 2;
   if (k >= total) throw std::invalid_argument("Walsh averages: rank out of range");
-  return select_kth(n, n, total, upper_triangle, walsh_averages(d_sorted), k);
+  return select_kth(walsh_matrix(d_sorted), k);
 }
 
 ShiftEstimate hodges_lehmann_shift(std::span<const double> x, std::span<const double> y, double confidence) {
@@ -240,11 +325,13 @@ ShiftEstimate hodges_lehmann_shift(std::span<const double> x, std::span<const do
   std::vector<double> x_store, y_store;
   const std::span<const double> xs = ascending(x, x_store), ys = ascending(y, y_store);
   const std::uint64_t total = checked_product(xs.size(), ys.size());
-  auto kth = [&](std::uint64_t k) { return kth_pairwise_difference(xs, ys, k); };
+  const Distinct dx = distinct(xs), dy = distinct(ys);
+  const auto differences = distinct_pairwise_matrix(dx, dy);
+  auto kth = [&](std::uint64_t k) { return select_kth(differences, k); };
 
   ShiftEstimate out;
   out.confidence = confidence;
-  out.estimate = median_by_selection(xs.size(), ys.size(), total, every_column, pairwise_differences(xs, ys));
+  out.estimate = median_by_selection(differences, total);
   std::vector<std::size_t> ties = tie_sizes_of_sorted(xs);
   const std::vector<std::size_t> ties_y = tie_sizes_of_sorted(ys);
   ties.insert(ties.end(), ties_y.begin(), ties_y.end());
@@ -279,7 +366,7 @@ ShiftEstimate hodges_lehmann_paired(std::span<const double> d, double confidence
 
   ShiftEstimate out;
   out.confidence = confidence;
-  out.estimate = median_by_selection(n, n, total, upper_triangle, walsh_averages(ds));
+  out.estimate = median_by_selection(walsh_matrix(ds), total);
   const std::vector<std::size_t> ties = tie_sizes_of_sorted(ds);
   IntervalRank rank;
   if (ties.empty() && n <= kWilcoxonExactMaxN) {
