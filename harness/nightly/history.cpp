@@ -14,7 +14,7 @@ json metrics_json(const std::vector<MetricResult>& metrics) {
   json out = json::array();
   for (const auto& m : metrics) {
     out.push_back({{"name", m.name}, {"unit", m.unit}, {"better", m.better}, {"estimate", m.estimate},
-                   {"low", m.low}, {"high", m.high}, {"verdict", m.verdict}});
+                   {"low", m.low}, {"high", m.high}, {"verdict", m.verdict}, {"judged", m.judged}});
   }
   return out;
 }
@@ -61,7 +61,8 @@ std::vector<MetricResult> metrics_from(const Fields& f, const std::string& key, 
                    .estimate = mf.get<double>("estimate"),
                    .low = mf.get<double>("low"),
                    .high = mf.get<double>("high"),
-                   .verdict = mf.get<std::string>("verdict")});
+                   .verdict = mf.get<std::string>("verdict"),
+                   .judged = !mf.has("judged") || mf.get<bool>("judged")});
   }
   return out;
 }

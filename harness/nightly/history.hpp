@@ -14,10 +14,10 @@
 // with URL keys), even when its nights ran in different clones.
 //
 // Each line: the key; the night's name and time; both commits and why A is A; the commits between
-// them; per metric the estimate, interval and verdict; the outcome and the exit code; the
-// bisection's outcome (culprits, or the range the budget left); the drift comparison when the
-// night made one; the abvm version and the host. Written by abvm nightly, read by abvm history
-// and abvm export --kcidb.
+// them; per metric the estimate, interval, verdict and whether it was judged; the outcome and the
+// exit code; the bisection's outcome (culprits, or the range the budget left); the drift comparison
+// when the night made one; the abvm version and the host. Written by abvm nightly, read by abvm
+// history and abvm export --kcidb.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -31,7 +31,11 @@ struct MetricResult {
   std::string name, unit;
   std::string better;          // "higher" / "lower"
   double estimate = 1, low = 1, high = 1;  // B/A and its interval
-  std::string verdict;         // verdict/analysis.hpp to_string(Verdict)
+  std::string verdict;         // verdict/analysis.hpp to_string(Verdict): the metric's own
+  // False: reported, not judged (MetricAnalysis::judged, a cost metric [analysis] metrics does not
+  // name): its verdict is no part of the night's. Absent in lines written before it was kept: true,
+  // as the page and the export then showed every metric.
+  bool judged = true;
 };
 
 struct CommitInfo {

@@ -86,7 +86,7 @@ std::vector<MetricResult> metrics_of(const Analysis& analysis) {
   std::vector<MetricResult> out;
   for (const auto& m : analysis.metrics) {
     out.push_back({.name = m.name, .unit = m.unit, .better = to_string(m.better), .estimate = m.effect.estimate,
-                   .low = m.effect.low, .high = m.effect.high, .verdict = to_string(m.verdict)});
+                   .low = m.effect.low, .high = m.effect.high, .verdict = to_string(m.verdict), .judged = m.judged});
   }
   return out;
 }

@@ -128,6 +128,28 @@ TEST_F(NightlyHistoryTest, EveryFieldSurvivesTheRoundTrip) {
   EXPECT_EQ(back.bisection->culprits.at(0).commits.at(0).subject, "bounce");
 }
 
+// A cost metric the experiment did not name is reported, not judged: the line keeps that beside
+// its own verdict; a line written before it did reads every metric as judged (as it was shown then).
+TEST_F(NightlyHistoryTest, AMetricReportedNotJudgedStaysSoAndAnOlderLineIsJudged) {
+  NightRecord r = night("a", "b", "no_change", true);
+  r.metrics.push_back({.name = "dd-write.host_cpu_per_gib", .unit = "s/GiB", .better = "lower", .estimate = 6.5,
+                       .low = 6.0, .high = 7.05, .verdict = "regression", .judged = false});
+  h.put(r);
+  const NightRecord back = h.read().at(0);
+  ASSERT_EQ(back.metrics.size(), 2u);
+  EXPECT_TRUE(back.metrics[0].judged);
+  EXPECT_FALSE(back.metrics[1].judged);
+  EXPECT_EQ(back.metrics[1].verdict, "regression");
+
+  nlohmann::json older = to_json(r);
+  for (auto& m : older["metrics"]) m.erase("judged");
+  write_file_atomic(h.file(), older.dump() + "\n");
+  const NightRecord old = h.read().at(0);
+  ASSERT_EQ(old.metrics.size(), 2u);
+  EXPECT_TRUE(old.metrics[0].judged);
+  EXPECT_TRUE(old.metrics[1].judged) << "a line from before judged was kept reads as it was shown: judged";
+}
+
 TEST_F(NightlyHistoryTest, ADamagedLineIsAnErrorNamingFileLineAndField) {
   h.put(night("a", "b", "no_change", true));
   nlohmann::json j = to_json(night("b", "c", "no_change", true));
