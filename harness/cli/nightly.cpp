@@ -136,7 +136,8 @@ Command add_export(CLI::App& app) {
       "KCIDB I/O schema v{}.{} (report/kcidb_schema.json, from kernelci/kcidb-io). DIR is a night's directory "
       "(<history>/nights/<night>/), a bisection's or a run's results directory. Checkouts (the tree's URL and "
       "commits), builds (each kernel, its config's sha256), tests (one per metric on B's build, the estimate B/A as "
-      "its value; status regression FAIL, no_change or improvement PASS, inconclusive DONE, infrastructure failure "
+      "its value; status regression FAIL, no_change or improvement PASS, inconclusive DONE, a metric reported, not "
+      "judged (a cost metric [analysis] metrics does not name) DONE whatever its verdict, infrastructure failure "
       "or interruption MISS; a bisection's steps one test each). --tree-url must be https:// (other URLs are left "
       "out) and, with --branch, names a bisection's or a run's tree; a night's directory names its own. Nothing is "
       "sent anywhere.",

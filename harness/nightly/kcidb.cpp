@@ -11,6 +11,7 @@
 #include "kernels/kernel.hpp"
 #include "nightly/history.hpp"
 #include "report/report_data.hpp"
+#include "report/wording.hpp"
 #include "results/directory.hpp"
 
 namespace abvm {
@@ -84,16 +85,23 @@ std::string built_commit(const json& side) {
   return source.value("type", "") == "git" ? source.value("commit", "") : "";
 }
 
+// A metric reported, not judged (ReportMetric::judged) passes or fails nothing: DONE, KCIDB's "completed
+// ... produced a performance measurement result", its own verdict in misc and the comment.
+std::string_view metric_status(const ReportMetric& m) {
+  return m.judged ? kcidb_status(to_string(m.verdict)) : "DONE";
+}
+
 json metric_test(const std::string& test_id, const std::string& build_id, const std::string& baseline_build,
                  const std::string& experiment, const ReportMetric& m, double margin, const std::string& report) {
+  std::string comment = fmt::format("{}: B/A {:.4f} [{:.4f}, {:.4f}] against a margin of {:.0f} %: {}", m.name,
+                                    m.effect.estimate, m.effect.low, m.effect.high, margin * 100, to_string(m.verdict));
+  if (!m.judged) comment += fmt::format("; {}", kNotJudgedWords);
   return {{"id", test_id}, {"build_id", build_id}, {"origin", kOrigin}, {"path", test_path(experiment, m.name)},
-          {"status", kcidb_status(to_string(m.verdict))},
-          {"comment", fmt::format("{}: B/A {:.4f} [{:.4f}, {:.4f}] against a margin of {:.0f} %: {}", m.name,
-                                  m.effect.estimate, m.effect.low, m.effect.high, margin * 100, to_string(m.verdict))},
-          {"number", {{"value", m.effect.estimate}}},
+          {"status", metric_status(m)}, {"comment", comment}, {"number", {{"value", m.effect.estimate}}},
           {"misc", {{"ratio", "B/A"}, {"low", m.effect.low}, {"high", m.effect.high}, {"confidence", m.effect.confidence},
-                    {"margin", margin}, {"verdict", to_string(m.verdict)}, {"better", to_string(m.better)},
-                    {"metric_unit", m.unit}, {"baseline_build_id", baseline_build}, {"report", report}}}};
+                    {"margin", margin}, {"verdict", to_string(m.verdict)}, {"judged", m.judged},
+                    {"better", to_string(m.better)}, {"metric_unit", m.unit}, {"baseline_build_id", baseline_build},
+                    {"report", report}}}};
 }
 
 json read_json_file(const fs::path& p) {
@@ -173,6 +181,8 @@ json export_night(const fs::path& dir) {
         named += fmt::format("{}{} {}", named.empty() ? "" : ", ", short_sha(commit.commit), commit.subject);
       }
     }
+    // On the tests that failed: the judged regressions, which the bisection searched for (a metric
+    // reported, not judged, is DONE whatever its own verdict).
     for (auto& t : d.tests) {
       if (t.at("status") != "FAIL") continue;
       t["misc"]["bisection"] = {{"outcome", r.bisection->outcome}, {"end", r.bisection->end}, {"culprits", culprits}};

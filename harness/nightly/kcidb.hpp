@@ -10,6 +10,8 @@
 //   tests      one per metric, on B's build: path "abvm.<experiment>.<metric>", the estimate (the
 //              ratio B/A) as the numeric value, the interval, margin, verdict and A's build in misc,
 //              and the status: regression FAIL, no_change or improvement PASS, inconclusive DONE; a
+//              metric reported, not judged (a cost metric [analysis] metrics does not name) DONE
+//              whatever its own verdict, with "judged": false in misc (true for the others); a
 //              night or run that ended in an infrastructure failure (or was interrupted) one test
 //              MISS; a bisection's steps one test each (slower FAIL, not slower PASS, unknown DONE)
 // Every id is "abvm:..." (origin "abvm"), stable for the same directory, so a second export

@@ -57,10 +57,11 @@ struct ScriptedKernels : GuestPreparer {
       const KernelRecipe r = load_kernel_recipe(e.side(s).kernel);
       std::string patches;
       for (const auto& p : r.patches) patches += read_file(p.path);
-      // CREEP: 6 % slower each; SLOW: the bounce; EDGE: 8.5 % slower.
+      // CREEP: 6 % slower each; SLOW: the bounce; EDGE: 8.5 % slower; HEAVY: as fast, twice the guest's CPU.
       const double speed = std::pow(0.94, count_of(patches, "+CREEP")) * (count_of(patches, "+SLOW") > 0 ? 0.57 : 1) *
                            (count_of(patches, "+EDGE") > 0 ? 0.915 : 1);
-      const fs::path image = dir / fmt::format("speed-{:.6f}", speed) / "vmlinuz";
+      const std::string heavy = count_of(patches, "+HEAVY") > 0 ? "-heavy" : "";
+      const fs::path image = dir / fmt::format("speed-{:.6f}{}", speed, heavy) / "vmlinuz";
       (s == Side::a ? g.a : g.b) = side_boot(e.side(s), image, "");
     }
     // kernels.json as the real preparer writes it (run/prepare.cpp), its identity reduced.
@@ -105,13 +106,22 @@ class NightlyTest : public ::testing::Test {
     write_file_atomic(root / "recipe.toml", "source = \"linux-source\"\npackage = \"linux-source-6.1\"\n"
                                             "fragments = [\"frag.config\"]\n");
     write_nightly("");
-    driver.answer = [this](const test::FakeBoot& b) {
-      const double wobble = test::fake_boot_wobble(b, 0.015);
-      const std::string dir = b.spec.kernel.parent_path().filename().string();
-      const double speed = std::stod(dir.substr(dir.find('-') + 1));
-      return test::FakeAnswer{.console = test::fake_guest_console(b.trial, b.nonce, x->experiment.workloads,
-                                                                   test::fake_dd_output(2e9 * speed * wobble))};
-    };
+    driver.answer = [this](const test::FakeBoot& b) { return scripted_answer(b); };
+  }
+
+  // The boot of a kernel ScriptedKernels "built": dd at its speed (each boot off by up to 1.5 %); with
+  // `cpu_records`, each run's guest CPU too, 0.5 s of 2 (1 s on a HEAVY kernel), a tick more on odd runs.
+  test::FakeAnswer scripted_answer(const test::FakeBoot& b, bool cpu_records = false) const {
+    const double wobble = test::fake_boot_wobble(b, 0.015);
+    const std::string dir = b.spec.kernel.parent_path().filename().string();
+    const double speed = std::stod(dir.substr(dir.find('-') + 1));
+    const std::string dd = test::fake_dd_output(2e9 * speed * wobble);
+    const int busy = dir.ends_with("-heavy") ? 100 : 50;
+    test::FakeCpuTicks cpu;
+    if (cpu_records) cpu = [busy](const std::string&, int index) { return fmt::format("{},200", busy + index % 2); };
+    return test::FakeAnswer{
+        .console = test::fake_guest_console(b.trial, b.nonce, x->experiment.workloads,
+                                            [&](const std::string&, int, bool) { return std::pair(0, dd); }, cpu)};
   }
   void TearDown() override {
     ::unsetenv("ABVM_PYTHON");
@@ -537,6 +547,7 @@ TEST_F(NightlyTest, TheKcidbExportOfEachNightBisectionAndRunValidatesWithItsStat
   ASSERT_EQ(n3.at("tests").size(), 1u);
   const nlohmann::json& t = n3["tests"][0];
   EXPECT_EQ(t["status"], "FAIL");
+  EXPECT_EQ(t["misc"]["judged"], true);
   EXPECT_EQ(t["path"], "abvm.tree.dd-write.bandwidth");
   EXPECT_NEAR(t["number"]["value"].get<double>(), 0.57, 0.02);
   EXPECT_EQ(t["misc"]["bisection"]["culprits"][0]["commit"], culprit);
@@ -563,6 +574,55 @@ TEST_F(NightlyTest, TheKcidbExportOfEachNightBisectionAndRunValidatesWithItsStat
   nlohmann::json broken = n3;
   broken["tests"][0]["status"] = "REGRESSION";
   EXPECT_NE(kcidb_errors(broken), "");
+}
+
+// A cost metric the experiment does not name is reported, not judged (issue 27). B costing twice the
+// guest's CPU per GiB is that metric's own regression and no part of the night's verdict: the night
+// is no_change and makes B good; its line keeps the metric unjudged; KCIDB has it DONE, valid, with
+// its own verdict in misc.
+TEST_F(NightlyTest, AMetricReportedNotJudgedIsDoneInKcidb) {
+  driver.answer = [this](const test::FakeBoot& b) { return scripted_answer(b, true); };
+  const std::string heavy = repo.commit("virtio_blk: a heavier path", {{"heavy.txt", "HEAVY\n"}});
+  const NightEnd n = night();
+  EXPECT_EQ(n.record.outcome, "no_change");
+  EXPECT_EQ(n.exit_code, 0);
+  EXPECT_FALSE(n.record.bisection) << "nothing the night judged regressed";
+  EXPECT_EQ(last_good(history(), kUrl, "master"), heavy);
+  const auto lines = history();
+  const auto metric = [&](const std::string& name) {
+    const auto& ms = lines.at(0).metrics;
+    const auto m = std::find_if(ms.begin(), ms.end(), [&](const MetricResult& r) { return r.name == name; });
+    return m == ms.end() ? MetricResult{} : *m;
+  };
+  const MetricResult cost = metric("dd-write.guest_cpu_per_gib");
+  EXPECT_EQ(cost.verdict, "regression");
+  EXPECT_FALSE(cost.judged);
+  EXPECT_NEAR(cost.estimate, 2, 0.05);
+  EXPECT_TRUE(metric("dd-write.bandwidth").judged);
+
+  const nlohmann::json e = kcidb_export(night_dir(0));
+  const auto test_of = [](const nlohmann::json& data, const std::string& path) {
+    for (const auto& t : data.at("tests")) {
+      if (t.at("path") == path) return t;
+    }
+    return nlohmann::json::object();
+  };
+  const nlohmann::json t = test_of(e, "abvm.tree.dd-write.guest_cpu_per_gib");
+  EXPECT_EQ(t.value("status", ""), "DONE") << e.dump(2);
+  EXPECT_NEAR(t["number"]["value"].get<double>(), 2, 0.05);
+  EXPECT_EQ(t["misc"]["judged"], false);
+  EXPECT_EQ(t["misc"]["verdict"], "regression");
+  EXPECT_NE(t["comment"].get<std::string>().find(": regression; reported, not judged"), std::string::npos) << t["comment"];
+  const nlohmann::json bandwidth = test_of(e, "abvm.tree.dd-write.bandwidth");
+  EXPECT_EQ(bandwidth.value("status", ""), "PASS");
+  EXPECT_EQ(bandwidth["misc"]["judged"], true);
+  EXPECT_EQ(test_of(kcidb_export(root / "history" / lines[0].run_dir), "abvm.tree.dd-write.guest_cpu_per_gib")
+                .value("status", ""),
+            "DONE")
+      << "the run's own directory exports it the same";
+  if (run_process({"/usr/bin/python3", "-c", "import jsonschema"}).exit_code == 0) {
+    EXPECT_EQ(kcidb_errors(e), "");
+  }
 }
 
 TEST_F(NightlyTest, AnInterruptedNightExportsAsMiss) {

@@ -61,10 +61,15 @@ inline std::string job_field(const std::string& initrd, const std::string& key) 
 // whether it is a warm-up: e.g. {1, "dd: failed to open '/dev/null': Invalid argument\n"}.
 using FakeRunResult = std::function<std::pair<int, std::string>(const std::string& name, int index, bool warmup)>;
 
+// A run's CPU record's "busy,all" ticks (guest/records.hpp GuestCpuTicks), by the run's record
+// name and index; unset: no CPU records (an agent before them).
+using FakeCpuTicks = std::function<std::string(const std::string& name, int index)>;
+
 // The console of a guest that runs every warm-up and measured run of `workloads` with the exit
-// status and output `result` gives each, then its END record.
+// status and output `result` gives each (and the CPU ticks `cpu` gives), then its END record.
 inline std::string fake_guest_console(const std::string& trial, const std::string& nonce,
-                                      const std::vector<Workload>& workloads, const FakeRunResult& result) {
+                                      const std::vector<Workload>& workloads, const FakeRunResult& result,
+                                      const FakeCpuTicks& cpu = {}) {
   std::uint64_t seq = 0;
   std::string out = "[    0.000000] Linux version 6.1.0-28-cloud-amd64\nRun /init as init process\n";
   const auto rec = [&](std::string_view type, const std::string& payload) {
@@ -82,6 +87,7 @@ inline std::string fake_guest_console(const std::string& trial, const std::strin
       rec("RUN", w.name + "," + index + (warm ? ",1" : ",0") + ",2.2");
       rec("OUT", base64_encode(output));
       rec("RUNEND", w.name + "," + index + "," + std::to_string(status) + ",2.3");
+      if (cpu) rec("CPU", w.name + "," + index + "," + cpu(w.name, std::stoi(index)));
     }
   }
   rec("END", std::to_string(seq));
