@@ -7,11 +7,13 @@ INPUT_JSON (written by the C++ side from history.jsonl):
   {"margin": 0.05,
    "metrics": [{"name": "dd-write.bandwidth", "better": "higher",
                 "nights": [{"x": 0, "label": "12-04 b11d05fff046", "estimate": 0.98, "low": 0.96, "high": 1.0,
-                            "verdict": "no_change", "culprit": "", "drift": false}, ...]}]}
+                            "verdict": "no_change", "judged": true, "culprit": "", "drift": false}, ...]}]}
 
 Per metric one PNG, history-<i>.png: each night's effect B/A with its interval (an error bar) against
 the margin band around 1, the verdict as the marker's colour, regressions as red squares with the
-bisection's culprit written next to them, drift comparisons as hollow diamonds. Prints the manifest
+bisection's culprit written next to them, drift comparisons as hollow diamonds. A night's metric that was
+reported, not judged ("judged": false; absent: judged) is a grey circle whatever its own verdict: it was no
+part of the night's. Prints the manifest
 on standard output, as report/plot.py does:
 
   {"plots": [{"metric": 0, "file": "history-0.png", "title": "..."}], "missing": [{"metric": 0 or null, "reason": "..."}]}
@@ -38,11 +40,12 @@ def plot_metric(plt, metric, margin, path):
     ax.axhline(1.0, color="#555555", lw=0.8)
     ys = [1.0]
     for n in nights:
-        colour = COLOURS.get(n["verdict"], "#777777")
+        judged = n.get("judged", True)
+        colour = COLOURS.get(n["verdict"], "#777777") if judged else "#777777"
         est, low, high = n["estimate"], n["low"], n["high"]
         ys += [low, high]
         x = n["x"] + (0.25 if n.get("drift") else 0)
-        marker = "D" if n.get("drift") else ("s" if n["verdict"] == "regression" else "o")
+        marker = "D" if n.get("drift") else ("s" if judged and n["verdict"] == "regression" else "o")
         ax.errorbar([x], [est], yerr=[[max(est - low, 0)], [max(high - est, 0)]], fmt=marker, color=colour,
                     mfc="none" if n.get("drift") else colour, capsize=3, ms=6)
         if n.get("culprit"):

@@ -13,6 +13,7 @@
 #include "core/process.hpp"
 #include "core/resources.hpp"
 #include "report/html.hpp"
+#include "report/wording.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -48,13 +49,15 @@ json plot_input(const std::vector<NightRecord>& lines) {
       for (const auto& m : r.metrics) {
         if (m.name != name) continue;
         better = m.better;
+        // The bisection searched for the judged regressions: its culprit is not a metric's reported beside them.
         nights.push_back({{"x", x}, {"label", label}, {"estimate", m.estimate}, {"low", m.low}, {"high", m.high},
-                          {"verdict", m.verdict}, {"culprit", culprit_text(r).substr(0, 40)}, {"drift", false}});
+                          {"verdict", m.verdict}, {"judged", m.judged},
+                          {"culprit", m.judged ? culprit_text(r).substr(0, 40) : ""}, {"drift", false}});
       }
       for (const auto& m : r.drift ? r.drift->metrics : std::vector<MetricResult>{}) {
         if (m.name != name) continue;
         nights.push_back({{"x", x}, {"label", label}, {"estimate", m.estimate}, {"low", m.low}, {"high", m.high},
-                          {"verdict", m.verdict}, {"culprit", ""}, {"drift", true}});
+                          {"verdict", m.verdict}, {"judged", m.judged}, {"culprit", ""}, {"drift", true}});
       }
       ++x;
     }
@@ -116,13 +119,21 @@ std::string link(const std::string& path, const std::string& text, const History
   return fmt::format("<a href=\"{}\">{}</a>", html_escape(*to), html_escape(text));
 }
 
+// A metric reported, not judged, is no regression of the night whatever its own verdict: not coloured
+// as one, said so, its own verdict in the cell's title.
+std::string metric_cell(const MetricResult& m) {
+  const std::string figures = fmt::format("{:.3f} [{:.3f}, {:.3f}]", m.estimate, m.low, m.high);
+  if (m.judged) return fmt::format("<td class=\"v-{}\">{}</td>", html_escape(m.verdict), figures);
+  return fmt::format("<td class=\"not-judged\" title=\"its own verdict: {}; {}\">{} <span class=\"muted\">reported, "
+                     "not judged</span></td>",
+                     html_escape(m.verdict), html_escape(kNotJudgedWords), figures);
+}
+
 std::string metric_cells(const NightRecord& r, const std::vector<std::string>& metrics) {
   std::string out;
   for (const auto& name : metrics) {
     const auto m = std::find_if(r.metrics.begin(), r.metrics.end(), [&](const MetricResult& x) { return x.name == name; });
-    out += m == r.metrics.end() ? "<td>-</td>"
-                                : fmt::format("<td class=\"v-{}\">{:.3f} [{:.3f}, {:.3f}]</td>", m->verdict, m->estimate,
-                                              m->low, m->high);
+    out += m == r.metrics.end() ? "<td>-</td>" : metric_cell(*m);
   }
   return out;
 }
@@ -165,7 +176,7 @@ std::string history_html(const std::vector<NightRecord>& lines, const HistoryPlo
   body += "<th>bisection</th><th>drift</th><th>report</th></tr>\n";
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) body += night_row(*it, metrics, href);
   body += "</table>\n<style>.v-regression{color:#c62828;font-weight:bold}.v-improvement{color:#2e7d32}"
-          ".v-inconclusive{color:#e8710a}.muted{color:#777}</style>\n";
+          ".v-inconclusive{color:#e8710a}.not-judged,.muted{color:#777}</style>\n";
   return fill_html_template(template_html, "abvm nightly history", body);
 }
 

@@ -579,8 +579,8 @@ TEST_F(NightlyTest, TheKcidbExportOfEachNightBisectionAndRunValidatesWithItsStat
 // A cost metric the experiment does not name is reported, not judged (issue 27). B costing twice the
 // guest's CPU per GiB is that metric's own regression and no part of the night's verdict: the night
 // is no_change and makes B good; its line keeps the metric unjudged; KCIDB has it DONE, valid, with
-// its own verdict in misc.
-TEST_F(NightlyTest, AMetricReportedNotJudgedIsDoneInKcidb) {
+// its own verdict in misc; the history page does not mark it as a regression.
+TEST_F(NightlyTest, AMetricReportedNotJudgedIsDoneInKcidbAndNoRegressionOnThePage) {
   driver.answer = [this](const test::FakeBoot& b) { return scripted_answer(b, true); };
   const std::string heavy = repo.commit("virtio_blk: a heavier path", {{"heavy.txt", "HEAVY\n"}});
   const NightEnd n = night();
@@ -623,6 +623,14 @@ TEST_F(NightlyTest, AMetricReportedNotJudgedIsDoneInKcidb) {
   if (run_process({"/usr/bin/python3", "-c", "import jsonschema"}).exit_code == 0) {
     EXPECT_EQ(kcidb_errors(e), "");
   }
+
+  const std::string html = history_html(
+      lines, {}, [](const std::string& p) -> std::optional<std::string> { return p; }, load_html_template());
+  EXPECT_EQ(count_of(html, "class=\"v-regression\""), 0) << "no cell marks a regression";
+  EXPECT_EQ(count_of(html, "<td class=\"not-judged\" title=\"its own verdict: regression;"), 1);
+  const int unjudged = static_cast<int>(std::count_if(lines[0].metrics.begin(), lines[0].metrics.end(),
+                                                      [](const MetricResult& m) { return !m.judged; }));
+  EXPECT_EQ(count_of(html, "<span class=\"muted\">reported, not judged</span>"), unjudged);
 }
 
 TEST_F(NightlyTest, AnInterruptedNightExportsAsMiss) {
