@@ -30,13 +30,15 @@ struct NightlyArgs {
   std::string connect;
 };
 
-// What the night found, for the job's log.
+}  // namespace
+
 std::string night_summary(const NightRecord& r, const History& h) {
   std::string out = fmt::format("night {}: {} {} at {} against {} ({}): {}\n", r.night.empty() ? "-" : r.night,
                                 r.url, r.branch, short_sha(r.b), short_sha(r.a), r.a_why, r.outcome);
   if (!r.detail.empty()) out += "  " + r.detail + "\n";
   for (const auto& m : r.metrics) {
-    out += fmt::format("  {}: B/A {:.3f} [{:.3f}, {:.3f}] {}\n", m.name, m.estimate, m.low, m.high, m.verdict);
+    out += fmt::format("  {}: B/A {:.3f} [{:.3f}, {:.3f}] {}{}\n", m.name, m.estimate, m.low, m.high, m.verdict,
+                       m.judged ? "" : " (reported, not judged)");
   }
   if (r.bisection) {
     out += fmt::format("  bisection: {} ({}; {} steps, {} boots per side)\n", r.bisection->outcome, r.bisection->end,
@@ -53,6 +55,8 @@ std::string night_summary(const NightRecord& r, const History& h) {
   out += fmt::format("  B {} the last good commit (exit {})\n", r.good ? "is now" : "is not", r.exit_code);
   return out;
 }
+
+namespace {
 
 int nightly_command(const NightlyArgs& args) {
   const NightlyExperiment x = load_nightly_experiment(args.config);

@@ -578,8 +578,9 @@ TEST_F(NightlyTest, TheKcidbExportOfEachNightBisectionAndRunValidatesWithItsStat
 
 // A cost metric the experiment does not name is reported, not judged (issue 27). B costing twice the
 // guest's CPU per GiB is that metric's own regression and no part of the night's verdict: the night
-// is no_change and makes B good; its line keeps the metric unjudged; KCIDB has it DONE, valid, with
-// its own verdict in misc; the history page does not mark it as a regression.
+// is no_change and makes B good; its line keeps the metric unjudged, and the night's summary says
+// so; KCIDB has it DONE, valid, with its own verdict in misc; the history page does not mark it as a
+// regression.
 TEST_F(NightlyTest, AMetricReportedNotJudgedIsDoneInKcidbAndNoRegressionOnThePage) {
   driver.answer = [this](const test::FakeBoot& b) { return scripted_answer(b, true); };
   const std::string heavy = repo.commit("virtio_blk: a heavier path", {{"heavy.txt", "HEAVY\n"}});
@@ -599,6 +600,14 @@ TEST_F(NightlyTest, AMetricReportedNotJudgedIsDoneInKcidbAndNoRegressionOnThePag
   EXPECT_FALSE(cost.judged);
   EXPECT_NEAR(cost.estimate, 2, 0.05);
   EXPECT_TRUE(metric("dd-write.bandwidth").judged);
+  const int unjudged = static_cast<int>(std::count_if(lines[0].metrics.begin(), lines[0].metrics.end(),
+                                                      [](const MetricResult& m) { return !m.judged; }));
+  const std::string summary = cli::night_summary(n.record, History(root / "history"));
+  EXPECT_NE(summary.find(fmt::format("  dd-write.guest_cpu_per_gib: B/A {:.3f} [{:.3f}, {:.3f}] regression (reported, "
+                                     "not judged)\n", cost.estimate, cost.low, cost.high)),
+            std::string::npos)
+      << summary;
+  EXPECT_EQ(count_of(summary, "(reported, not judged)"), unjudged) << "the judged metric is not said to be";
 
   const nlohmann::json e = kcidb_export(night_dir(0));
   const auto test_of = [](const nlohmann::json& data, const std::string& path) {
@@ -628,8 +637,6 @@ TEST_F(NightlyTest, AMetricReportedNotJudgedIsDoneInKcidbAndNoRegressionOnThePag
       lines, {}, [](const std::string& p) -> std::optional<std::string> { return p; }, load_html_template());
   EXPECT_EQ(count_of(html, "class=\"v-regression\""), 0) << "no cell marks a regression";
   EXPECT_EQ(count_of(html, "<td class=\"not-judged\" title=\"its own verdict: regression;"), 1);
-  const int unjudged = static_cast<int>(std::count_if(lines[0].metrics.begin(), lines[0].metrics.end(),
-                                                      [](const MetricResult& m) { return !m.judged; }));
   EXPECT_EQ(count_of(html, "<span class=\"muted\">reported, not judged</span>"), unjudged);
 }
 
