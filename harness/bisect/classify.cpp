@@ -40,24 +40,30 @@ std::string holds_back(const MetricAnalysis& m, double margin) {
 StepJudgement judge_step(const Analysis& analysis) {
   StepJudgement j{.verdict = analysis.verdict};
   const double margin = analysis.options.margin;
-  std::string held;
+  std::string held, figures, reported;
+  bool any_judged = false;
   for (const auto& m : analysis.metrics) {
     j.effects.push_back(effect_of(m));
+    std::string& list = m.judged ? figures : reported;
+    list += (list.empty() ? "" : "; ") + describe(j.effects.back());
+    // A metric reported, not judged (a cost metric the experiment does not name) is no part of the
+    // verdict, so none of the finding either: it neither makes a step slower nor holds one back.
+    if (!m.judged) continue;
+    any_judged = true;
     const std::string why = holds_back(m, margin);
     if (held.empty()) held = why;
   }
-  std::string figures;
-  for (const auto& e : j.effects) figures += (figures.empty() ? "" : "; ") + describe(e);
+  if (!reported.empty()) figures += fmt::format("{}reported, not judged: {}", figures.empty() ? "" : "; ", reported);
   if (analysis.verdict == Verdict::regression) {
     j.finding = StepFinding::slower;
     j.reason = fmt::format("slower: the verdict is regression ({})", figures);
-  } else if (held.empty() && !analysis.metrics.empty()) {
+  } else if (held.empty() && any_judged) {
     j.finding = StepFinding::not_slower;
     j.reason = fmt::format("not slower by more than {:.0f} %: every interval lies above {:.2f} ({})", margin * 100,
                            1 - margin, figures);
   } else {
     j.finding = StepFinding::unknown;
-    j.reason = fmt::format("unknown: {}", held.empty() ? "no metric was measured" : held);
+    j.reason = fmt::format("unknown: {}", held.empty() ? "no judged metric was measured" : held);
   }
   return j;
 }

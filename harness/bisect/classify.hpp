@@ -8,6 +8,8 @@
 //               more than the margin (no_change, improvement, or an interval too wide above to
 //               call no_change but already clear of a slowdown that matters);
 //   unknown     otherwise.
+// Only the judged metrics count (MetricAnalysis::judged): one reported, not judged (a cost metric
+// [analysis] metrics does not name) is in `effects` and the reason's figures, and decides nothing.
 // The same function decides each look of a step (it stops as soon as the finding is not
 // unknown), from the look's verdict-deciding analysis (verdict/look.hpp: the verdicts and primary
 // effects of the full one), and the step's final finding.

@@ -93,5 +93,23 @@ TEST(BisectClassify, ALowerIsBetterMetricIsOriented) {
   EXPECT_EQ(judge_step(analysed(paired(20, 0.99, 0.01, Better::lower))).finding, StepFinding::not_slower);
 }
 
+// The analysis judges only the metrics the experiment names: a cost metric reported beside them, here
+// twice A's on B, neither makes the step slower nor keeps it from not slower.
+TEST(BisectClassify, AMetricReportedNotJudgedDecidesNothing) {
+  SampleSet s = paired(20, 1.0, 0.01);
+  MetricSamples cost = paired(20, 2.0, 0.03, Better::lower).metrics.at(0);
+  cost.name = "dd-write.host_cpu_per_gib";
+  cost.unit = "s/GiB";
+  cost.judged = false;
+  s.metrics.push_back(std::move(cost));
+  const Analysis a = analysed(s);
+  ASSERT_EQ(a.verdict, Verdict::no_change);
+  ASSERT_EQ(a.metrics.at(1).verdict, Verdict::regression) << "its own verdict";
+  const StepJudgement j = judge_step(a);
+  EXPECT_EQ(j.finding, StepFinding::not_slower) << j.reason;
+  ASSERT_EQ(j.effects.size(), 2u) << "still reported";
+  EXPECT_NE(j.reason.find("; reported, not judged: dd-write.host_cpu_per_gib 2.0"), std::string::npos) << j.reason;
+}
+
 }  // namespace
 }  // namespace abvm
