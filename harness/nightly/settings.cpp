@@ -36,7 +36,7 @@ namespace {
 
 class NightlyReader {
  public:
-  NightlyReader(fs::path file, const toml::table& table) : file_(std::move(file)), table_(table) {}
+  explicit NightlyReader(fs::path file) : file_(std::move(file)) {}
 
   [[noreturn]] void fail(const toml::node* n, const std::string& message) const {
     const auto line = n != nullptr ? n->source().begin.line : 0;
@@ -88,12 +88,11 @@ class NightlyReader {
 
  private:
   fs::path file_;
-  const toml::table& table_;
 };
 
 NightlySettings read_settings(const fs::path& file, const toml::table& root) {
   const toml::node* node = root.get("nightly");
-  const NightlyReader r(file, root);
+  const NightlyReader r(file);
   if (node == nullptr || !node->is_table()) {
     r.fail(node, "an abvm nightly experiment needs a [nightly] table: tree, branch, base, url and recipe (README, "
                  "Nightly CI)");

@@ -52,6 +52,10 @@ struct Matrix {
   }
 };
 
+// Spelled out for compilers without C++20's deduction for aggregates (clang 14, the fuzz build's).
+template <class Start, class Value, class Weight, class Col>
+Matrix(std::size_t, std::size_t, Start, Value, Weight, Col) -> Matrix<Start, Value, Weight, Col>;
+
 constexpr auto one_each = [](std::size_t) { return std::uint64_t{1}; };
 constexpr auto counted_columns = [](std::size_t c) { return std::uint64_t{c}; };
 
