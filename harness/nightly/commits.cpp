@@ -50,6 +50,27 @@ bool is_ancestor(const fs::path& tree, const std::string& ancestor, const std::s
   return run_process({"git", "-C", tree.string(), "merge-base", "--is-ancestor", ancestor, descendant}).exit_code == 0;
 }
 
+namespace {
+
+bool has_commit(const fs::path& tree, const std::string& commit) {
+  return run_process({"git", "-C", tree.string(), "cat-file", "-e", "--end-of-options", commit + "^{commit}"}).exit_code == 0;
+}
+
+bool is_shallow(const fs::path& tree) {
+  return first_line(run_process({"git", "-C", tree.string(), "rev-parse", "--is-shallow-repository"}).out) == "true";
+}
+
+// What a shallow clone (CI checkouts fetch one commit by default) must be told: it may lack the last good
+// commit, or the history that joins it to the head, which is not the history of another tree.
+std::string shallow_hint(const fs::path& tree) {
+  return is_shallow(tree) ? fmt::format(" (git tree {} is a shallow clone: fetch its history, git -C {} fetch "
+                                        "--unshallow, or check it out with a fetch depth of 0)",
+                                        tree.string(), tree.string())
+                          : "";
+}
+
+}  // namespace
+
 std::string squashed_patch(const fs::path& tree, const std::string& from, const std::string& to) {
   const std::string d = diff(tree, from, to);
   if (d.empty()) return "";
@@ -97,6 +118,10 @@ NightCommits choose_commits(const fs::path& tree, const std::string& branch, con
     c.a = resolve_commit(tree, base);
     c.reason = BaseReason::base;
     c.why = fmt::format("the first night: A is the base {} (nightly.base)", base);
+  } else if (!has_commit(tree, *last_good)) {
+    throw Error(fmt::format("the last good commit {} of the history is not in git tree {}{}; if the history belongs "
+                            "to another tree, start a new one (another history directory)",
+                            short_sha(*last_good), tree.string(), shallow_hint(tree)));
   } else if (is_ancestor(tree, *last_good, c.b)) {
     c.a = *last_good;
     c.reason = BaseReason::last_good;
@@ -104,9 +129,9 @@ NightCommits choose_commits(const fs::path& tree, const std::string& branch, con
   } else {
     const ProcessResult mb = run_process({"git", "-C", tree.string(), "merge-base", *last_good, c.b});
     if (mb.exit_code != 0) {
-      throw Error(fmt::format("the last good commit {} is not an ancestor of {} ({}) and they share no commit: the "
-                              "history belongs to another tree; start a new one (another history directory)",
-                              short_sha(*last_good), branch, short_sha(c.b)));
+      throw Error(fmt::format("the last good commit {} is not an ancestor of {} ({}) and they share no commit{}: "
+                              "if the history belongs to another tree, start a new one (another history directory)",
+                              short_sha(*last_good), branch, short_sha(c.b), shallow_hint(tree)));
     }
     c.a = first_line(mb.out);
     c.reason = BaseReason::merge_base;

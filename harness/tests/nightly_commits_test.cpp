@@ -82,6 +82,38 @@ TEST_F(NightlyCommitsTest, AMissingBranchOrBaseIsAnErrorNamingIt) {
   EXPECT_THROW(choose_commits(repo.dir(), "master", "v9.9", std::nullopt), Error);
 }
 
+// CI checks a tree out one commit deep by default: the last good commit is then not there, which is
+// to be fetched, not a history of another tree.
+TEST_F(NightlyCommitsTest, AShallowCloneWithoutTheLastGoodCommitSaysToFetchItsHistory) {
+  const std::string c1 = repo.commit("one", {{"README", "r1\n"}});
+  repo.commit("two", {{"README", "r2\n"}});
+  const fs::path shallow = root / "shallow";
+  run_checked({"git", "clone", "-q", "--depth", "1", "file://" + repo.dir().string(), shallow.string()});
+  try {
+    choose_commits(shallow, "master", base, c1);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("the last good commit " + c1.substr(0, 12) + " of the history is not in git tree"), std::string::npos) << m;
+    EXPECT_NE(m.find("is a shallow clone"), std::string::npos) << m;
+    EXPECT_NE(m.find("fetch --unshallow"), std::string::npos) << m;
+  }
+  run_checked({"git", "-C", shallow.string(), "fetch", "-q", "--unshallow"});
+  EXPECT_EQ(choose_commits(shallow, "master", base, c1).a, c1);
+}
+
+TEST_F(NightlyCommitsTest, ALastGoodCommitTheTreeHasNeverHadIsNotCalledShallow) {
+  try {
+    choose_commits(repo.dir(), "master", base, std::string(40, 'a'));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("is not in git tree"), std::string::npos) << m;
+    EXPECT_EQ(m.find("shallow"), std::string::npos) << m;
+    EXPECT_NE(m.find("another history directory"), std::string::npos) << m;
+  }
+}
+
 TEST_F(NightlyCommitsTest, TheSeriesIsTheFirstParentChainAndGivesBsTree) {
   const std::string c1 = repo.commit("one", {{"README", "r1\n"}});
   repo.git({"checkout", "-q", "-b", "topic", base});
