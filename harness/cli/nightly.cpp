@@ -98,7 +98,12 @@ int history_command(const HistoryArgs& args) {
     if (!fs::exists(history.dir() / in_history)) return std::nullopt;
     return fs::relative(history.dir() / in_history, out.parent_path()).string();
   };
-  write_file_atomic(out, history_html(lines, history_plots(lines), href, load_html_template()));
+  std::vector<HistorySeries> series;
+  for (auto& nights : history_series(lines)) {
+    HistoryPlots plots = history_plots(nights);
+    series.push_back({.nights = std::move(nights), .plots = std::move(plots)});
+  }
+  write_file_atomic(out, history_html(series, href, load_html_template()));
   say(fmt::format("history: {} nights -> {}", lines.size(), out.string()));
   return 0;
 }
@@ -124,8 +129,8 @@ int export_command(const ExportArgs& args) {
 Command add_history(CLI::App& app) {
   auto args = std::make_shared<HistoryArgs>();
   CLI::App* sub = app.add_subcommand("history", "Write a nightly history as one self-contained HTML page");
-  sub->footer("DIR is the directory abvm nightly --history keeps (history.jsonl, nights/). Per metric a plot of each "
-              "night's effect B/A with its interval against the margin (report/history_plot.py, matplotlib), "
+  sub->footer("DIR is the directory abvm nightly --history keeps (history.jsonl, nights/). A section per tree and "
+              "branch the history follows; in each, per metric a plot of each night's effect B/A with its interval against the margin (report/history_plot.py, matplotlib), "
               "regressions marked with their bisection's culprit; a row per night with links to its report and "
               "bisection while they are kept.");
   sub->add_option("dir", args->dir, "The history directory")->required();

@@ -157,25 +157,47 @@ std::string night_row(const NightRecord& r, const std::vector<std::string>& metr
 
 }  // namespace
 
-std::string history_html(const std::vector<NightRecord>& lines, const HistoryPlots& plots,
-                         const HistoryHref& href, const std::string& template_html) {
-  const std::vector<std::string> metrics = history_metrics(lines);
-  const NightRecord* newest = lines.empty() ? nullptr : &lines.back();
-  std::string body = fmt::format(
-      "<h1>abvm nightly history</h1>\n<p>{} nights of {} {} (experiment {}). Each night compares the branch head (B) "
-      "with the last good commit (A); a regression is bisected over the commits between them. Margin {:.0f} %.</p>\n",
-      lines.size(), newest ? html_escape(newest->url) : "", newest ? html_escape(newest->branch) : "",
-      newest ? html_escape(newest->experiment) : "", newest ? newest->margin * 100 : 0);
-  for (const auto& p : plots.plots) {
-    body += fmt::format("<h2>{}</h2>\n<img alt=\"{} by night\" src=\"data:image/png;base64,{}\">\n",
+std::vector<std::vector<NightRecord>> history_series(const std::vector<NightRecord>& lines) {
+  std::vector<std::vector<NightRecord>> out;
+  for (const auto& r : lines) {
+    const auto same = [&](const std::vector<NightRecord>& s) { return s[0].url == r.url && s[0].branch == r.branch; };
+    const auto it = std::find_if(out.begin(), out.end(), same);
+    (it == out.end() ? out.emplace_back() : *it).push_back(r);
+  }
+  return out;
+}
+
+namespace {
+
+std::string series_section(const HistorySeries& s, const HistoryHref& href) {
+  const std::vector<std::string> metrics = history_metrics(s.nights);
+  const NightRecord& newest = s.nights.back();
+  std::string body = fmt::format("<h2>{} {}</h2>\n<p>{} night{} (experiment {}). Margin {:.0f} %.</p>\n",
+                                 html_escape(newest.url), html_escape(newest.branch), s.nights.size(),
+                                 s.nights.size() == 1 ? "" : "s",
+                                 html_escape(newest.experiment), newest.margin * 100);
+  for (const auto& p : s.plots.plots) {
+    body += fmt::format("<h3>{}</h3>\n<img alt=\"{} by night\" src=\"data:image/png;base64,{}\">\n",
                         html_escape(metrics.at(p.metric)), html_escape(metrics.at(p.metric)), base64_encode(p.png));
   }
-  for (const auto& m : plots.missing) body += fmt::format("<p class=\"muted\">No plot: {}</p>\n", html_escape(m));
-  body += "<h2>Nights</h2>\n<table>\n<tr><th>date</th><th>A &rarr; B</th><th>commits</th><th>outcome</th>";
+  for (const auto& m : s.plots.missing) body += fmt::format("<p class=\"muted\">No plot: {}</p>\n", html_escape(m));
+  body += "<h3>Nights</h3>\n<table>\n<tr><th>date</th><th>A &rarr; B</th><th>commits</th><th>outcome</th>";
   for (const auto& m : metrics) body += fmt::format("<th>{} B/A</th>", html_escape(m));
   body += "<th>bisection</th><th>drift</th><th>report</th></tr>\n";
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it) body += night_row(*it, metrics, href);
-  body += "</table>\n<style>.v-regression{color:#c62828;font-weight:bold}.v-improvement{color:#2e7d32}"
+  for (auto it = s.nights.rbegin(); it != s.nights.rend(); ++it) body += night_row(*it, metrics, href);
+  return body + "</table>\n";
+}
+
+}  // namespace
+
+std::string history_html(const std::vector<HistorySeries>& series, const HistoryHref& href,
+                         const std::string& template_html) {
+  std::string body =
+      "<h1>abvm nightly history</h1>\n<p>Each night compares the branch head (B) with the last good commit (A); a "
+      "regression is bisected over the commits between them.</p>\n";
+  if (series.empty()) body += "<p>No nights yet.</p>\n";
+  for (const auto& s : series) body += series_section(s, href);
+  body += "<style>.v-regression{color:#c62828;font-weight:bold}.v-improvement{color:#2e7d32}"
           ".v-inconclusive{color:#e8710a}.not-judged,.muted{color:#777}</style>\n";
   return fill_html_template(template_html, "abvm nightly history", body);
 }

@@ -1,6 +1,6 @@
 #pragma once
-// `abvm history DIR`: the nightly's history (history.hpp) as one self-contained HTML page. Per
-// metric a plot of each night's effect B/A with its interval against the margin (judged regressions
+// `abvm history DIR`: the nightly's history (history.hpp) as one self-contained HTML page, a section
+// per tree and branch it follows. Per metric a plot of each night's effect B/A with its interval against the margin (judged regressions
 // marked, each bisection's culprit written by its night; report/history_plot.py draws it with
 // matplotlib, embedded as PNG), then one row per night: its date, A and B, the commits between
 // them, the outcome, each metric's estimate and interval (a metric reported, not judged, said to be
@@ -38,8 +38,19 @@ HistoryPlots history_plots(const std::vector<NightRecord>& lines);
 // lines hold them), or nullopt when it is no longer kept.
 using HistoryHref = std::function<std::optional<std::string>(const std::string& in_history)>;
 
+// One tree's branch: its nights in the history's order, and their plots. A history may follow several
+// (one history directory for more than one experiment file): each is a section of its own, so that no
+// plot or table mixes two trees' nights.
+struct HistorySeries {
+  std::vector<NightRecord> nights;
+  HistoryPlots plots;
+};
+
+// The history's nights per tree (its URL) and branch, in the order each first appears.
+std::vector<std::vector<NightRecord>> history_series(const std::vector<NightRecord>& lines);
+
 // The page.
-std::string history_html(const std::vector<NightRecord>& lines, const HistoryPlots& plots, const HistoryHref& href,
+std::string history_html(const std::vector<HistorySeries>& series, const HistoryHref& href,
                          const std::string& template_html);
 
 }  // namespace abvm

@@ -634,7 +634,7 @@ TEST_F(NightlyTest, AMetricReportedNotJudgedIsDoneInKcidbAndNoRegressionOnThePag
   }
 
   const std::string html = history_html(
-      lines, {}, [](const std::string& p) -> std::optional<std::string> { return p; }, load_html_template());
+      {{.nights = lines}}, [](const std::string& p) -> std::optional<std::string> { return p; }, load_html_template());
   EXPECT_EQ(count_of(html, "class=\"v-regression\""), 0) << "no cell marks a regression";
   EXPECT_EQ(count_of(html, "<td class=\"not-judged\" title=\"its own verdict: regression;"), 1);
   EXPECT_EQ(count_of(html, "<span class=\"muted\">reported, not judged</span>"), unjudged);
@@ -664,7 +664,7 @@ TEST_F(NightlyTest, TheHistoryPageShowsEveryNightItsPlotAndTheCulprit) {
   ASSERT_EQ(plots.plots.size(), 1u);
   EXPECT_EQ(plots.plots[0].png.substr(1, 3), "PNG");
   const std::string html = history_html(
-      lines, plots, [](const std::string& p) -> std::optional<std::string> { return "here/" + p; }, load_html_template());
+      {{lines, plots}}, [](const std::string& p) -> std::optional<std::string> { return "here/" + p; }, load_html_template());
   int rows = 0;
   for (auto at = html.find("class=\"night-row\""); at != std::string::npos; at = html.find("class=\"night-row\"", at + 1)) ++rows;
   EXPECT_EQ(rows, 3);
@@ -672,13 +672,52 @@ TEST_F(NightlyTest, TheHistoryPageShowsEveryNightItsPlotAndTheCulprit) {
   EXPECT_NE(html.find("virtio_blk: bounce every request"), std::string::npos) << "the culprit";
   EXPECT_NE(html.find("<a href=\"here/" + lines[2].report + "\">report</a>"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"v-regression\">regression</td>"), std::string::npos);
-  const std::string gone = history_html(lines, plots, [](const std::string&) { return std::nullopt; }, load_html_template());
+  const std::string gone =
+      history_html({{lines, plots}}, [](const std::string&) { return std::nullopt; }, load_html_template());
   EXPECT_NE(gone.find("report <span class=\"muted\">(no longer kept)</span>"), std::string::npos);
   // Through the binary: the page next to the nights, its links relative to it.
   const ProcessResult cli = run_process({ABVM_BINARY, "history", (root / "history").string()});
   EXPECT_EQ(cli.exit_code, 0) << cli.err;
   EXPECT_NE(read_file(root / "history" / "history.html").find("<a href=\"" + lines[2].report + "\">report</a>"),
             std::string::npos);
+}
+
+// One history directory may follow two trees (or two branches): each is a section with its own nights,
+// plots and table, never one plot of both.
+TEST_F(NightlyTest, AHistoryOfTwoTreesShowsEachInASectionOfItsOwn) {
+  three_nights();
+  std::vector<NightRecord> lines = history();
+  ASSERT_EQ(lines.size(), 3u);
+  NightRecord other = lines[1];
+  other.url = "https://example.org/other.git";
+  lines.insert(lines.begin() + 2, other);
+  NightRecord other_branch = lines[0];
+  other_branch.branch = "next";
+  lines.push_back(other_branch);
+  const auto series = history_series(lines);
+  ASSERT_EQ(series.size(), 3u);
+  EXPECT_EQ(series[0].size(), 3u) << "the first tree's master, in the history's order";
+  EXPECT_EQ(series[0][2].night, lines[3].night);
+  EXPECT_EQ(series[1].size(), 1u);
+  EXPECT_EQ(series[1][0].url, "https://example.org/other.git");
+  EXPECT_EQ(series[2].size(), 1u);
+  EXPECT_EQ(series[2][0].branch, "next");
+  std::vector<HistorySeries> page;
+  for (const auto& nights : series) page.push_back({.nights = nights});
+  const std::string html =
+      history_html(page, [](const std::string& p) -> std::optional<std::string> { return p; }, load_html_template());
+  EXPECT_EQ(count_of(html, "<h2>"), 3);
+  EXPECT_EQ(count_of(html, "class=\"night-row\""), 5);
+  const auto first = html.find("<h2>" + lines[0].url + " master</h2>\n<p>3 nights");
+  const auto second = html.find("<h2>https://example.org/other.git master</h2>\n<p>1 night (");
+  const auto third = html.find("<h2>" + lines[0].url + " next</h2>\n<p>1 night (");
+  ASSERT_NE(first, std::string::npos) << html;
+  ASSERT_NE(second, std::string::npos) << html;
+  ASSERT_NE(third, std::string::npos) << html;
+  EXPECT_LT(first, second);
+  EXPECT_LT(second, third);
+  EXPECT_EQ(count_of(html.substr(first, second - first), "class=\"night-row\""), 3);
+  EXPECT_EQ(count_of(html.substr(second, third - second), "class=\"night-row\""), 1);
 }
 
 TEST_F(NightlyTest, TheCommandNamesBadInputAndDocumentsItself) {
