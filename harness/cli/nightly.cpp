@@ -130,8 +130,8 @@ Command add_history(CLI::App& app) {
   auto args = std::make_shared<HistoryArgs>();
   CLI::App* sub = app.add_subcommand("history", "Write a nightly history as one self-contained HTML page");
   sub->footer("DIR is the directory abvm nightly --history keeps (history.jsonl, nights/). A section per tree and "
-              "branch the history follows; in each, per metric a plot of each night's effect B/A with its interval against the margin (report/history_plot.py, matplotlib), "
-              "regressions marked with their bisection's culprit; a row per night with links to its report and "
+              "branch the history follows; in each, per metric a plot of each night's effect B/A with its interval "
+              "against the margin (report/history_plot.py, matplotlib), regressions marked with their bisection's culprit; a row per night with links to its report and "
               "bisection while they are kept.");
   sub->add_option("dir", args->dir, "The history directory")->required();
   sub->add_option("--output,-o", args->output, "Where the page goes (default: DIR/history.html)");

@@ -1,12 +1,13 @@
 #pragma once
 // `abvm history DIR`: the nightly's history (history.hpp) as one self-contained HTML page, a section
-// per tree and branch it follows. Per metric a plot of each night's effect B/A with its interval against the margin (judged regressions
-// marked, each bisection's culprit written by its night; report/history_plot.py draws it with
-// matplotlib, embedded as PNG), then one row per night: its date, A and B, the commits between
-// them, the outcome, each metric's estimate and interval (a metric reported, not judged, said to be
-// so and never marked as a regression: its verdict was no part of the night's), the bisection's
-// culprit or the range it left, the drift comparison, and links to the night's report and
-// bisection while they exist (a CI keeps them as the night's artifact, for a while).
+// per tree and branch it follows. In each, per metric a plot of each night's effect B/A with its
+// interval against the margin (judged regressions marked, each bisection's culprit written by its
+// night; report/history_plot.py draws it with matplotlib, embedded as PNG), then one row per night:
+// its date, A and B, the commits between them, the outcome, each metric's estimate and interval (a
+// metric reported, not judged, said to be so and never marked as a regression: its verdict was no
+// part of the night's), the bisection's culprit or the range it left, the drift comparison, and
+// links to the night's report and bisection while they exist (a CI keeps them as the night's
+// artifact, for a while).
 #include <filesystem>
 #include <functional>
 #include <optional>

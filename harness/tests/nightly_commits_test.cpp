@@ -94,7 +94,9 @@ TEST_F(NightlyCommitsTest, AShallowCloneWithoutTheLastGoodCommitSaysToFetchItsHi
     FAIL() << "no error";
   } catch (const Error& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("the last good commit " + c1.substr(0, 12) + " of the history is not in git tree"), std::string::npos) << m;
+    EXPECT_NE(m.find("the last good commit " + c1.substr(0, 12) + " of the history is not in git tree"),
+              std::string::npos)
+        << m;
     EXPECT_NE(m.find("is a shallow clone"), std::string::npos) << m;
     EXPECT_NE(m.find("fetch --unshallow"), std::string::npos) << m;
   }
