@@ -9,175 +9,45 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/json_read.hpp"
 #include "core/utf8.hpp"
 #include "samples/text.hpp"
 
 namespace abvm {
 namespace {
 
-using nlohmann::json;
-
-class LineReader {
- public:
-  LineReader(const json& object, std::string_view source, std::size_t line)
-      : object_(object), source_(source), line_(line) {}
-
-  [[noreturn]] void fail(const std::string& message) const {
-    throw Error(located(source_, line_, message));
-  }
-
-  const json& field(const json& object, const char* key, const std::string& prefix = "") const {
-    auto it = object.find(key);
-    if (it == object.end())
-      fail(fmt::format("journal entry has no field \"{}{}\"", prefix, key));
-    return *it;
-  }
-
-  [[noreturn]] void wrong_type(const char* key, const char* expected, const json& value,
-                               const std::string& prefix = "") const {
-    fail(fmt::format("journal field \"{}{}\" must be {}, not {}", prefix, key, expected,
-                     value.dump()));
-  }
-
-  std::string string(const char* key, const json& object, const std::string& prefix = "") const {
-    const json& v = field(object, key, prefix);
-    if (!v.is_string()) wrong_type(key, "a string", v, prefix);
-    return v.get<std::string>();
-  }
-  std::string string(const char* key) const { return string(key, object_); }
-
-  std::int64_t integer(const char* key) const {
-    const json& v = field(object_, key);
-    if (!v.is_number_integer()) wrong_type(key, "an integer", v);
-    return v.get<std::int64_t>();
-  }
-
-  int small_integer(const char* key) const {
-    std::int64_t v = integer(key);
-    if (v < 0 || v > 1'000'000'000)
-      fail(fmt::format("journal field \"{}\" must be between 0 and 1000000000, not {}", key, v));
-    return static_cast<int>(v);
-  }
-
-  const json& object() const { return object_; }
-
- private:
-  const json& object_;
-  std::string_view source_;
-  std::size_t line_;
-};
-
-// "guest" is optional (older journals have none); when present, its fields are strict.
-void read_guest(const LineReader& r, JournalEntry& e) {
-  const auto it = r.object().find("guest");
-  if (it == r.object().end()) return;
-  if (!it->is_object()) r.wrong_type("guest", "an object", *it);
-  if (it->contains("kernel_release")) e.kernel_release = r.string("kernel_release", *it, "guest.");
-  for (auto [key, into] : {std::pair{"module_params", &e.module_params}, std::pair{"facts", &e.facts}}) {
-    const auto map = it->find(key);
-    if (map == it->end()) continue;
-    if (!map->is_object()) r.wrong_type(key, "an object", *map, "guest.");
-    const std::string prefix = fmt::format("guest.{}.", key);
-    for (const auto& [name, value] : map->items()) {
-      if (!value.is_string()) r.wrong_type(name.c_str(), "a string", value, prefix);
-      (*into)[name] = value.get<std::string>();
-    }
-  }
-}
-
-// A number of a nested object ("timing.start"); `null_ok`: null reads as nullopt.
-std::optional<double> nested_number(const LineReader& r, const json& object, const char* key, const char* prefix,
-                                    bool null_ok = false) {
-  const json& v = r.field(object, key, prefix);
-  if (null_ok && v.is_null()) return std::nullopt;
-  if (!v.is_number()) r.wrong_type(key, null_ok ? "a number or null" : "a number", v, prefix);
-  return v.get<double>();
-}
-
-// "timing" and "overlap" are optional (journals before the run stage recorded them have none);
-// when present, strict.
-void read_timing_and_overlap(const LineReader& r, JournalEntry& e) {
-  if (const auto it = r.object().find("timing"); it != r.object().end()) {
-    if (!it->is_object()) r.wrong_type("timing", "an object", *it);
-    RunTiming t;
-    t.go = nested_number(r, *it, "go", "timing.", true);
-    t.start = *nested_number(r, *it, "start", "timing.");
-    t.end = *nested_number(r, *it, "end", "timing.");
-    t.load_end = *nested_number(r, *it, "load_end", "timing.");
-    if (it->contains("fill")) t.fill = nested_number(r, *it, "fill", "timing.");
-    t.clock_error = *nested_number(r, *it, "clock_error", "timing.");
-    if (auto problem = timing_problem(t)) r.fail(*problem);
-    e.timing = t;
-  }
-  if (const auto it = r.object().find("overlap"); it != r.object().end()) {
-    if (!it->is_object()) r.wrong_type("overlap", "an object", *it);
-    RunOverlap o;
-    o.partner = r.string("partner", *it, "overlap.");
-    o.run = *nested_number(r, *it, "run", "overlap.");
-    o.pair = *nested_number(r, *it, "pair", "overlap.");
-    if (auto problem = overlap_problem(o)) r.fail(*problem);
-    e.overlap = std::move(o);
-  }
-}
-
-// "size", "scale" and "sizing_block" are optional (journals before version 2 have none).
-void read_size(const LineReader& r, JournalEntry& e) {
-  if (r.object().contains("size")) e.size = r.string("size");
-  if (r.object().contains("scale")) {
-    e.scale = static_cast<std::uint64_t>(r.small_integer("scale"));
-    if (e.scale < 1) r.fail("journal field \"scale\" must be >= 1 (1: the size as written), not 0");
-  }
-  if (const auto it = r.object().find("sizing_block"); it != r.object().end()) {
-    if (!it->is_boolean()) r.wrong_type("sizing_block", "true or false", *it);
-    e.sizing_block = it->get<bool>();
-  }
+// A run's count of something ("run", "block", "scale"): an integer in [0, 1e9].
+int small_integer(const JsonField& f) {
+  const auto v = f.as<std::int64_t>();
+  if (v < 0 || v > 1'000'000'000) f.expected("between 0 and 1000000000");
+  return static_cast<int>(v);
 }
 
 // A cost figure: a finite number >= 0.
-double cost_number(const LineReader& r, const json& object, const char* key, const char* prefix) {
-  const double v = *nested_number(r, object, key, prefix);
-  if (!(std::isfinite(v) && v >= 0)) r.fail(fmt::format("journal field \"{}{}\" must be >= 0, not {}", prefix, key, v));
+double cost_number(const JsonField& f, std::string_view key) {
+  const JsonField field = f.member(key, "a number");
+  const double v = field.as<double>();
+  if (!(std::isfinite(v) && v >= 0)) field.invalid(fmt::format("must be >= 0, not {}", v));
   return v;
 }
-std::uint64_t cost_count(const LineReader& r, const json& object, const char* key, const char* prefix) {
-  const json& v = r.field(object, key, prefix);
-  if (!v.is_number_unsigned()) r.wrong_type(key, "an integer >= 0", v, prefix);
-  return v.get<std::uint64_t>();
+
+// "guest" is optional (older journals have none); when present, its fields are strict.
+void read_guest(const JsonField& f, JournalEntry& e) {
+  const auto guest = f.find("guest");
+  if (!guest) return;
+  e.kernel_release = guest->value_or<std::string>("kernel_release", "");
+  e.module_params = guest->value_or<std::map<std::string, std::string>>("module_params", {});
+  e.facts = guest->value_or<std::map<std::string, std::string>>("facts", {});
 }
 
-// "cost" is optional (journals before version 3 have none); when present, strict.
-void read_cost(const LineReader& r, JournalEntry& e) {
-  const auto it = r.object().find("cost");
-  if (it == r.object().end()) return;
-  if (!it->is_object()) r.wrong_type("cost", "an object", *it);
-  const json& c = *it;
-  RunCost cost{.tool_bytes = cost_count(r, c, "tool_bytes", "cost.")};
-  if (c.contains("tool_runs")) cost.tool_runs = cost_count(r, c, "tool_runs", "cost.");
-  if (c.contains("guest_cpu")) cost.guest_cpu_seconds = cost_number(r, c, "guest_cpu", "cost.");
-  if (const auto t = c.find("guest_ticks"); t != c.end()) {
-    if (!t->is_object()) r.wrong_type("guest_ticks", "an object", *t, "cost.");
-    cost.guest_ticks = GuestTicks{.busy = cost_count(r, *t, "busy", "cost.guest_ticks."),
-                                  .all = cost_count(r, *t, "all", "cost.guest_ticks.")};
+// "size", "scale" and "sizing_block" are optional (journals before version 2 have none).
+void read_size(const JsonField& f, JournalEntry& e) {
+  e.size = f.value_or<std::string>("size", "");
+  if (const auto scale = f.find("scale")) {
+    e.scale = static_cast<std::uint64_t>(small_integer(*scale));
+    if (e.scale < 1) scale->invalid("must be >= 1 (1: the size as written), not 0");
   }
-  if (c.contains("fio_ctx")) cost.fio_ctx = cost_count(r, c, "fio_ctx", "cost.");
-  if (const auto h = c.find("host"); h != c.end()) {
-    if (!h->is_object()) r.wrong_type("host", "an object", *h, "cost.");
-    const char* p = "cost.host.";
-    cost.host = HostWindowCost{.cpu_seconds = cost_number(r, *h, "cpu", p),
-                               .user_seconds = cost_number(r, *h, "user", p),
-                               .system_seconds = cost_number(r, *h, "system", p),
-                               .vcpu_seconds = cost_number(r, *h, "vcpu", p),
-                               .disk_bytes = cost_count(r, *h, "disk_bytes", p),
-                               .disk_requests = cost_count(r, *h, "disk_requests", p)};
-    if (const auto clock = h->find("cpu_clock"); clock != h->end()) {  // optional: added within version 3
-      const auto parsed = clock->is_string() ? parse_cpu_clock(clock->get<std::string>()) : std::nullopt;
-      if (!parsed) r.wrong_type("cpu_clock", "\"libvirt\", \"schedstat\" or \"ticks\"", *clock, p);
-      cost.host->cpu_clock = parsed;
-    }
-    if (h->contains("threads_ended")) cost.host->threads_ended = cost_count(r, *h, "threads_ended", p);
-  }
-  if (c.contains("host_missing")) cost.host_missing = r.string("host_missing", c, "cost.");
-  e.cost = std::move(cost);
+  e.sizing_block = f.value_or<bool>("sizing_block", false);
 }
 
 nlohmann::ordered_json cost_json(const RunCost& cost) {
@@ -214,28 +84,28 @@ std::optional<std::string> timing_problem(const RunTiming& t) {
                                                       {"clock_error", t.clock_error}};
   for (const auto& [name, value] : numbers) {
     if (!std::isfinite(value)) {
-      return fmt::format("journal field \"timing.{}\" must be a finite number, not {}", name, value);
+      return fmt::format("field \"timing.{}\" must be a finite number, not {}", name, value);
     }
   }
   if (!(t.start <= t.end && t.end <= t.load_end)) {
-    return fmt::format("journal field \"timing\" must have start <= end <= load_end (a run ends after it starts, its "
+    return fmt::format("field \"timing\" must have start <= end <= load_end (a run ends after it starts, its "
                        "load with or after it), not start {}, end {}, load_end {}",
                        t.start, t.end, t.load_end);
   }
   if (t.fill && !(std::isfinite(*t.fill) && t.end <= *t.fill && *t.fill <= t.load_end)) {
-    return fmt::format("journal field \"timing.fill\" must lie between end {} and load_end {} (the filler begins after "
+    return fmt::format("field \"timing.fill\" must lie between end {} and load_end {} (the filler begins after "
                        "the run and ends with the load), not {}",
                        t.end, t.load_end, *t.fill);
   }
-  if (t.clock_error < 0) return fmt::format("journal field \"timing.clock_error\" must be >= 0, not {}", t.clock_error);
+  if (t.clock_error < 0) return fmt::format("field \"timing.clock_error\" must be >= 0, not {}", t.clock_error);
   return std::nullopt;
 }
 
 std::optional<std::string> overlap_problem(const RunOverlap& o) {
-  if (o.partner.empty()) return "journal field \"overlap.partner\" must name the partner run's trial, not \"\"";
+  if (o.partner.empty()) return "field \"overlap.partner\" must name the partner run's trial, not \"\"";
   for (const auto& [name, value] : {std::pair{"run", o.run}, std::pair{"pair", o.pair}}) {
     if (!(value >= 0 && value <= 1)) {
-      return fmt::format("journal field \"overlap.{}\" must be a share between 0 and 1, not {}", name, value);
+      return fmt::format("field \"overlap.{}\" must be a share between 0 and 1, not {}", name, value);
     }
   }
   return std::nullopt;
@@ -273,7 +143,7 @@ std::string to_journal_line(const JournalEntry& e) {
   j["metrics"] = std::move(metrics);
   j["detail"] = e.detail;
   if (e.timing) {
-    if (auto problem = timing_problem(*e.timing)) throw Error(fmt::format("trial {}: {}", e.trial, *problem));
+    if (auto problem = timing_problem(*e.timing)) throw Error(fmt::format("trial {}: journal {}", e.trial, *problem));
     const RunTiming& t = *e.timing;
     nlohmann::ordered_json jt;
     jt["go"] = t.go ? nlohmann::ordered_json(*t.go) : nlohmann::ordered_json(nullptr);
@@ -285,7 +155,7 @@ std::string to_journal_line(const JournalEntry& e) {
     j["timing"] = std::move(jt);
   }
   if (e.overlap) {
-    if (auto problem = overlap_problem(*e.overlap)) throw Error(fmt::format("trial {}: {}", e.trial, *problem));
+    if (auto problem = overlap_problem(*e.overlap)) throw Error(fmt::format("trial {}: journal {}", e.trial, *problem));
     nlohmann::ordered_json jo;
     jo["partner"] = e.overlap->partner;
     jo["run"] = e.overlap->run;
@@ -307,88 +177,103 @@ std::string to_journal_line(const JournalEntry& e) {
   return to_well_formed_utf8(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
-JournalEntry parse_journal_line(std::string_view line, std::string_view source,
-                                std::size_t line_no) {
-  json object;
-  try {
-    object = json::parse(line);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
-    throw Error(located(source, line_no, fmt::format("not a JSON journal entry: {}", e.what())));
-  }
-  if (!object.is_object())
-    throw Error(located(source, line_no, "journal entry is not a JSON object"));
-  LineReader r(object, source, line_no);
+void read_json(const JsonField& f, JournalMetric& m) {
+  m.name = f.required<std::string>("name");
+  m.unit = f.required<std::string>("unit");
+  m.better = f.required<Better>("better");
+  // JSON has no NaN: nlohmann writes a non-finite double as null, which is refused here.
+  m.value = f.required<double>("value");
+}
 
-  JournalEntry e;
+// "timing" and "overlap" are optional (journals before the run stage recorded them have none);
+// when present, strict.
+void read_json(const JsonField& f, RunTiming& t) {
+  t.go = f.required<std::optional<double>>("go");
+  t.start = f.required<double>("start");
+  t.end = f.required<double>("end");
+  t.load_end = f.required<double>("load_end");
+  t.fill = f.optional<double>("fill");
+  t.clock_error = f.required<double>("clock_error");
+  if (auto problem = timing_problem(t)) f.fail(*problem);
+}
+
+void read_json(const JsonField& f, RunOverlap& o) {
+  o.partner = f.required<std::string>("partner");
+  o.run = f.required<double>("run");
+  o.pair = f.required<double>("pair");
+  if (auto problem = overlap_problem(o)) f.fail(*problem);
+}
+
+void read_json(const JsonField& f, GuestTicks& t) {
+  t = GuestTicks{.busy = f.required<std::uint64_t>("busy"), .all = f.required<std::uint64_t>("all")};
+}
+
+void read_json(const JsonField& f, HostWindowCost& h) {
+  h = HostWindowCost{.cpu_seconds = cost_number(f, "cpu"),
+                     .user_seconds = cost_number(f, "user"),
+                     .system_seconds = cost_number(f, "system"),
+                     .vcpu_seconds = cost_number(f, "vcpu"),
+                     .disk_bytes = f.required<std::uint64_t>("disk_bytes"),
+                     .disk_requests = f.required<std::uint64_t>("disk_requests")};
+  h.cpu_clock = f.optional<CpuClock>("cpu_clock");  // optional: added within version 3
+  h.threads_ended = f.value_or<std::uint64_t>("threads_ended", 0);
+}
+
+// "cost" is optional (journals before version 3 have none); when present, strict.
+void read_json(const JsonField& f, RunCost& cost) {
+  cost = RunCost{.tool_bytes = f.required<std::uint64_t>("tool_bytes")};
+  if (const auto runs = f.optional<std::uint64_t>("tool_runs")) cost.tool_runs = *runs;
+  if (f.has("guest_cpu")) cost.guest_cpu_seconds = cost_number(f, "guest_cpu");
+  cost.guest_ticks = f.optional<GuestTicks>("guest_ticks");
+  cost.fio_ctx = f.optional<std::uint64_t>("fio_ctx");
+  cost.host = f.optional<HostWindowCost>("host");
+  cost.host_missing = f.value_or<std::string>("host_missing", "");
+}
+
+void read_json(const JsonField& f, JournalEntry& e) {
   // The version first: a newer journal may have changed anything else.
-  const json& version = r.field(object, "journal_version");
-  if (!version.is_number_integer()) r.wrong_type("journal_version", "an integer", version);
-  std::int64_t v = version.get<std::int64_t>();
-  if (v > kJournalVersion)
-    r.fail(fmt::format("journal_version {} is newer than this abvm reads (up to {}): use a newer "
-                       "abvm to analyze these results",
+  const auto v = f.required<std::int64_t>("journal_version");
+  if (v > kJournalVersion) {
+    f.fail(fmt::format("journal_version {} is newer than this abvm reads (up to {}): use a newer abvm to analyze these "
+                       "results",
                        v, kJournalVersion));
-  if (v < 1) r.fail(fmt::format("journal_version {} is not valid (versions start at 1)", v));
+  }
+  if (v < 1) f.fail(fmt::format("journal_version {} is not valid (versions start at 1)", v));
   e.journal_version = static_cast<int>(v);
-
-  e.trial = r.string("trial");
-  std::string side = r.string("side");
-  if (auto s = parse_side(side)) e.side = *s;
-  else r.fail(fmt::format("journal field \"side\" must be \"A\" or \"B\", not \"{}\"", side));
-  e.boot = r.string("boot");
-  e.run = r.small_integer("run");
-  e.order = r.integer("order");
-  if (e.order < 0) r.fail(fmt::format("journal field \"order\" must be >= 0, not {}", e.order));
-  const json& block = r.field(object, "block");
-  if (!block.is_null()) {
-    if (!block.is_number_integer()) r.wrong_type("block", "an integer or null", block);
-    e.block = r.small_integer("block");
+  e.trial = f.required<std::string>("trial");
+  e.side = f.required<Side>("side");
+  e.boot = f.required<std::string>("boot");
+  e.run = small_integer(f.member("run", "an integer"));
+  const JsonField order = f.member("order", "an integer");
+  e.order = order.as<std::int64_t>();
+  if (e.order < 0) order.invalid(fmt::format("must be >= 0, not {}", e.order));
+  if (const JsonField block = f.member("block", "an integer or null"); !block.json().is_null()) {
+    if (!block.json().is_number_integer()) block.expected("an integer or null");
+    e.block = small_integer(block);
   }
-  e.workload = r.string("workload");
-  std::string outcome = r.string("outcome");
-  auto parsed = parse_outcome(outcome);
-  if (!parsed)
-    r.fail(fmt::format("journal field \"outcome\" is \"{}\"; expected one of {}", outcome,
-                       outcome_words()));
-  e.outcome = *parsed;
-  e.host = r.string("host");
-  const std::string accelerator = r.string("accelerator");
-  if (auto a = parse_accelerator(accelerator)) e.accelerator = *a;
-  else r.fail(fmt::format("journal field \"accelerator\" must be \"kvm\" or \"tcg\", not \"{}\"", accelerator));
-  e.time = r.string("time");
-  e.detail = r.string("detail");
-
-  const json& metrics = r.field(object, "metrics");
-  if (!metrics.is_array()) r.wrong_type("metrics", "a list", metrics);
-  for (std::size_t i = 0; i < metrics.size(); ++i) {
-    const json& m = metrics[i];
-    std::string prefix = fmt::format("metrics[{}].", i);
-    if (!m.is_object()) r.fail(fmt::format("journal field \"metrics[{}]\" is not an object", i));
-    JournalMetric jm;
-    jm.name = r.string("name", m, prefix);
-    jm.unit = r.string("unit", m, prefix);
-    std::string better = r.string("better", m, prefix);
-    if (auto b = parse_better(better)) jm.better = *b;
-    else
-      r.fail(fmt::format("journal field \"{}better\" must be \"higher\" or \"lower\", not \"{}\"",
-                         prefix, better));
-    const json& value = r.field(m, "value", prefix);
-    // JSON has no NaN: nlohmann writes a non-finite double as null, which lands here.
-    if (!value.is_number()) r.wrong_type("value", "a number", value, prefix);
-    jm.value = value.get<double>();
-    e.metrics.push_back(std::move(jm));
-  }
-  read_guest(r, e);
-  read_timing_and_overlap(r, e);
-  read_size(r, e);
-  read_cost(r, e);
+  e.workload = f.required<std::string>("workload");
+  e.outcome = f.required<Outcome>("outcome");
+  e.host = f.required<std::string>("host");
+  e.accelerator = f.required<Accelerator>("accelerator");
+  e.time = f.required<std::string>("time");
+  e.detail = f.required<std::string>("detail");
+  e.metrics = f.required<std::vector<JournalMetric>>("metrics");
+  read_guest(f, e);
+  e.timing = f.optional<RunTiming>("timing");
+  e.overlap = f.optional<RunOverlap>("overlap");
+  read_size(f, e);
+  e.cost = f.optional<RunCost>("cost");
   if (e.outcome == Outcome::ok && e.metrics.empty())
-    r.fail("journal entry has outcome ok but no metrics: an ok run must carry its measurements");
-  if (e.outcome != Outcome::ok && !e.metrics.empty())
-    r.fail(fmt::format("journal entry has outcome {} but carries metrics: only ok runs have "
-                       "measurements",
-                       outcome));
-  return e;
+    f.fail("journal entry has outcome ok but no metrics: an ok run must carry its measurements");
+  if (e.outcome != Outcome::ok && !e.metrics.empty()) {
+    f.fail(fmt::format("journal entry has outcome {} but carries metrics: only ok runs have measurements",
+                       to_string(e.outcome)));
+  }
+}
+
+JournalEntry parse_journal_line(std::string_view line, std::string_view source, std::size_t line_no) {
+  const JsonDocument doc(line, JsonSource{.file = std::string(source), .line = line_no});
+  return doc.root().as<JournalEntry>();
 }
 
 std::vector<JournalEntry> read_journal(const std::filesystem::path& path,

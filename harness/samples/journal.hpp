@@ -125,6 +125,16 @@ std::string to_journal_line(const JournalEntry& entry);
 JournalEntry parse_journal_line(std::string_view line, std::string_view source,
                                 std::size_t line_no);
 
+// The readers parse_journal_line reads a line with (core/json_read.hpp), each strict as above.
+class JsonField;
+void read_json(const JsonField& f, JournalEntry& entry);
+void read_json(const JsonField& f, JournalMetric& metric);
+void read_json(const JsonField& f, RunTiming& timing);
+void read_json(const JsonField& f, RunOverlap& overlap);
+void read_json(const JsonField& f, RunCost& cost);
+void read_json(const JsonField& f, GuestTicks& ticks);
+void read_json(const JsonField& f, HostWindowCost& host);
+
 // Called with a plain-words message when read_journal ignores something.
 using JournalWarning = JsonlWarning;
 

@@ -122,32 +122,32 @@ TEST_P(JournalBadLine, IsRejectedWithFileLineAndField) {
 INSTANTIATE_TEST_SUITE_P(
     Fields, JournalBadLine,
     ::testing::Values(
-        BadLine{R"("trial":"t0007",)", "", R"(journal entry has no field "trial")"},
-        BadLine{R"("boot":"t0007")", R"("boot":7)", R"(journal field "boot" must be a string, not 7)"},
-        BadLine{R"("run":2)", R"("run":"2")", R"(journal field "run" must be an integer, not "2")"},
+        BadLine{R"("trial":"t0007",)", "", R"(field "trial" is missing (a string))"},
+        BadLine{R"("boot":"t0007")", R"("boot":7)", R"(field "boot" must be a string, not 7)"},
+        BadLine{R"("run":2)", R"("run":"2")", R"(field "run" must be an integer, not "2")"},
         BadLine{R"("run":2)", R"("run":-1)",
-                R"(journal field "run" must be between 0 and 1000000000, not -1)"},
+                R"(field "run" must be between 0 and 1000000000, not -1)"},
         BadLine{R"("order":14)", R"("order":1.5)",
-                R"(journal field "order" must be an integer, not 1.5)"},
+                R"(field "order" must be an integer, not 1.5)"},
         BadLine{R"("block":3)", R"("block":"x")",
-                R"(journal field "block" must be an integer or null, not "x")"},
+                R"(field "block" must be an integer or null, not "x")"},
         BadLine{R"("side":"B")", R"("side":"C")",
-                R"(journal field "side" must be "A" or "B", not "C")"},
+                R"(field "side" must be "A" or "B", not "C")"},
         BadLine{R"("outcome":"ok")", R"("outcome":"crashed")",
-                R"(journal field "outcome" is "crashed"; expected one of ok, workload-failed, )"
-                R"(panic, timeout, infra-error, invalid-output, mismatch, partner-failed)"},
+                R"(field "outcome" must be one of ok, workload-failed, panic, timeout, infra-error, )"
+                R"(invalid-output, mismatch, partner-failed, not "crashed")"},
         BadLine{R"("outcome":"ok")", R"("outcome":"panic")",
                 "journal entry has outcome panic but carries metrics: only ok runs have "
                 "measurements"},
-        BadLine{R"(,"detail":"")", "", R"(journal entry has no field "detail")"},
-        BadLine{R"("host":"hostname",)", "", R"(journal entry has no field "host")"},
-        BadLine{R"("unit":"s",)", "", R"(journal entry has no field "metrics[1].unit")"},
+        BadLine{R"(,"detail":"")", "", R"(field "detail" is missing (a string))"},
+        BadLine{R"("host":"hostname",)", "", R"(field "host" is missing (a string))"},
+        BadLine{R"("unit":"s",)", "", R"(field "metrics[1].unit" is missing (a string))"},
         BadLine{R"("better":"lower")", R"("better":"down")",
-                R"(journal field "metrics[1].better" must be "higher" or "lower", not "down")"},
+                R"(field "metrics[1].better" must be "higher" or "lower", not "down")"},
         BadLine{R"("value":0.1)", R"("value":null)",
-                R"(journal field "metrics[1].value" must be a number, not null)"},
+                R"(field "metrics[1].value" must be a number, not null)"},
         BadLine{R"("journal_version":3)", R"("journal_version":"1")",
-                R"(journal field "journal_version" must be an integer, not "1")"},
+                R"(field "journal_version" must be an integer, not "1")"},
         BadLine{R"("journal_version":3)", R"("journal_version":0)",
                 "journal_version 0 is not valid (versions start at 1)"},
         BadLine{R"("journal_version":3)", R"("journal_version":4)",
@@ -190,9 +190,10 @@ TEST(Journal, OkWithoutMetricsAndNotJson) {
             "j:3: journal entry has outcome ok but no metrics: an ok run must carry its "
             "measurements");
   EXPECT_EQ(error_of([] { parse_journal_line("[1]", "j", 4); }),
-            "j:4: journal entry is not a JSON object");
-  EXPECT_EQ(error_of([] { parse_journal_line("{\"trial\":", "j", 5); }).substr(0, 32),
-            "j:5: not a JSON journal entry: [");
+            "j:4: the line must be an object, not [1]");
+  EXPECT_EQ(error_of([] { parse_journal_line("{\"trial\":", "j", 5); }),
+            "j:5: not JSON (parse error at line 1, column 10: syntax error while parsing value - unexpected end of "
+            "input; expected '[', '{', or a literal)");
 }
 
 TEST(Journal, UnknownFieldsAreIgnored) {
@@ -230,11 +231,11 @@ TEST(Journal, GuestReportOfTheWrongShapeIsAnError) {
     line.insert(line.size() - 1, ",\"guest\":" + guest);
     return error_of([&] { parse_journal_line(line, "j", 4); });
   };
-  EXPECT_EQ(with("[]"), R"(j:4: journal field "guest" must be an object, not [])");
-  EXPECT_EQ(with(R"({"kernel_release":6})"), R"(j:4: journal field "guest.kernel_release" must be a string, not 6)");
-  EXPECT_EQ(with(R"({"module_params":[1]})"), R"(j:4: journal field "guest.module_params" must be an object, not [1])");
+  EXPECT_EQ(with("[]"), R"(j:4: field "guest" must be an object, not [])");
+  EXPECT_EQ(with(R"({"kernel_release":6})"), R"(j:4: field "guest.kernel_release" must be a string, not 6)");
+  EXPECT_EQ(with(R"({"module_params":[1]})"), R"(j:4: field "guest.module_params" must be an object, not [1])");
   EXPECT_EQ(with(R"({"module_params":{"virtio_blk.queue_depth":1}})"),
-            R"(j:4: journal field "guest.module_params.virtio_blk.queue_depth" must be a string, not 1)");
+            R"(j:4: field "guest.module_params.virtio_blk.queue_depth" must be a string, not 1)");
 }
 
 TEST(Journal, ReadsAWholeJournal) {
@@ -264,8 +265,8 @@ TEST(Journal, IgnoresOnlyAnUnfinishedLastLine) {
 TEST(Journal, BadLineInTheMiddleIsAnError) {
   auto path = data("journal/bad-middle.jsonl");
   std::string message = error_of([&] { read_journal(path); });
-  EXPECT_EQ(message.substr(0, path.string().size() + 31),
-            path.string() + ":3: not a JSON journal entry: [");
+  EXPECT_EQ(message.substr(0, path.string().size() + 35),
+            path.string() + ":3: not JSON (parse error at line 1");
 }
 
 TEST(Journal, TerminatedBadLastLineIsAnError) {
@@ -273,8 +274,8 @@ TEST(Journal, TerminatedBadLastLineIsAnError) {
   auto path = dir.path() / "journal.jsonl";
   std::string good = to_journal_line(sample_entry());
   write_file_atomic(path, good + "\n" + good.substr(0, 40) + "\n");
-  EXPECT_EQ(error_of([&] { read_journal(path); }).substr(0, path.string().size() + 31),
-            path.string() + ":2: not a JSON journal entry: [");
+  EXPECT_EQ(error_of([&] { read_journal(path); }).substr(0, path.string().size() + 35),
+            path.string() + ":2: not JSON (parse error at line 1");
   // The same cut line without its newline is a killed writer.
   write_file_atomic(path, good + "\n" + good.substr(0, 40));
   EXPECT_EQ(read_journal(path).size(), 1u);
@@ -305,7 +306,7 @@ TEST(Journal, CostRoundTripsAndIsAbsentFromOlderLines) {
   const std::string vcpu = "\"vcpu\":1.75";
   negative.replace(negative.find(vcpu), vcpu.size(), "\"vcpu\":-1.0");
   EXPECT_EQ(error_of([&] { parse_journal_line(negative, "j", 1); }),
-            "j:1: journal field \"cost.host.vcpu\" must be >= 0, not -1");
+            "j:1: field \"cost.host.vcpu\" must be >= 0, not -1");
 }
 
 // How the host's CPU was counted rides with it, and a line without it (written before abvm recorded
@@ -328,7 +329,7 @@ TEST(Journal, TheHostsCpuClockRoundTripsAndIsOptional) {
   std::string bad = line;
   bad.replace(bad.find("\"schedstat\""), 11, "\"jiffies\"");
   EXPECT_EQ(error_of([&] { parse_journal_line(bad, "j", 1); }),
-            "j:1: journal field \"cost.host.cpu_clock\" must be \"libvirt\", \"schedstat\" or \"ticks\", not \"jiffies\"");
+            "j:1: field \"cost.host.cpu_clock\" must be \"libvirt\", \"schedstat\" or \"ticks\", not \"jiffies\"");
 }
 
 // The metrics of a run's cost, by hand: 0.5 s of guest CPU over 512 MiB is 1 s/GiB; 3 s of host CPU
@@ -451,7 +452,7 @@ TEST(Journal, GuestFactsRoundTripAndAreStrict) {
   std::string bad = to_journal_line(sample_entry());
   bad.insert(bad.size() - 1, R"(,"guest":{"facts":{"dma_api_in_use":true}})");
   EXPECT_EQ(error_of([&] { parse_journal_line(bad, "j", 5); }),
-            R"(j:5: journal field "guest.facts.dma_api_in_use" must be a string, not true)");
+            R"(j:5: field "guest.facts.dma_api_in_use" must be a string, not true)");
 }
 
 }  // namespace
@@ -522,28 +523,28 @@ INSTANTIATE_TEST_SUITE_P(
     Fields, JournalBadTiming,
     ::testing::Values(
         BadLine{R"("timing":{"go":1764446405.0,)", R"("timing":[1],"x":{"go":1764446405.0,)",
-                R"(journal field "timing" must be an object, not [1])"},
-        BadLine{R"("go":1764446405.0)", R"("go":"now")", R"(journal field "timing.go" must be a number or null, not "now")"},
-        BadLine{R"("start":1764446405.001,)", "", R"(journal entry has no field "timing.start")"},
-        BadLine{R"("end":1764446405.979769)", R"("end":null)", R"(journal field "timing.end" must be a number, not null)"},
+                R"(field "timing" must be an object, not [1])"},
+        BadLine{R"("go":1764446405.0)", R"("go":"now")", R"(field "timing.go" must be a number or null, not "now")"},
+        BadLine{R"("start":1764446405.001,)", "", R"(field "timing.start" is missing (a number))"},
+        BadLine{R"("end":1764446405.979769)", R"("end":null)", R"(field "timing.end" must be a number, not null)"},
         BadLine{R"("end":1764446405.979769)", R"("end":1764446405.0)",
-                R"(journal field "timing" must have start <= end <= load_end (a run ends after it starts, its load )"
+                R"(field "timing" must have start <= end <= load_end (a run ends after it starts, its load )"
                 R"(with or after it), not start 1764446405.001, end 1764446405, load_end 1764446406.07121)"},
         BadLine{R"("load_end":1764446406.07121)", R"("load_end":1764446405.5)",
-                R"(journal field "timing" must have start <= end <= load_end (a run ends after it starts, its load )"
+                R"(field "timing" must have start <= end <= load_end (a run ends after it starts, its load )"
                 R"(with or after it), not start 1764446405.001, end 1764446405.979769, load_end 1764446405.5)"},
         BadLine{R"("clock_error":0.0005)", R"("clock_error":-0.001)",
-                R"(journal field "timing.clock_error" must be >= 0, not -0.001)"},
-        BadLine{R"(,"clock_error":0.0005)", "", R"(journal entry has no field "timing.clock_error")"},
+                R"(field "timing.clock_error" must be >= 0, not -0.001)"},
+        BadLine{R"(,"clock_error":0.0005)", "", R"(field "timing.clock_error" is missing (a number))"},
         BadLine{R"("overlap":{"partner":"t0006",)", R"("overlap":0.99,"x":{"partner":"t0006",)",
-                R"(journal field "overlap" must be an object, not 0.99)"},
-        BadLine{R"("partner":"t0006")", R"("partner":6)", R"(journal field "overlap.partner" must be a string, not 6)"},
+                R"(field "overlap" must be an object, not 0.99)"},
+        BadLine{R"("partner":"t0006")", R"("partner":6)", R"(field "overlap.partner" must be a string, not 6)"},
         BadLine{R"("partner":"t0006")", R"("partner":"")",
-                R"(journal field "overlap.partner" must name the partner run's trial, not "")"},
-        BadLine{R"("run":0.9969)", R"("run":1.5)", R"(journal field "overlap.run" must be a share between 0 and 1, not 1.5)"},
+                R"(field "overlap.partner" must name the partner run's trial, not "")"},
+        BadLine{R"("run":0.9969)", R"("run":1.5)", R"(field "overlap.run" must be a share between 0 and 1, not 1.5)"},
         BadLine{R"("pair":0.9969)", R"("pair":-0.25)",
-                R"(journal field "overlap.pair" must be a share between 0 and 1, not -0.25)"},
-        BadLine{R"(,"pair":0.9969)", "", R"(journal entry has no field "overlap.pair")"}));
+                R"(field "overlap.pair" must be a share between 0 and 1, not -0.25)"},
+        BadLine{R"(,"pair":0.9969)", "", R"(field "overlap.pair" is missing (a number))"}));
 
 // The writer refuses what the reader would: a journal never holds a line that reads back as an error.
 TEST(Journal, InvalidTimingOrOverlapIsNotWritten) {
