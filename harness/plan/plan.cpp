@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/json_read.hpp"
 
 namespace abvm {
 namespace {
@@ -113,68 +114,89 @@ nlohmann::json plan_to_json(const Plan& plan) {
   return out;
 }
 
-Plan plan_from_json(const nlohmann::json& json) {
-  const auto bad = [](const std::string& what) {
-    return Error(fmt::format("plan.json: {}: the results directory is damaged; start a new run", what));
-  };
-  try {
-    const int version = json.at("plan_schema_version").get<int>();
-    if (version > kPlanSchemaVersion) {
-      throw Error(fmt::format("plan.json: schema version {} is newer than this abvm understands ({}): "
-                              "resume with a newer abvm", version, kPlanSchemaVersion));
+std::string json_expected(const Design*) {
+  std::vector<std::string> names;
+  for (const DesignTraits& t : kDesignTraits) names.push_back(fmt::format("\"{}\"", t.name));
+  return fmt::format("one of {}", fmt::join(names, ", "));
+}
+
+void read_json(const JsonField& f, Design& design) { design = f.word<Design>(design_from_string, json_expected(&design)); }
+
+void read_json(const JsonField& f, Trial& trial) {
+  trial.id = f.required<std::string>("id");
+  trial.side = f.required<Side>("side");
+  trial.block = f.required<int>("block");
+  trial.position = f.required<int>("position");
+  trial.workload_order = f.value_or<std::vector<int>>("workload_order", {});
+}
+
+namespace {
+
+// The plan's trials, each checked against what the plan's seed and blocks give.
+void read_trials(const JsonField& f, Plan& plan) {
+  for (const JsonField& t : f.member("trials", "a list").elements()) {
+    Trial trial = t.as<Trial>();
+    // The length first: the seed's order is computed only for a trial whose order could be it.
+    const auto drawn = static_cast<std::size_t>(plan.workloads);
+    if (trial.workload_order.size() != drawn || trial.workload_order != workload_order(plan, trial.block)) {
+      t.invalid(fmt::format("(trial {}) has a workload order the seed does not give", trial.id));
     }
-    Plan plan;
-    plan.experiment = json.at("experiment").get<std::string>();
-    plan.label_a = json.at("labels").at("A").get<std::string>();
-    plan.label_b = json.at("labels").at("B").get<std::string>();
-    const std::string order = json.at("order").get<std::string>();
-    if (order != "interleaved" && order != "sequential") throw bad(fmt::format("unknown order '{}'", order));
-    plan.order = order == "sequential" ? ScheduleOrder::sequential : ScheduleOrder::interleaved;
-    // Plans written before designs existed ran sequential blocks, unpinned.
-    const std::string design = json.value("design", to_string(Design::sequential_blocks));
-    const auto parsed_design = design_from_string(design);
-    if (!parsed_design) throw bad(fmt::format("unknown design '{}'", design));
-    plan.design = *parsed_design;
-    // Plans of one CPU set wrote it as "cpu_set" ("" unpinned).
-    if (json.contains("cpu_sets")) {
-      plan.cpu_sets = json.at("cpu_sets").get<std::vector<std::string>>();
-    } else if (const std::string one = json.value("cpu_set", ""); !one.empty()) {
-      plan.cpu_sets = {one};
+    const int expected = static_cast<int>(plan.trials.size());
+    if (trial.position != expected || trial.id != trial_id(expected)) {
+      t.invalid(fmt::format("(trial {}) at position {} is out of order", trial.id, expected));
     }
-    plan.seed = json.at("seed").get<std::uint64_t>();
-    plan.workloads = json.value("drawn_workload_orders", 0);
-    plan.blocks = json.at("blocks").get<int>();
-    plan.set_aside_blocks = json.value("set_aside_blocks", 0);
-    if (plan.set_aside_blocks < 0 || plan.set_aside_blocks > plan.blocks) {
-      throw bad(fmt::format("{} set-aside blocks of {}", plan.set_aside_blocks, plan.blocks));
-    }
-    for (const auto& t : json.at("trials")) {
-      Trial trial;
-      trial.id = t.at("id").get<std::string>();
-      const std::string side = t.at("side").get<std::string>();
-      const auto parsed_side = parse_side(side);
-      if (!parsed_side) throw bad(fmt::format("trial {} has side '{}'", trial.id, side));
-      trial.side = *parsed_side;
-      trial.block = t.at("block").get<int>();
-      trial.position = t.at("position").get<int>();
-      trial.workload_order = t.value("workload_order", std::vector<int>{});
-      if (trial.workload_order != workload_order(plan, trial.block)) {
-        throw bad(fmt::format("trial {} has a workload order the seed does not give", trial.id));
-      }
-      const int expected = static_cast<int>(plan.trials.size());
-      if (trial.position != expected || trial.id != trial_id(expected)) {
-        throw bad(fmt::format("trial {} at position {} is out of order", trial.id, expected));
-      }
-      if (trial.block < 0 || trial.block >= plan.blocks) throw bad(fmt::format("trial {} has block {}", trial.id, trial.block));
-      plan.trials.push_back(std::move(trial));
-    }
-    if (plan.trials.size() != static_cast<std::size_t>(traits(plan.design).trials_per_block * plan.blocks)) {
-      throw bad(fmt::format("{} trials for {} blocks", plan.trials.size(), plan.blocks));
-    }
-    return plan;
-  } catch (const nlohmann::json::exception& e) {
-    throw bad(e.what());
+    if (trial.block < 0 || trial.block >= plan.blocks) t.invalid(fmt::format("(trial {}) has block {}", trial.id, trial.block));
+    plan.trials.push_back(std::move(trial));
   }
+  const auto per_block = static_cast<std::size_t>(traits(plan.design).trials_per_block);
+  if (plan.trials.size() != per_block * static_cast<std::size_t>(plan.blocks)) {
+    f.fail(fmt::format("{} trials for {} blocks", plan.trials.size(), plan.blocks));
+  }
+}
+
+}  // namespace
+
+void read_json(const JsonField& f, Plan& plan) {
+  const int version = f.required<int>("plan_schema_version");
+  if (version > kPlanSchemaVersion) {
+    f.refuse(fmt::format("schema version {} is newer than this abvm understands ({}): resume with a newer abvm", version,
+                         kPlanSchemaVersion));
+  }
+  plan.experiment = f.required<std::string>("experiment");
+  const JsonField labels = f.member("labels", "an object");
+  plan.label_a = labels.required<std::string>("A");
+  plan.label_b = labels.required<std::string>("B");
+  const JsonField order = f.member("order", "\"interleaved\" or \"sequential\"");
+  const std::string word = order.as<std::string>();
+  if (word != "interleaved" && word != "sequential") order.expected("\"interleaved\" or \"sequential\"");
+  plan.order = word == "sequential" ? ScheduleOrder::sequential : ScheduleOrder::interleaved;
+  // Plans written before designs existed ran sequential blocks, unpinned.
+  plan.design = f.value_or<Design>("design", Design::sequential_blocks);
+  // Plans of one CPU set wrote it as "cpu_set" ("" unpinned).
+  if (f.has("cpu_sets")) {
+    plan.cpu_sets = f.required<std::vector<std::string>>("cpu_sets");
+  } else if (const std::string one = f.value_or<std::string>("cpu_set", ""); !one.empty()) {
+    plan.cpu_sets = {one};
+  }
+  plan.seed = f.required<std::uint64_t>("seed");
+  if (const auto drawn = f.find("drawn_workload_orders")) {
+    plan.workloads = drawn->as<int>();
+    if (plan.workloads < 1) drawn->invalid(fmt::format("must be >= 1 (absent: none drawn), not {}", plan.workloads));
+  }
+  const JsonField blocks = f.member("blocks", "an integer");
+  plan.blocks = blocks.as<int>();
+  if (plan.blocks < 0) blocks.invalid(fmt::format("must be >= 0, not {}", plan.blocks));
+  const auto set_aside = f.find("set_aside_blocks");
+  plan.set_aside_blocks = set_aside ? set_aside->as<int>() : 0;
+  if (plan.set_aside_blocks < 0 || plan.set_aside_blocks > plan.blocks) {
+    set_aside->invalid(fmt::format("must be between 0 and the {} blocks, not {}", plan.blocks, plan.set_aside_blocks));
+  }
+  read_trials(f, plan);
+}
+
+Plan plan_from_json(const nlohmann::json& json, const std::string& file) {
+  const JsonSource source{.file = file, .remedy = kDamagedResultsDir};
+  return JsonField(json, source).as<Plan>();
 }
 
 }  // namespace abvm

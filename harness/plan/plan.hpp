@@ -54,7 +54,7 @@ struct Plan {
   bool operator==(const Plan&) const = default;
 };
 
-// Version of plan.json's layout; plan_from_json refuses newer ones.
+// Version of plan.json's layout; its reader refuses newer ones.
 inline constexpr int kPlanSchemaVersion = 1;
 
 // experiment.schedule.boots_per_side blocks. Deterministic: the same experiment and seed give
@@ -69,8 +69,18 @@ Plan extend_plan(const Plan& plan, int extra_blocks);
 // The trial order as a table, for --dry-run.
 std::string describe_plan(const Plan& plan);
 
-// plan.json. plan_from_json throws Error (saying what is wrong) for a malformed or newer file.
+// plan.json, written and read (core/json_read.hpp). The reader throws Error naming the field for a
+// malformed file, and refuses a newer version; plans older than designs read as sequential blocks,
+// and those of one CPU set ("cpu_set") as that set.
 nlohmann::json plan_to_json(const Plan& plan);
-Plan plan_from_json(const nlohmann::json& json);
+Plan plan_from_json(const nlohmann::json& json, const std::string& file = "plan.json");
+// What every reader of a results directory's files tells the user when one is damaged.
+inline constexpr const char* kDamagedResultsDir = "the results directory is damaged; start a new run";
+class JsonField;
+// A design read as its schedule.design word (config/design.hpp); the words, for an error.
+void read_json(const JsonField& f, Design& design);
+std::string json_expected(const Design*);
+void read_json(const JsonField& f, Trial& trial);
+void read_json(const JsonField& f, Plan& plan);
 
 }  // namespace abvm

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/json_read.hpp"
 #include "core/process.hpp"
 
 namespace abvm {
@@ -120,13 +121,7 @@ Experiment load_saved_experiment(const ResultsDir& dir, const RunManifest& manif
 }
 
 Plan read_plan(const ResultsDir& dir) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(dir.plan()));
-  } catch (const nlohmann::json::exception& ex) {
-    throw Error(fmt::format("{}: not valid JSON ({}); the results directory is damaged", dir.plan().string(), ex.what()));
-  }
-  return plan_from_json(j);
+  return JsonDocument::read(dir.plan(), kDamagedResultsDir).root().as<Plan>();
 }
 
 void write_plan(const ResultsDir& dir, const Plan& plan) {

@@ -107,14 +107,20 @@ TEST(Plan, DamagedOrNewerJsonIsRefused) {
   nlohmann::json reordered = good;
   std::swap(reordered["trials"][0], reordered["trials"][1]);
   EXPECT_EQ(json_error(reordered),
-            "plan.json: trial t0001 at position 0 is out of order: the results directory is damaged; start a new run");
+            "plan.json: field \"trials[0]\" (trial t0001) at position 0 is out of order; the results directory is damaged; "
+            "start a new run");
   nlohmann::json truncated = good;
   truncated["trials"].erase(3);
   EXPECT_EQ(json_error(truncated),
-            "plan.json: 3 trials for 2 blocks: the results directory is damaged; start a new run");
+            "plan.json: 3 trials for 2 blocks; the results directory is damaged; start a new run");
   nlohmann::json missing = good;
   missing.erase("seed");
-  EXPECT_NE(json_error(missing), "(no error)");
+  EXPECT_EQ(json_error(missing), "plan.json: field \"seed\" is missing (an integer >= 0); the results directory is damaged; "
+                                 "start a new run");
+  nlohmann::json mistyped = good;
+  mistyped["trials"][1]["side"] = 2;
+  EXPECT_EQ(json_error(mistyped), "plan.json: field \"trials[1].side\" must be \"A\" or \"B\", not 2; the results directory "
+                                  "is damaged; start a new run");
 }
 
 TEST(Plan, DescribeShowsTheTrialOrder) {
@@ -157,7 +163,8 @@ TEST(Plan, DesignIsRecordedAndOlderPlansReadAsWhatTheyRan) {
   EXPECT_EQ(old.design, Design::sequential_blocks);
   EXPECT_TRUE(old.cpu_sets.empty());
   json["design"] = "sideways";
-  EXPECT_EQ(json_error(json), "plan.json: unknown design 'sideways': the results directory is damaged; start a new run");
+  EXPECT_EQ(json_error(json), "plan.json: field \"design\" must be one of \"sequential-blocks\", \"co-scheduled\", "
+                              "\"lockstep\", \"same-guest\", not \"sideways\"; the results directory is damaged; start a new run");
 }
 
 // Same-guest: one trial per block (one guest measures both sides), the side that runs first in it
@@ -180,7 +187,7 @@ TEST(Plan, SameGuestHasOneTrialPerBlockWhoseSideRunsFirst) {
   EXPECT_NE(describe_plan(one).find("sides (first runs first)"), std::string::npos);
   nlohmann::json json = plan_to_json(one);
   json["blocks"] = 7;
-  EXPECT_EQ(json_error(json), "plan.json: 6 trials for 7 blocks: the results directory is damaged; start a new run");
+  EXPECT_EQ(json_error(json), "plan.json: 6 trials for 7 blocks; the results directory is damaged; start a new run");
 }
 
 }  // namespace
