@@ -10,6 +10,8 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/json_read.hpp"
+#include "plan/plan.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -28,99 +30,76 @@ double two_sided_z(double alpha) {
   return (lo + hi) / 2;
 }
 
-std::optional<double> number_or_null(const nlohmann::json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<double>();
-}
-
-template <typename Bad>
-Design design_named(const nlohmann::json& j, const Bad& bad) {
-  const std::string name = j.at("design").get<std::string>();
-  const auto design = design_from_string(name);
-  if (!design) throw bad(fmt::format("unknown design \"{}\"", name));
-  return *design;
-}
-
-template <typename Bad>
-DesignCalibration design_noise(const nlohmann::json& d, const Bad& bad) {
-  DesignCalibration x{.design = design_named(d, bad),
-                      .pair_sd = d.at("sd_pair").get<double>(),
-                      .boot_sd = d.at("sd_boot").get<double>(),
-                      .blocks_per_minute = d.at("blocks_per_minute").get<double>()};
-  if (!(x.pair_sd > 0) || !(x.boot_sd > 0) || !(x.blocks_per_minute > 0)) {
-    throw bad(fmt::format("design \"{}\" has a figure that is not positive", to_string(x.design)));
-  }
-  return x;
-}
-
-template <typename Bad>
-TruthCheck truth_check(const nlohmann::json& t, const Bad& bad) {
-  TruthCheck c{.experiment = t.at("experiment").get<std::string>(),
-               .design = design_named(t, bad),
-               .metric = t.at("metric").get<std::string>(),
-               .truth = t.at("truth").get<std::string>(),
-               .expected = number_or_null(t, "expected"),
-               .runs = t.at("runs").size()};
-  if (const auto& b = t.at("bias"); !b.is_null()) {
-    c.bias = TruthCheck::Bias{.mean_log = b.at("mean_log").get<double>(),
-                              .se = number_or_null(b, "se"),
-                              .runs = b.at("runs").get<std::size_t>(),
-                              .beyond_2se = b.at("beyond_2se").is_boolean() && b.at("beyond_2se").get<bool>()};
-  }
-  if (const auto& v = t.at("coverage"); !v.is_null()) {
-    c.coverage = TruthCheck::Coverage{.covered = v.at("covered").get<std::size_t>(),
-                                      .runs = v.at("runs").get<std::size_t>(),
-                                      .level = v.at("level").get<double>(),
-                                      .undercovers = v.at("undercovers").get<bool>()};
-  }
-  if ((c.bias || c.coverage) && !c.expected) {
-    throw bad(fmt::format("experiment \"{}\" in design \"{}\" has a bias or coverage but no expected ratio",
-                          c.experiment, to_string(c.design)));
-  }
-  c.spurious = t.at("spurious").at("count").get<std::size_t>();
-  c.judged = t.at("spurious").at("runs").get<std::size_t>();
-  return c;
-}
-
 }  // namespace
 
 bool TruthCheck::failed() const {
   return (bias && bias->beyond_2se) || (coverage && coverage->undercovers);
 }
 
+void read_json(const JsonField& f, DesignCalibration& x) {
+  x = DesignCalibration{.design = f.required<Design>("design"),
+                        .pair_sd = f.required<double>("sd_pair"),
+                        .boot_sd = f.required<double>("sd_boot"),
+                        .blocks_per_minute = f.required<double>("blocks_per_minute")};
+  if (!(x.pair_sd > 0) || !(x.boot_sd > 0) || !(x.blocks_per_minute > 0)) {
+    f.fail(fmt::format("design \"{}\" has a figure that is not positive", to_string(x.design)));
+  }
+}
+
+void read_json(const JsonField& f, TruthCheck::Bias& b) {
+  b = TruthCheck::Bias{.mean_log = f.required<double>("mean_log"),
+                       .se = f.value_or<std::optional<double>>("se", std::nullopt),
+                       .runs = f.required<std::size_t>("runs"),
+                       // null when one run gave no standard error to compare with
+                       .beyond_2se = f.required<std::optional<bool>>("beyond_2se").value_or(false)};
+}
+
+void read_json(const JsonField& f, TruthCheck::Coverage& v) {
+  v = TruthCheck::Coverage{.covered = f.required<std::size_t>("covered"),
+                           .runs = f.required<std::size_t>("runs"),
+                           .level = f.required<double>("level"),
+                           .undercovers = f.required<bool>("undercovers")};
+}
+
+void read_json(const JsonField& f, TruthCheck& c) {
+  c = TruthCheck{.experiment = f.required<std::string>("experiment"),
+                 .design = f.required<Design>("design"),
+                 .metric = f.required<std::string>("metric"),
+                 .truth = f.required<std::string>("truth"),
+                 .expected = f.value_or<std::optional<double>>("expected", std::nullopt),
+                 .runs = f.member("runs", "a list").elements().size()};
+  c.bias = f.required<std::optional<TruthCheck::Bias>>("bias");
+  c.coverage = f.required<std::optional<TruthCheck::Coverage>>("coverage");
+  if ((c.bias || c.coverage) && !c.expected) {
+    f.fail(fmt::format("experiment \"{}\" in design \"{}\" has a bias or coverage but no expected ratio", c.experiment,
+                       to_string(c.design)));
+  }
+  const JsonField spurious = f.member("spurious", "an object");
+  c.spurious = spurious.required<std::size_t>("count");
+  c.judged = spurious.required<std::size_t>("runs");
+}
+
+void read_json(const JsonField& f, HostCalibration& c) {
+  const auto version = f.find("calibration_version");
+  c.version = version ? version->as<int>() : 1;
+  if (c.version < 1) version->fail(fmt::format("calibration_version {} is not one abvm writes", c.version));
+  if (c.version > kNewestVersion) {
+    f.refuse(fmt::format("calibration_version {} is newer than this abvm reads ({}); update abvm, or measure again with "
+                         "this checkout's harness/bench/calibrate_designs.py",
+                         c.version, kNewestVersion));
+  }
+  c.host = f.required<std::string>("host");
+  c.time = f.value_or<std::string>("time", "");
+  c.designs = f.required<std::vector<DesignCalibration>>("designs");
+  if (c.version >= 2) c.checks = f.required<std::vector<TruthCheck>>("experiments");
+}
+
 std::optional<HostCalibration> read_calibration(const fs::path& file) {
   std::error_code ec;
   if (!fs::exists(file, ec)) return std::nullopt;
-  const auto bad = [&](const std::string& what) {
-    return Error(fmt::format("{}: {}; measure again with harness/bench/calibrate_designs.py, or remove the file",
-                             file.string(), what));
-  };
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(file));
-  } catch (const nlohmann::json::exception& e) {
-    throw bad(fmt::format("not JSON ({})", e.what()));
-  }
-  HostCalibration c;
-  try {
-    c.version = j.value("calibration_version", 1);
-    if (c.version < 1) throw bad(fmt::format("calibration_version {} is not one abvm writes", c.version));
-    if (c.version > kNewestVersion) {
-      throw Error(fmt::format("{}: calibration_version {} is newer than this abvm reads ({}); update abvm, or measure "
-                              "again with this checkout's harness/bench/calibrate_designs.py",
-                              file.string(), c.version, kNewestVersion));
-    }
-    c.host = j.at("host").get<std::string>();
-    c.time = j.value("time", "");
-    for (const auto& d : j.at("designs")) c.designs.push_back(design_noise(d, bad));
-    if (c.version >= 2) {
-      for (const auto& t : j.at("experiments")) c.checks.push_back(truth_check(t, bad));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw bad(fmt::format("a field is missing or mistyped ({})", e.what()));
-  }
-  return c;
+  const JsonDocument doc =
+      JsonDocument::read(file, "measure again with harness/bench/calibrate_designs.py, or remove the file");
+  return doc.root().as<HostCalibration>();
 }
 
 std::uint64_t calibrated_blocks(const DesignCalibration& c, double half_width, double alpha) {

@@ -77,6 +77,14 @@ struct HostCalibration {
 // field when it is malformed, with what to do (run the calibration again).
 std::optional<HostCalibration> read_calibration(const std::filesystem::path& file);
 
+// The readers of the file and its parts (core/json_read.hpp), for read_calibration.
+class JsonField;
+void read_json(const JsonField& f, HostCalibration& calibration);
+void read_json(const JsonField& f, DesignCalibration& design);
+void read_json(const JsonField& f, TruthCheck& check);
+void read_json(const JsonField& f, TruthCheck::Bias& bias);
+void read_json(const JsonField& f, TruthCheck::Coverage& coverage);
+
 // Blocks a ±half_width interval of the design's primary estimate (paired for co-scheduled,
 // unpaired per side otherwise) needs at two-sided level 1 - alpha: the normal approximation with
 // the Hodges-Lehmann efficiency 3/pi (tests check it against the script's figures).
