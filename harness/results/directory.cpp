@@ -62,47 +62,31 @@ const char* to_string(RunStatus status) {
   return "?";
 }
 
-RunManifest read_manifest(const ResultsDir& dir) {
-  const fs::path path = dir.manifest();
-  const auto damaged = [&](const std::string& what) {
-    return Error(fmt::format("{}: {}; the results directory is damaged (start a new run)", path.string(), what));
-  };
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& ex) {
-    throw damaged(fmt::format("not valid JSON ({})", ex.what()));
-  }
-  const auto text = [&](const char* field) {
-    if (!j.is_object() || !j.contains(field) || !j[field].is_string()) throw damaged(fmt::format("field \"{}\" is missing or not a string", field));
-    return j[field].get<std::string>();
-  };
-  RunManifest m;
-  m.abvm_version = text("abvm_version");
-  m.config = text("config");
-  m.config_dir = text("config_dir");
-  m.uri = text("uri");
-  m.started = text("started");
-  const std::string status = text("status");
-  if (status == "running") m.status = RunStatus::running;
-  else if (status == "complete") m.status = RunStatus::complete;
-  else if (status == "stopped") m.status = RunStatus::stopped;
-  else if (status == "failed") m.status = RunStatus::failed;
-  else throw damaged(fmt::format("field \"status\" is \"{}\", not running, complete, stopped or failed", status));
-  if (j.contains("uris")) {
-    if (!j["uris"].is_array()) throw damaged("field \"uris\" is not a list");
-    for (const auto& u : j["uris"]) {
-      if (!u.is_string()) throw damaged("field \"uris\" holds something that is not a string");
-      m.uris.push_back(u.get<std::string>());
+void read_json(const JsonField& f, RunStatus& status) {
+  const auto parse = [](std::string_view word) -> std::optional<RunStatus> {
+    for (const RunStatus s : {RunStatus::running, RunStatus::complete, RunStatus::stopped, RunStatus::failed}) {
+      if (word == to_string(s)) return s;
     }
-  }
-  if (j.contains("stop_reason")) m.stop_reason = text("stop_reason");
-  if (j.contains("failure")) m.failure = text("failure");
-  if (j.contains("final_confidence")) {
-    if (!j["final_confidence"].is_number()) throw damaged("field \"final_confidence\" is not a number");
-    m.final_confidence = j["final_confidence"].get<double>();
-  }
-  return m;
+    return std::nullopt;
+  };
+  status = f.word<RunStatus>(parse, "\"running\", \"complete\", \"stopped\" or \"failed\"");
+}
+
+void read_json(const JsonField& f, RunManifest& m) {
+  m.abvm_version = f.required<std::string>("abvm_version");
+  m.config = f.required<std::string>("config");
+  m.config_dir = f.required<std::string>("config_dir");
+  m.uri = f.required<std::string>("uri");
+  m.started = f.required<std::string>("started");
+  m.status = f.required<RunStatus>("status");
+  m.uris = f.value_or<std::vector<std::string>>("uris", {});
+  m.stop_reason = f.value_or<std::string>("stop_reason", "");
+  m.failure = f.value_or<std::string>("failure", "");
+  m.final_confidence = f.optional<double>("final_confidence");
+}
+
+RunManifest read_manifest(const ResultsDir& dir) {
+  return JsonDocument::read(dir.manifest(), kDamagedResultsDir).root().as<RunManifest>();
 }
 
 void write_manifest(const ResultsDir& dir, const RunManifest& m) {
@@ -200,28 +184,21 @@ std::string to_ledger_line(const LedgerEntry& e) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+void read_json(const JsonField& f, LedgerEntry& e) {
+  e.trial = f.required<std::string>("trial");
+  e.side = f.required<Side>("side");
+  e.outcome = f.required<Outcome>("outcome");
+  e.attempts = f.required<int>("attempts");
+  e.seconds = f.required<double>("seconds");
+  e.time = f.required<std::string>("time");
+  e.detail = f.required<std::string>("detail");
+}
+
 std::vector<LedgerEntry> read_ledger(const fs::path& path, const JsonlWarning& warn) {
   std::vector<LedgerEntry> out;
   const auto parse = [&](std::string_view line, std::size_t line_no) {
-    try {
-      const auto j = nlohmann::json::parse(line);
-      LedgerEntry e;
-      e.trial = j.at("trial").get<std::string>();
-      const auto side = parse_side(j.at("side").get<std::string>());
-      if (!side) throw Error(fmt::format("unknown side '{}'", j.at("side").get<std::string>()));
-      e.side = *side;
-      const auto outcome = parse_outcome(j.at("outcome").get<std::string>());
-      if (!outcome) throw Error(fmt::format("unknown outcome '{}'", j.at("outcome").get<std::string>()));
-      e.outcome = *outcome;
-      e.attempts = j.at("attempts").get<int>();
-      e.seconds = j.at("seconds").get<double>();
-      e.time = j.at("time").get<std::string>();
-      e.detail = j.at("detail").get<std::string>();
-      out.push_back(std::move(e));
-    } catch (const std::exception& ex) {
-      throw Error(located(path.string(), line_no,
-                          fmt::format("not a trial ledger line ({}); the results directory is damaged", ex.what())));
-    }
+    const JsonDocument doc(line, JsonSource{.file = path.string(), .line = line_no, .remedy = kDamagedResultsDir});
+    out.push_back(doc.root().as<LedgerEntry>());
   };
   read_jsonl(path, parse, warn, true);
   return out;

@@ -107,8 +107,11 @@ struct RunManifest {
   std::optional<double> final_confidence;  // the confidence of the last look (sequential runs)
 };
 
-// Strict: a missing or mistyped field is an Error naming the file and the field.
+// Strict: a missing or mistyped field is an Error naming the file and the field (core/json_read.hpp).
 RunManifest read_manifest(const ResultsDir& dir);
+class JsonField;
+void read_json(const JsonField& f, RunStatus& status);
+void read_json(const JsonField& f, RunManifest& manifest);
 void write_manifest(const ResultsDir& dir, const RunManifest& manifest);
 
 // The experiment as it was run: config.toml read back with its original location, so relative
@@ -159,6 +162,7 @@ struct LedgerEntry {
 };
 
 std::string to_ledger_line(const LedgerEntry& entry);
+void read_json(const JsonField& f, LedgerEntry& entry);
 
 // Reads dir/trials.jsonl (missing file: empty). A last line without '\n' that does not parse
 // (a writer killed mid-line) is ignored and reported to `warn`; any other bad line is an Error

@@ -93,6 +93,17 @@ TEST_F(ResultsDirTest, LedgerRoundTripsAndToleratesOnlyAnUnfinishedLastLine) {
   // The same damage in the middle is not a crash artefact.
   write_file_atomic(ledger, "{\"trial\":\"t0002\",\"si\n" + to_ledger_line(finished("t0000", Outcome::ok)) + "\n");
   EXPECT_THROW(read_ledger(ledger), Error);
+  // A line of the wrong shape names its line and field.
+  std::string line = to_ledger_line(finished("t0000", Outcome::ok));
+  line.replace(line.find("\"attempts\":2"), 12, "\"attempts\":\"2\"");
+  write_file_atomic(ledger, to_ledger_line(finished("t0001", Outcome::ok)) + "\n" + line + "\n");
+  try {
+    read_ledger(ledger);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), ledger.string() + ":2: field \"attempts\" must be an integer, not \"2\"; the results "
+                                                       "directory is damaged; start a new run");
+  }
   EXPECT_TRUE(read_ledger(dir / "absent.jsonl").empty());
 }
 
@@ -153,12 +164,27 @@ TEST_F(ResultsDirTest, DamagedManifestIsAnErrorNamingTheField) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), d.manifest().string() +
-                                         ": field \"config_dir\" is missing or not a string; the results directory "
-                                         "is damaged (start a new run)");
+                                         ": field \"config_dir\" is missing (a string); the results directory is "
+                                         "damaged; start a new run");
   }
-  write_file_atomic(d.manifest(), R"({"abvm_version":"0.1.0","config":"/c.toml","config_dir":"/","uri":"",)"
-                                  R"("started":"x","status":"paused"})");
-  EXPECT_THROW(read_manifest(d), Error);
+  const auto error_of = [&](const std::string& text) {
+    write_file_atomic(d.manifest(), text);
+    try {
+      read_manifest(d);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string head = R"({"abvm_version":"0.1.0","config":"/c.toml","config_dir":"/","uri":"","started":"x",)";
+  const std::string damaged = "; the results directory is damaged; start a new run";
+  EXPECT_EQ(error_of(head + R"("status":"paused"})"),
+            d.manifest().string() + ": field \"status\" must be \"running\", \"complete\", \"stopped\" or \"failed\", not "
+                                    "\"paused\"" + damaged);
+  EXPECT_EQ(error_of(head + R"("status":"running","uris":["a",7]})"),
+            d.manifest().string() + ": field \"uris[1]\" must be a string, not 7" + damaged);
+  EXPECT_EQ(error_of(head + R"("status":"stopped","final_confidence":"high"})"),
+            d.manifest().string() + ": field \"final_confidence\" must be a number, not \"high\"" + damaged);
   EXPECT_THROW(ResultsDir::open_run(dir / "nowhere"), Error);
 }
 
