@@ -13,6 +13,7 @@
 #include "core/cache.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/json_read.hpp"
 #include "core/process.hpp"
 
 namespace fs = std::filesystem;
@@ -89,18 +90,23 @@ std::string bzimage_version(const fs::path& image) {
   return std::string(data.c_str() + offset);
 }
 
+KernelArtifact cached_artifact(const JsonField& id, const fs::path& entry) {
+  KernelArtifact a;
+  a.image = entry / id.required<std::string>("image");
+  if (const auto modules = id.optional<std::string>("modules_dir")) a.modules_dir = entry / *modules;
+  a.release = id.required<std::string>("release");
+  a.recipe = id.required<std::string>("recipe");
+  a.identity = id.json();
+  a.cache_hit = true;
+  return a;
+}
+
 std::optional<KernelArtifact> load_cached(const fs::path& entry) {
   fs::path identity_file = entry / "identity.json";
   if (!fs::exists(identity_file)) return std::nullopt;
-  nlohmann::json id = nlohmann::json::parse(read_file(identity_file));
-  KernelArtifact a;
-  a.image = entry / id.at("image").get<std::string>();
-  if (id.contains("modules_dir")) a.modules_dir = entry / id.at("modules_dir").get<std::string>();
-  a.release = id.at("release").get<std::string>();
-  a.recipe = id.at("recipe").get<std::string>();
-  a.identity = id;
-  a.cache_hit = true;
-  return a;
+  const JsonDocument doc = JsonDocument::read(
+      identity_file, fmt::format("the kernel cache entry is damaged: remove {} and abvm builds it again", entry.string()));
+  return cached_artifact(doc.root(), entry);
 }
 
 }  // namespace abvm::kernel_build

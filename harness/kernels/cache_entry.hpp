@@ -13,6 +13,10 @@
 
 #include "kernels/kernel.hpp"
 
+namespace abvm {
+class JsonField;
+}  // namespace abvm
+
 namespace abvm::kernel_build {
 
 void say(const KernelBuildOptions& options, std::string_view line);
@@ -64,8 +68,11 @@ class TempDir {
 // The version string a bzImage carries in its setup header (Documentation/x86/boot.rst).
 std::string bzimage_version(const std::filesystem::path& image);
 
-// The kernel of the cache entry `entry`, when its identity.json says it is complete.
+// The kernel of the cache entry `entry`, when its identity.json says it is complete. A damaged
+// identity.json is an Error naming the file and the field, and saying to remove the entry.
 std::optional<KernelArtifact> load_cached(const std::filesystem::path& entry);
+// The kernel an entry's identity.json describes (core/json_read.hpp), its files under `entry`.
+KernelArtifact cached_artifact(const JsonField& identity, const std::filesystem::path& entry);
 
 // The cache key of a Debian packaged kernel (kernels/debian_kernel.cpp).
 std::string debian_kernel_cache_key(const std::string& package);

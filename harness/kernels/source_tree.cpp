@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/json_read.hpp"
 #include "core/process.hpp"
 #include "kernels/cache_entry.hpp"
 
@@ -207,8 +208,8 @@ fs::path prepare_build_tree(const KernelRecipe& recipe, const fs::path& pristine
   bool reused = false;
   if (fs::is_regular_file(src / "Makefile", ec) && fs::is_regular_file(record, ec)) {
     try {
-      const auto touched = nlohmann::json::parse(read_file(record));
-      for (const auto& rel : touched) restore_from_pristine(pristine, src, rel.get<std::string>());
+      const auto touched = JsonDocument::read(record).root().as<std::vector<std::string>>();
+      for (const auto& rel : touched) restore_from_pristine(pristine, src, rel);
       reused = true;
       say(options, fmt::format("{}: reusing the build tree {} ({} patched file(s) restored)", recipe.name,
                                src.string(), touched.size()));
