@@ -9,7 +9,9 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/json_read.hpp"
 #include "core/jsonl.hpp"
+#include "verdict/verdict_json.hpp"
 
 namespace abvm {
 namespace fs = std::filesystem;
@@ -50,44 +52,12 @@ std::vector<fs::path> BisectDir::step_dirs(const std::string& experiment, int st
 
 namespace {
 
-// Strict reads of one JSON object's fields: a missing or mistyped field is an Error naming where.
-class Fields {
- public:
-  Fields(const json& j, std::string where) : j_(j), where_(std::move(where)) {
-    if (!j_.is_object()) throw damaged("not a JSON object");
-  }
-  Error damaged(const std::string& what) const {
-    return Error(fmt::format("{}: {}; the bisect directory is damaged (start a new bisection)", where_, what));
-  }
-  const json& get(const char* field, bool (json::*is)() const, const char* type) const {
-    if (!j_.contains(field) || !(j_[field].*is)()) throw damaged(fmt::format("field \"{}\" is missing or not {}", field, type));
-    return j_[field];
-  }
-  std::string text(const char* field) const { return get(field, &json::is_string, "a string").get<std::string>(); }
-  double number(const char* field) const { return get(field, &json::is_number, "a number").get<double>(); }
-  // A number written as null because it was not finite.
-  double number_or_nan(const char* field) const {
-    if (j_.contains(field) && j_[field].is_null()) return std::numeric_limits<double>::quiet_NaN();
-    return number(field);
-  }
-  int integer(const char* field) const { return get(field, &json::is_number_integer, "an integer").get<int>(); }
-  std::uint64_t unsigned_integer(const char* field) const {
-    return get(field, &json::is_number_unsigned, "an unsigned integer").get<std::uint64_t>();
-  }
-  const json& array(const char* field) const { return get(field, &json::is_array, "an array"); }
-  bool has(const char* field) const { return j_.contains(field) && !j_[field].is_null(); }
-  template <typename T, typename Parse>
-  T word(const char* field, Parse parse, const char* words) const {
-    const std::string w = text(field);
-    if (const auto v = parse(w)) return *v;
-    throw damaged(fmt::format("field \"{}\" is \"{}\", not one of {}", field, w, words));
-  }
-  const std::string& where() const { return where_; }
+constexpr const char* kDamaged = "the bisect directory is damaged (start a new bisection)";
 
- private:
-  const json& j_;
-  std::string where_;
-};
+// A number written as null because it was not finite.
+double number_or_nan(const JsonField& f, std::string_view key) {
+  return f.required<std::optional<double>>(key).value_or(std::numeric_limits<double>::quiet_NaN());
+}
 
 json effect_json(const StepEffect& e) {
   return {{"metric", e.metric},         {"unit", e.unit},   {"better", to_string(e.better)}, {"estimate", e.estimate},
@@ -95,51 +65,70 @@ json effect_json(const StepEffect& e) {
           {"estimate_kind", e.estimate_kind}, {"verdict", to_string(e.verdict)}};
 }
 
-StepEffect effect_from(const json& j, const std::string& where) {
-  const Fields f(j, where);
-  return {.metric = f.text("metric"),
-          .unit = f.text("unit"),
-          .better = f.word<Better>("better", parse_better, "higher, lower"),
-          .estimate = f.number_or_nan("estimate"),
-          .low = f.number_or_nan("low"),
-          .high = f.number_or_nan("high"),
-          .confidence = f.number_or_nan("confidence"),
-          .estimate_kind = f.text("estimate_kind"),
-          .verdict = f.word<Verdict>("verdict", parse_verdict, "regression, improvement, no_change, inconclusive")};
-}
-
 }  // namespace
 
+std::string json_expected(const StepFinding*) { return "one of slower, not-slower, unknown"; }
+
+void read_json(const JsonField& f, StepFinding& finding) {
+  finding = f.word<StepFinding>(step_finding_from_string, json_expected(&finding));
+}
+
+void read_json(const JsonField& f, StepEffect& e) {
+  e = StepEffect{.metric = f.required<std::string>("metric"),
+                 .unit = f.required<std::string>("unit"),
+                 .better = f.required<Better>("better"),
+                 .estimate = number_or_nan(f, "estimate"),
+                 .low = number_or_nan(f, "low"),
+                 .high = number_or_nan(f, "high"),
+                 .confidence = number_or_nan(f, "confidence"),
+                 .estimate_kind = f.required<std::string>("estimate_kind"),
+                 .verdict = f.required<Verdict>("verdict")};
+}
+
+void read_json(const JsonField& f, SeriesPatch& p) {
+  p = SeriesPatch{.index = f.required<int>("index"),
+                  .name = f.required<std::string>("name"),
+                  .sha256 = f.required<std::string>("sha256"),
+                  .commit = f.required<std::string>("commit")};
+}
+
+void read_json(const JsonField& f, BisectPlan& p) {
+  p = BisectPlan{.abvm_version = f.required<std::string>("abvm_version"),
+                 .experiment = f.required<std::string>("experiment"),
+                 .config = f.required<std::string>("config"),
+                 .config_dir = f.required<std::string>("config_dir"),
+                 .uri = f.required<std::string>("uri"),
+                 .started = f.required<std::string>("started"),
+                 .base_recipe = f.required<std::string>("base_recipe"),
+                 .tip_recipe = f.required<std::string>("tip_recipe"),
+                 .base_label = f.required<std::string>("base_label"),
+                 .patches = f.required<std::vector<SeriesPatch>>("patches"),
+                 .max_steps = f.required<int>("max_steps"),
+                 .confidence = f.required<double>("confidence"),
+                 .step_confidence = f.required<double>("step_confidence"),
+                 .margin = f.required<double>("margin"),
+                 .max_boots_per_side = f.value_or<std::optional<int>>("max_boots_per_side", std::nullopt),
+                 .seed = f.required<std::uint64_t>("seed")};
+  if (p.patches.empty() || p.max_steps < 1) f.fail("no patches or no steps");
+}
+
+void read_json(const JsonField& f, StepRecord& r) {
+  r = StepRecord{.step = f.required<int>("step"),
+                 .question = {.kernel = f.required<int>("kernel"), .reference = f.required<int>("reference")},
+                 .results_dir = f.required<std::string>("results_dir"),
+                 .boots_per_side = f.required<int>("boots_per_side"),
+                 .confidence = f.required<double>("confidence"),
+                 .stop_reason = f.required<std::string>("stop_reason"),
+                 .detail = f.required<std::string>("detail"),
+                 .trial_seconds = f.required<double>("trial_seconds")};
+  r.judgement.finding = f.required<StepFinding>("finding");
+  r.judgement.verdict = f.required<Verdict>("verdict");
+  r.judgement.reason = f.required<std::string>("reason");
+  r.judgement.effects = f.required<std::vector<StepEffect>>("effects");
+}
+
 BisectPlan read_bisect_plan(const BisectDir& dir) {
-  json j;
-  try {
-    j = json::parse(read_file(dir.plan()));
-  } catch (const json::exception& ex) {
-    throw Error(fmt::format("{}: not valid JSON ({}); the bisect directory is damaged", dir.plan().string(), ex.what()));
-  }
-  const Fields f(j, dir.plan().string());
-  BisectPlan p{.abvm_version = f.text("abvm_version"),
-               .experiment = f.text("experiment"),
-               .config = f.text("config"),
-               .config_dir = f.text("config_dir"),
-               .uri = f.text("uri"),
-               .started = f.text("started"),
-               .base_recipe = f.text("base_recipe"),
-               .tip_recipe = f.text("tip_recipe"),
-               .base_label = f.text("base_label"),
-               .max_steps = f.integer("max_steps"),
-               .confidence = f.number("confidence"),
-               .step_confidence = f.number("step_confidence"),
-               .margin = f.number("margin"),
-               .seed = f.unsigned_integer("seed")};
-  if (f.has("max_boots_per_side")) p.max_boots_per_side = f.integer("max_boots_per_side");
-  for (const auto& patch : f.array("patches")) {
-    const Fields pf(patch, dir.plan().string() + ": patches[]");
-    p.patches.push_back({.index = pf.integer("index"), .name = pf.text("name"), .sha256 = pf.text("sha256"),
-                         .commit = pf.text("commit")});
-  }
-  if (p.patches.empty() || p.max_steps < 1) throw f.damaged("no patches or no steps");
-  return p;
+  return JsonDocument::read(dir.plan(), kDamaged).root().as<BisectPlan>();
 }
 
 void write_bisect_plan(const BisectDir& dir, const BisectPlan& p) {
@@ -195,28 +184,10 @@ std::vector<StepRecord> read_step_ledger(const BisectDir& dir, const std::functi
   read_jsonl(
       dir.ledger(),
       [&](std::string_view line, std::size_t n) {
-        const std::string where = fmt::format("{}:{}", dir.ledger().string(), n);
-        json j;
-        try {
-          j = json::parse(line);
-        } catch (const json::exception& ex) {
-          throw Error(fmt::format("{}: not valid JSON ({})", where, ex.what()));
-        }
-        const Fields f(j, where);
-        StepRecord r{.step = f.integer("step"),
-                     .question = {.kernel = f.integer("kernel"), .reference = f.integer("reference")},
-                     .results_dir = f.text("results_dir"),
-                     .boots_per_side = f.integer("boots_per_side"),
-                     .confidence = f.number("confidence"),
-                     .stop_reason = f.text("stop_reason"),
-                     .detail = f.text("detail"),
-                     .trial_seconds = f.number("trial_seconds")};
-        r.judgement.finding = f.word<StepFinding>("finding", step_finding_from_string, "slower, not-slower, unknown");
-        r.judgement.verdict = f.word<Verdict>("verdict", parse_verdict, "regression, improvement, no_change, inconclusive");
-        r.judgement.reason = f.text("reason");
-        for (const auto& e : f.array("effects")) r.judgement.effects.push_back(effect_from(e, where + ": effects[]"));
+        const JsonDocument doc(line, JsonSource{.file = dir.ledger().string(), .line = n, .remedy = kDamaged});
+        StepRecord r = doc.root().as<StepRecord>();
         if (r.step != static_cast<int>(out.size()) + 1) {
-          throw f.damaged(fmt::format("step {} follows step {}", r.step, out.size()));
+          doc.root().member("step").invalid(fmt::format("is {}, but it follows step {}", r.step, out.size()));
         }
         out.push_back(std::move(r));
       },

@@ -106,6 +106,15 @@ std::string to_step_line(const StepRecord& record);
 // (and reported to `warn`); any other bad line is an Error naming file:line.
 std::vector<StepRecord> read_step_ledger(const BisectDir& dir, const std::function<void(const std::string&)>& warn = {});
 
+// The readers of its files' parts (core/json_read.hpp), each strict.
+class JsonField;
+std::string json_expected(const StepFinding*);
+void read_json(const JsonField& f, StepFinding& finding);
+void read_json(const JsonField& f, StepEffect& effect);
+void read_json(const JsonField& f, SeriesPatch& patch);
+void read_json(const JsonField& f, BisectPlan& plan);
+void read_json(const JsonField& f, StepRecord& record);
+
 // The answers of a ledger, for bisect_state().
 std::vector<StepAnswer> answers_of(const std::vector<StepRecord>& records);
 

@@ -1,0 +1,14 @@
+#pragma once
+// The verdict read back from a file abvm wrote (steps.jsonl, analysis.json), as its word
+// (core/json_read.hpp): one reader, so that every file's error lists the same words.
+#include <string>
+
+#include "verdict/analysis.hpp"
+
+namespace abvm {
+
+class JsonField;
+void read_json(const JsonField& f, Verdict& verdict);
+std::string json_expected(const Verdict*);
+
+}  // namespace abvm
