@@ -9,6 +9,7 @@
 #include "config/experiment.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/json_read.hpp"
 #include "results/directory.hpp"
 #include "report/junit.hpp"
 
@@ -24,13 +25,7 @@ struct ReportArgs {
   std::string junit;
 };
 
-json read_json(const fs::path& p) {
-  try {
-    return json::parse(read_file(p));
-  } catch (const json::parse_error& e) {
-    throw Error(located(p.string(), 0, fmt::format("not valid JSON ({}); regenerate it", e.what())));
-  }
-}
+json read_json(const fs::path& p) { return parse_json(read_file(p), {.file = p.string(), .remedy = "regenerate it"}); }
 
 // What to do about DIR/analysis.json when it is missing or damaged.
 std::string remake_analysis(const ResultsDir& results) {

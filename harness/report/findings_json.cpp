@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/json_read.hpp"
 
 namespace abvm {
 namespace {
@@ -140,50 +141,38 @@ struct Writer {
   }
 };
 
-[[noreturn]] void bad(const std::string& path, std::string_view what) {
-  throw Error(fmt::format("analysis.json {}: {}", path, what));
+// What a member of type T must be, for a missing one's error.
+template <class T> std::string expected_of() {
+  if constexpr (std::is_same_v<T, double>) return "a number or null";
+  else if constexpr (is_vector<T>::value) return "a list";
+  else if constexpr (is_optional<T>::value) return expected_of<typename T::value_type>() + " or null";
+  else if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T> || std::is_same_v<T, std::string> ||
+                     std::is_same_v<T, Side>) return json_detail::expected_of<T>();
+  else return "an object";
 }
 
 struct Reader {
-  const json& in;
-  const std::string& path;
+  const JsonField& in;
   void kind(std::string_view) {}
-  template <class T> void operator()(const char* key, T& value) {
-    const std::string at = path + "/" + key;
-    if (!in.contains(key)) bad(at, "missing");
-    value = of<T>(in.at(key), at);
-  }
+  template <class T> void operator()(const char* key, T& value) { value = of<T>(in.member(key, expected_of<T>())); }
 
-  template <class T> static T of(const json& j, const std::string& at) {
+  template <class T> static T of(const JsonField& f) {
     if constexpr (std::is_same_v<T, double>) {
-      if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();  // written for NaN
-      if (!j.is_number()) bad(at, "expected a number");
-      return j.get<double>();
-    } else if constexpr (std::is_same_v<T, bool>) {
-      if (!j.is_boolean()) bad(at, "expected true or false");
-      return j.get<bool>();
-    } else if constexpr (std::is_unsigned_v<T>) {
-      if (!j.is_number_unsigned()) bad(at, "expected a count (an integer >= 0)");
-      return j.get<T>();
-    } else if constexpr (std::is_same_v<T, std::string>) {
-      if (!j.is_string()) bad(at, "expected a string");
-      return j.get<std::string>();
-    } else if constexpr (std::is_same_v<T, Side>) {
-      const auto side = j.is_string() ? parse_side(j.get<std::string>()) : std::nullopt;
-      if (!side) bad(at, "expected \"A\" or \"B\"");
-      return *side;
+      return f.as<std::optional<double>>().value_or(std::numeric_limits<double>::quiet_NaN());  // null: written for NaN
+    } else if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T> || std::is_same_v<T, std::string> ||
+                         std::is_same_v<T, Side>) {
+      return f.as<T>();
     } else if constexpr (is_optional<T>::value) {
-      if (j.is_null()) return std::nullopt;
-      return of<typename T::value_type>(j, at);
+      if (f.json().is_null()) return std::nullopt;
+      return of<typename T::value_type>(f);
     } else if constexpr (is_vector<T>::value) {
-      if (!j.is_array()) bad(at, "expected an array");
       T out;
-      for (std::size_t i = 0; i < j.size(); ++i) out.push_back(of<typename T::value_type>(j[i], fmt::format("{}/{}", at, i)));
+      for (const JsonField& e : f.elements()) out.push_back(of<typename T::value_type>(e));
       return out;
     } else {
-      if (!j.is_object()) bad(at, "expected an object");
+      f.require_object();
       T out{};
-      Reader r{j, at};
+      Reader r{f};
       describe(r, out);
       return out;
     }
@@ -203,28 +192,25 @@ json findings_array(const std::vector<Finding>& findings) {
 
 // The alternative of Finding whose kind is `kind`, read from `object`; nullopt when none is.
 template <class Finding, std::size_t... I>
-std::optional<Finding> read_kind(std::string_view kind, const json& object, const std::string& at,
-                                 std::index_sequence<I...>) {
+std::optional<Finding> read_kind(std::string_view kind, const JsonField& object, std::index_sequence<I...>) {
   std::optional<Finding> out;
   const auto try_one = [&]<std::size_t N>() {
     using T = std::variant_alternative_t<N, Finding>;
-    if (!out && kind_of<T>() == kind) out = Reader::of<T>(object, at);
+    if (!out && kind_of<T>() == kind) out = Reader::of<T>(object);
   };
   (try_one.template operator()<I>(), ...);
   return out;
 }
 
 template <class Finding>
-Finding read_finding(const json& object, const std::string& at) {
-  if (!object.is_object()) bad(at, "expected an object");
-  if (!object.contains("kind") || !object["kind"].is_string()) bad(at + "/kind", "missing (the kind of finding)");
-  const std::string kind = object["kind"].get<std::string>();
-  auto finding = read_kind<Finding>(kind, object, at, std::make_index_sequence<std::variant_size_v<Finding>>{});
-  if (!finding) bad(at + "/kind", fmt::format("unknown kind of finding \"{}\"", kind));
-  const char* severity = severity_name(severity_of(*finding));
-  if (!object.contains("severity") || object["severity"] != severity) {
-    bad(at + "/severity", fmt::format("expected \"{}\" for a {}", severity, kind));
-  }
+Finding read_finding(const JsonField& object) {
+  const JsonField kind = object.member("kind", "the kind of finding");
+  const std::string name = kind.as<std::string>();
+  auto finding = read_kind<Finding>(name, object, std::make_index_sequence<std::variant_size_v<Finding>>{});
+  if (!finding) kind.invalid(fmt::format("is \"{}\", an unknown kind of finding", name));
+  const std::string severity = fmt::format("\"{}\" for a {}", severity_name(severity_of(*finding)), name);
+  const JsonField weight = object.member("severity", severity);
+  if (weight.json() != severity_name(severity_of(*finding))) weight.expected(severity);
   return *finding;
 }
 
@@ -234,14 +220,13 @@ json findings_json(const std::vector<MetricFinding>& findings) { return findings
 json findings_json(const std::vector<ExperimentFinding>& findings) { return findings_array(findings); }
 
 template <class Finding>
-std::vector<Finding> read_findings(const json& findings, const std::string& path) {
-  if (!findings.is_array()) bad(path, "expected an array of findings");
+std::vector<Finding> read_findings(const JsonField& findings) {
   std::vector<Finding> out;
-  for (std::size_t i = 0; i < findings.size(); ++i) out.push_back(read_finding<Finding>(findings[i], fmt::format("{}/{}", path, i)));
+  for (const JsonField& f : findings.elements()) out.push_back(read_finding<Finding>(f));
   return out;
 }
 
-template std::vector<MetricFinding> read_findings<MetricFinding>(const json&, const std::string&);
-template std::vector<ExperimentFinding> read_findings<ExperimentFinding>(const json&, const std::string&);
+template std::vector<MetricFinding> read_findings<MetricFinding>(const JsonField&);
+template std::vector<ExperimentFinding> read_findings<ExperimentFinding>(const JsonField&);
 
 }  // namespace abvm

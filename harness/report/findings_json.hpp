@@ -14,10 +14,11 @@ namespace abvm {
 nlohmann::json findings_json(const std::vector<MetricFinding>& findings);
 nlohmann::json findings_json(const std::vector<ExperimentFinding>& findings);
 
-// Rebuilds the findings from such an array; `path` names it in errors ("/metrics/0/findings").
-// Strict: an unknown kind, a missing or mistyped number is an Error naming its JSON path.
-// Finding is MetricFinding or ExperimentFinding.
+// Rebuilds the findings from such an array (core/json_read.hpp). Strict: an unknown kind, a missing
+// or mistyped number is an Error naming the file and the field. Finding is MetricFinding or
+// ExperimentFinding.
+class JsonField;
 template <class Finding>
-std::vector<Finding> read_findings(const nlohmann::json& findings, const std::string& path);
+std::vector<Finding> read_findings(const JsonField& findings);
 
 }  // namespace abvm

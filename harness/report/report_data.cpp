@@ -6,423 +6,316 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/json_read.hpp"
+#include "verdict/verdict_json.hpp"
 #include "report/findings_json.hpp"
 
 namespace abvm {
 namespace {
 
-using nlohmann::json;
-
-// One node of the JSON being read, with its path ("metrics[2].effect") for messages. Every
-// accessor checks presence and type and throws Error naming the file, the path and what to do.
-class Node {
- public:
-  Node(const JsonOrigin& origin, const json& j, std::string path)
-      : origin_(origin), j_(j), path_(std::move(path)) {}
-
-  Node operator[](std::string_view key) const {
-    expect(j_.is_object(), "an object");
-    const auto it = j_.find(std::string(key));
-    const std::string path = path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
-    if (it == j_.end()) Node(origin_, j_, path).fail("is missing");
-    return {origin_, *it, path};
-  }
-  bool has(std::string_view key) const {
-    expect(j_.is_object(), "an object");
-    return j_.contains(std::string(key));
-  }
-  bool is_null() const { return j_.is_null(); }
-
-  std::string str() const {
-    expect(j_.is_string(), "a string");
-    return j_.get<std::string>();
-  }
-  double number() const {
-    expect(j_.is_number(), "a number");
-    return j_.get<double>();
-  }
-  // null is a number that was not finite when written.
-  double number_or_null() const { return is_null() ? std::numeric_limits<double>::quiet_NaN() : number(); }
-  std::int64_t integer() const {
-    expect(j_.is_number_integer(), "an integer");
-    return j_.get<std::int64_t>();
-  }
-  std::uint64_t count() const {
-    expect(j_.is_number_unsigned() || (j_.is_number_integer() && j_.get<std::int64_t>() >= 0), "an integer >= 0");
-    return j_.get<std::uint64_t>();
-  }
-  bool flag() const {
-    expect(j_.is_boolean(), "true or false");
-    return j_.get<bool>();
-  }
-
-  // f(Node) for every element of an array, in order.
-  template <class F>
-  void each(F f) const {
-    expect(j_.is_array(), "an array");
-    for (std::size_t i = 0; i < j_.size(); ++i) f(Node(origin_, j_[i], fmt::format("{}[{}]", path_, i)));
-  }
-  // f(key, Node) for every member of an object, in key order.
-  template <class F>
-  void members(F f) const {
-    expect(j_.is_object(), "an object");
-    for (const auto& [key, value] : j_.items()) f(key, Node(origin_, value, fmt::format("{}.{}", path_, key)));
-  }
-  std::vector<std::string> strings() const {
-    std::vector<std::string> out;
-    each([&](const Node& n) { out.push_back(n.str()); });
-    return out;
-  }
-
-  // One of `words` (to_string of an enum), parsed by `parse`.
-  template <class Parse>
-  auto word(Parse parse, std::string_view words) const {
-    const auto v = parse(str());
-    if (!v) fail(fmt::format("is {}, not one of {}", j_.dump(), words));
-    return *v;
-  }
-
-  // The typed findings at this node (report/findings_json.hpp), its errors in this reader's words.
-  template <class Finding>
-  std::vector<Finding> findings() const {
-    try {
-      return read_findings<Finding>(j_, path_);
-    } catch (const Error& e) {
-      std::string_view what = e.what();
-      if (what.starts_with("analysis.json ")) what.remove_prefix(std::string_view("analysis.json ").size());
-      throw Error(fmt::format("{}: {}; {}", origin_.file, what, origin_.advice));
-    }
-  }
-
-  [[noreturn]] void fail(std::string_view what) const {
-    throw Error(fmt::format("{}: {} {}; {}", origin_.file, path_.empty() ? "the top level" : path_, what,
-                            origin_.advice));
-  }
-
- private:
-  void expect(bool ok, std::string_view wanted) const {
-    if (ok) return;
-    std::string shown = j_.is_object() ? "an object" : j_.is_array() ? "an array" : j_.dump();
-    if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
-    fail(fmt::format("is {}, not {}", shown, wanted));
-  }
-
-  const JsonOrigin& origin_;
-  const json& j_;
-  std::string path_;
-};
-
-Verdict verdict_of(const Node& n) { return n.word(parse_verdict, "regression, improvement, no_change, inconclusive"); }
+// null is a number that was not finite when written.
+double number_or_null(const JsonField& f, std::string_view key) {
+  return f.required<std::optional<double>>(key).value_or(std::numeric_limits<double>::quiet_NaN());
+}
 
 // The effects of report/schema.json's "effect"; the bootstrap interval has no method and no
 // achieved confidence.
-ReportEffect effect_of(const Node& n, bool bootstrap = false) {
-  ReportEffect e{.estimate = n["estimate"].number_or_null(),
-                 .low = n["ci_low"].number_or_null(),
-                 .high = n["ci_high"].number_or_null(),
-                 .confidence = n["confidence"].number_or_null(),
+ReportEffect effect_of(const JsonField& n, bool bootstrap = false) {
+  ReportEffect e{.estimate = number_or_null(n, "estimate"),
+                 .low = number_or_null(n, "ci_low"),
+                 .high = number_or_null(n, "ci_high"),
+                 .confidence = number_or_null(n, "confidence"),
                  .achieved_confidence = std::numeric_limits<double>::quiet_NaN()};
   if (bootstrap) return e;
-  e.achieved_confidence = n["achieved_confidence"].number_or_null();
-  e.method = n["method"].str();
+  e.achieved_confidence = number_or_null(n, "achieved_confidence");
+  e.method = n.required<std::string>("method");
   return e;
 }
 
-std::optional<ReportEffect> effect_or_null(const Node& n) {
-  if (n.is_null()) return std::nullopt;
+std::optional<ReportEffect> effect_or_null(const JsonField& n) {
+  if (n.json().is_null()) return std::nullopt;
   return effect_of(n);
 }
 
-std::vector<std::uint64_t> indices_of(const Node& n) {
-  std::vector<std::uint64_t> out;
-  n.each([&](const Node& i) { out.push_back(i.count()); });
-  return out;
-}
-
-std::optional<std::int64_t> integer_or_null(const Node& n) {
-  if (n.is_null()) return std::nullopt;
-  return n.integer();
-}
-
-RunTiming timing_of(const Node& n) {
-  RunTiming t{.start = n["start"].number(), .end = n["end"].number(), .load_end = n["load_end"].number(),
-              .clock_error = n["clock_error"].number()};
-  if (const Node go = n["go"]; !go.is_null()) t.go = go.number();
+RunTiming timing_of(const JsonField& n) {
+  RunTiming t{.start = n.required<double>("start"), .end = n.required<double>("end"), .load_end = n.required<double>("load_end"),
+              .clock_error = n.required<double>("clock_error")};
+  t.go = n.required<std::optional<double>>("go");
   return t;
 }
 
-std::vector<ReportRun> runs_of(const Node& n) {
+std::vector<ReportRun> runs_of(const JsonField& n) {
   std::vector<ReportRun> runs;
-  n.each([&](const Node& r) {
-    ReportRun run{.index = r["index"].count(), .value = r["value"].number_or_null(), .order = r["order"].integer(),
-                  .run_in_boot = r["run_in_boot"].integer(), .block = integer_or_null(r["block"])};
-    if (const Node boot = r["boot"]; !boot.is_null()) run.boot = boot.str();
-    if (r.has("timing")) run.timing = timing_of(r["timing"]);
-    if (r.has("overlap")) run.overlap = r["overlap"].number();
+  for (const JsonField& r : n.elements()) {
+    ReportRun run{.index = r.required<std::uint64_t>("index"), .value = number_or_null(r, "value"), .order = r.required<std::int64_t>("order"),
+                  .run_in_boot = r.required<std::int64_t>("run_in_boot"), .block = r.required<std::optional<std::int64_t>>("block")};
+    run.boot = r.required<std::optional<std::string>>("boot");
+    if (r.has("timing")) run.timing = timing_of(r.member("timing", "an object"));
+    if (r.has("overlap")) run.overlap = r.required<double>("overlap");
     runs.push_back(std::move(run));
-  });
+  }
   return runs;
 }
 
-ReportSide side_of(const Node& n) {
-  ReportSide s{.n = n["n"].count(),
-               .median = n["median"].number_or_null(),
-               .mean = n["mean"].number_or_null(),
-               .sd = n["sd"].number_or_null(),
-               .mad = n["mad"].number_or_null(),
-               .iqr = n["iqr"].number_or_null(),
-               .min = n["min"].number_or_null(),
-               .max = n["max"].number_or_null(),
-               .cv = n["cv"].number_or_null(),
-               .outliers = indices_of(n["outliers"])};
+ReportSide side_of(const JsonField& n) {
+  ReportSide s{.n = n.required<std::uint64_t>("n"),
+               .median = number_or_null(n, "median"),
+               .mean = number_or_null(n, "mean"),
+               .sd = number_or_null(n, "sd"),
+               .mad = number_or_null(n, "mad"),
+               .iqr = number_or_null(n, "iqr"),
+               .min = number_or_null(n, "min"),
+               .max = number_or_null(n, "max"),
+               .cv = number_or_null(n, "cv"),
+               .outliers = n.required<std::vector<std::uint64_t>>("outliers")};
   // Absent in reports of older abvm.
-  if (n.has("outliers_tukey")) s.outliers_tukey = indices_of(n["outliers_tukey"]);
-  if (n.has("outliers_modified_z")) s.outliers_modified_z = indices_of(n["outliers_modified_z"]);
-  s.outliers_omitted = n["outliers_omitted"].count();
-  s.units = n["units"].count();
-  const Node kind = n["unit_kind"];
-  const std::string k = kind.str();
-  if (k != "boot" && k != "run") kind.fail(fmt::format("is \"{}\", not one of boot, run", k));
+  if (n.has("outliers_tukey")) s.outliers_tukey = n.required<std::vector<std::uint64_t>>("outliers_tukey");
+  if (n.has("outliers_modified_z")) s.outliers_modified_z = n.required<std::vector<std::uint64_t>>("outliers_modified_z");
+  s.outliers_omitted = n.required<std::uint64_t>("outliers_omitted");
+  s.units = n.required<std::uint64_t>("units");
+  const JsonField kind = n.member("unit_kind", "\"boot\" or \"run\"");
+  const std::string k = kind.as<std::string>();
+  if (k != "boot" && k != "run") kind.expected("\"boot\" or \"run\"");
   s.per_boot = k == "boot";
-  s.runs = runs_of(n["runs"]);
-  s.runs_omitted = n["runs_omitted"].count();
-  if (n.has("voided_runs")) s.voided_runs = runs_of(n["voided_runs"]);
+  s.runs = runs_of(n.member("runs", "a list"));
+  s.runs_omitted = n.required<std::uint64_t>("runs_omitted");
+  if (n.has("voided_runs")) s.voided_runs = runs_of(n.member("voided_runs", "a list"));
   return s;
 }
 
-ReportMode mode_of(const Node& n) {
-  return {.low = n["low"].number_or_null(),
-          .high = n["high"].number_or_null(),
-          .a_fraction = n["a_fraction"].number(),
-          .b_fraction = n["b_fraction"].number(),
-          .a_count = n["a_count"].count(),
-          .b_count = n["b_count"].count(),
-          .dominant = n["dominant"].flag()};
+ReportMode mode_of(const JsonField& n) {
+  return {.low = number_or_null(n, "low"),
+          .high = number_or_null(n, "high"),
+          .a_fraction = n.required<double>("a_fraction"),
+          .b_fraction = n.required<double>("b_fraction"),
+          .a_count = n.required<std::uint64_t>("a_count"),
+          .b_count = n.required<std::uint64_t>("b_count"),
+          .dominant = n.required<bool>("dominant")};
 }
 
-std::optional<ReportModeTest> mode_test_of(const Node& n) {
-  if (n.is_null()) return std::nullopt;
-  ReportModeTest t{.p_two_sided = n["p_two_sided"].number_or_null(),
-                   .p_b_more_in_worse = n["p_b_more_in_worse"].number_or_null(),
-                   .p_a_more_in_worse = n["p_a_more_in_worse"].number_or_null(),
-                   .alpha = n["alpha"].number_or_null(),
-                   .b_more_in_worse = n["b_more_in_worse"].flag(),
-                   .a_more_in_worse = n["a_more_in_worse"].flag(),
-                   .dominant_mode_effect = effect_or_null(n["dominant_mode_effect"])};
+std::optional<ReportModeTest> mode_test_of(const JsonField& n) {
+  if (n.json().is_null()) return std::nullopt;
+  ReportModeTest t{.p_two_sided = number_or_null(n, "p_two_sided"),
+                   .p_b_more_in_worse = number_or_null(n, "p_b_more_in_worse"),
+                   .p_a_more_in_worse = number_or_null(n, "p_a_more_in_worse"),
+                   .alpha = number_or_null(n, "alpha"),
+                   .b_more_in_worse = n.required<bool>("b_more_in_worse"),
+                   .a_more_in_worse = n.required<bool>("a_more_in_worse"),
+                   .dominant_mode_effect = effect_or_null(n.member("dominant_mode_effect", "an object or null"))};
   return t;
 }
 
-std::optional<Estimate> parse_estimate(std::string_view s) {
-  for (Estimate e : {Estimate::unpaired, Estimate::paired}) {
-    if (s == to_string(e)) return e;
+ReportNoise noise_of(const JsonField& n) {
+  return {.between_boot_sd = number_or_null(n, "between_boot_sd_log"),
+          .within_boot_sd = number_or_null(n, "within_boot_sd_log"),
+          .pair_sd = number_or_null(n, "pair_sd_log"),
+          .pair_correlation = number_or_null(n, "pair_correlation"),
+          .drift_rho = number_or_null(n, "pair_drift_rho"),
+          .pairs = n.required<std::uint64_t>("pairs"),
+          .blocks_unpaired = n.required<std::optional<std::uint64_t>>("blocks_for_half_margin_unpaired"),
+          .blocks_paired = n.required<std::optional<std::uint64_t>>("blocks_for_half_margin_paired")};
+}
+
+std::optional<ReportHosts> hosts_of(const JsonField& n) {
+  if (n.json().is_null()) return std::nullopt;
+  ReportHosts h{.h = number_or_null(n, "h"), .p = number_or_null(n, "p"), .disagree = n.required<bool>("disagree")};
+  for (const JsonField& x : n.member("hosts", "a list").elements()) {
+    h.hosts.push_back({.host = x.required<std::string>("host"),
+                       .blocks = x.required<std::uint64_t>("blocks"),
+                       .median_a = number_or_null(x, "median_a"),
+                       .median_b = number_or_null(x, "median_b"),
+                       .paired_effect = effect_or_null(x.member("paired_effect", "an object or null"))});
   }
-  return std::nullopt;
-}
-
-ReportNoise noise_of(const Node& n) {
-  const auto count_or_null = [](const Node& c) { return c.is_null() ? std::nullopt : std::optional(c.count()); };
-  return {.between_boot_sd = n["between_boot_sd_log"].number_or_null(),
-          .within_boot_sd = n["within_boot_sd_log"].number_or_null(),
-          .pair_sd = n["pair_sd_log"].number_or_null(),
-          .pair_correlation = n["pair_correlation"].number_or_null(),
-          .drift_rho = n["pair_drift_rho"].number_or_null(),
-          .pairs = n["pairs"].count(),
-          .blocks_unpaired = count_or_null(n["blocks_for_half_margin_unpaired"]),
-          .blocks_paired = count_or_null(n["blocks_for_half_margin_paired"])};
-}
-
-std::optional<ReportHosts> hosts_of(const Node& n) {
-  if (n.is_null()) return std::nullopt;
-  ReportHosts h{.h = n["h"].number_or_null(), .p = n["p"].number_or_null(), .disagree = n["disagree"].flag()};
-  n["hosts"].each([&](const Node& x) {
-    h.hosts.push_back({.host = x["host"].str(),
-                       .blocks = x["blocks"].count(),
-                       .median_a = x["median_a"].number_or_null(),
-                       .median_b = x["median_b"].number_or_null(),
-                       .paired_effect = effect_or_null(x["paired_effect"])});
-  });
   return h;
 }
 
-ReportOverlap overlap_of(const Node& n) {
-  ReportOverlap o{.pairs = n["pairs"].count(),
-                  .voided = n["voided"].count(),
-                  .min = n["min"].number_or_null(),
-                  .median = n["median"].number_or_null()};
+ReportOverlap overlap_of(const JsonField& n) {
+  ReportOverlap o{.pairs = n.required<std::uint64_t>("pairs"),
+                  .voided = n.required<std::uint64_t>("voided"),
+                  .min = number_or_null(n, "min"),
+                  .median = number_or_null(n, "median")};
   // Reports of abvm before issue 26 hold the overlap rule's "threshold" and no skews.
-  o.skew_median_ms = n.has("start_skew_median_ms") ? n["start_skew_median_ms"].number_or_null()
+  o.skew_median_ms = n.has("start_skew_median_ms") ? number_or_null(n, "start_skew_median_ms")
                                                    : std::numeric_limits<double>::quiet_NaN();
-  o.skew_max_ms = n.has("start_skew_max_ms") ? n["start_skew_max_ms"].number_or_null()
+  o.skew_max_ms = n.has("start_skew_max_ms") ? number_or_null(n, "start_skew_max_ms")
                                              : std::numeric_limits<double>::quiet_NaN();
-  if (n.has("max_start_skew_ms") && !n["max_start_skew_ms"].is_null()) o.max_start_skew_ms = n["max_start_skew_ms"].number();
-  if (n.has("threshold") && !n["threshold"].is_null()) o.threshold = n["threshold"].number();
+  o.max_start_skew_ms = n.value_or<std::optional<double>>("max_start_skew_ms", std::nullopt);
+  o.threshold = n.value_or<std::optional<double>>("threshold", std::nullopt);
   return o;
 }
 
-ReportMetric metric_of(const Node& n) {
-  ReportMetric m{.name = n["name"].str(),
-                 .unit = n["unit"].str(),
-                 .better = n["better"].word(parse_better, "higher, lower"),
-                 .verdict = verdict_of(n["verdict"]),
-                 .a = side_of(n["a"]),
-                 .b = side_of(n["b"]),
-                 .effect = effect_of(n["effect"]),
-                 .paired_effect = effect_or_null(n["paired_effect"])};
-  if (n.has("judged")) m.judged = n["judged"].flag();
+ReportMetric metric_of(const JsonField& n) {
+  ReportMetric m{.name = n.required<std::string>("name"),
+                 .unit = n.required<std::string>("unit"),
+                 .better = n.required<Better>("better"),
+                 .verdict = n.required<Verdict>("verdict"),
+                 .a = side_of(n.member("a", "an object")),
+                 .b = side_of(n.member("b", "an object")),
+                 .effect = effect_of(n.member("effect", "an object")),
+                 .paired_effect = effect_or_null(n.member("paired_effect", "an object or null"))};
+  if (n.has("judged")) m.judged = n.required<bool>("judged");
   if (n.has("primary_estimate")) {
-    m.primary_estimate = n["primary_estimate"].word(parse_estimate, "paired, unpaired");
+    m.primary_estimate = n.required<Estimate>("primary_estimate");
   }
-  if (n.has("unpaired_effect")) m.unpaired_effect = effect_of(n["unpaired_effect"]);
-  if (n.has("all_pairs_effect")) m.all_pairs_effect = effect_or_null(n["all_pairs_effect"]);
-  if (n.has("noise")) m.noise = noise_of(n["noise"]);
-  if (n.has("hosts")) m.hosts = hosts_of(n["hosts"]);
-  if (n.has("overlap")) m.overlap = overlap_of(n["overlap"]);
-  const Node mw = n["mann_whitney"];
-  m.mann_whitney = {.u = mw["u"].number_or_null(),
-                    .p = mw["p"].number_or_null(),
-                    .p_holm = mw["p_holm"].number_or_null(),
-                    .exact = mw["exact"].flag()};
-  m.bootstrap_median_ratio = effect_of(n["bootstrap_median_ratio"], true);
-  n["modes"].each([&](const Node& md) { m.modes.push_back(mode_of(md)); });
-  m.mode_test = mode_test_of(n["mode_test"]);
-  if (const Node r = n["runs_needed"]; !r.is_null()) m.runs_needed = r.count();
-  m.findings = n["findings"].findings<MetricFinding>();
+  if (n.has("unpaired_effect")) m.unpaired_effect = effect_of(n.member("unpaired_effect", "an object"));
+  if (n.has("all_pairs_effect")) m.all_pairs_effect = effect_or_null(n.member("all_pairs_effect", "an object or null"));
+  if (n.has("noise")) m.noise = noise_of(n.member("noise", "an object"));
+  if (n.has("hosts")) m.hosts = hosts_of(n.member("hosts", "an object or null"));
+  if (n.has("overlap")) m.overlap = overlap_of(n.member("overlap", "an object"));
+  const JsonField mw = n.member("mann_whitney", "an object");
+  m.mann_whitney = {.u = number_or_null(mw, "u"),
+                    .p = number_or_null(mw, "p"),
+                    .p_holm = number_or_null(mw, "p_holm"),
+                    .exact = mw.required<bool>("exact")};
+  m.bootstrap_median_ratio = effect_of(n.member("bootstrap_median_ratio", "an object"), true);
+  for (const JsonField& md : n.member("modes", "a list").elements()) m.modes.push_back(mode_of(md));
+  m.mode_test = mode_test_of(n.member("mode_test", "an object or null"));
+  m.runs_needed = n.required<std::optional<std::uint64_t>>("runs_needed");
+  m.findings = read_findings<MetricFinding>(n.member("findings", "a list"));
   return m;
 }
 
-ReportSource source_of(const Node& n) {
-  ReportSource s{.kind = n["kind"].str()};
+ReportSource source_of(const JsonField& n) {
+  ReportSource s{.kind = n.required<std::string>("kind")};
   if (s.kind == "files") {
-    s.a = n["a"].strings();
-    s.b = n["b"].strings();
+    s.a = n.required<std::vector<std::string>>("a");
+    s.b = n.required<std::vector<std::string>>("b");
   } else if (s.kind == "results") {
-    s.results_dir = n["results_dir"].str();
-    if (n.has("design")) s.design = n["design"].str();
-    if (n.has("decided_by")) s.decided_by = n["decided_by"].str();
+    s.results_dir = n.required<std::string>("results_dir");
+    if (n.has("design")) s.design = n.required<std::string>("design");
+    if (n.has("decided_by")) s.decided_by = n.required<std::string>("decided_by");
   } else {
-    n["kind"].fail(fmt::format("is \"{}\", not one of files, results", s.kind));
+    n.member("kind").expected("\"files\" or \"results\"");
   }
-  s.a_label = n["a_label"].str();
-  s.b_label = n["b_label"].str();
+  s.a_label = n.required<std::string>("a_label");
+  s.b_label = n.required<std::string>("b_label");
   return s;
 }
 
-SideContext context_of(const Node& n) {
-  SideContext c{.hosts = n["hosts"].strings()};
-  n["accelerators"].each([&](const Node& a) { c.accelerators.push_back(a.word(parse_accelerator, "kvm, tcg")); });
+SideContext context_of(const JsonField& n) {
+  SideContext c{.hosts = n.required<std::vector<std::string>>("hosts")};
+  c.accelerators = n.required<std::vector<Accelerator>>("accelerators");
   // Module parameters the guests reported (parameter -> value -> boots); absent in reports of
   // runs without them (plain files, abvm before the guests reported them).
-  // (No structured binding: clang 15 cannot capture one in the lambdas below.)
   for (const auto& field : {std::pair{"module_params", &c.module_params}, std::pair{"facts", &c.facts}}) {
     if (!n.has(field.first)) continue;
     auto* into = field.second;
-    n[field.first].members([&](const std::string& name, const Node& values) {
-      values.members([&](const std::string& value, const Node& boots) {
-        (*into)[name][value] = static_cast<int>(boots.count());
-      });
-    });
+    for (const auto& [name, values] : n.member(field.first).members()) {
+      for (const auto& [value, boots] : values.members()) {
+        (*into)[name][value] = static_cast<int>(boots.as<std::uint64_t>());
+      }
+    }
   }
   // Each workload's run length (run/sizing.hpp); absent in reports without them.
   if (n.has("run_lengths")) {
-    n["run_lengths"].each([&](const Node& l) {
-      RunLength length{.workload = l["workload"].str(), .size = l["size"].str(), .runs = l["runs"].count()};
-      if (!l["median_seconds"].is_null()) length.median_seconds = l["median_seconds"].number();
+    for (const JsonField& l : n.member("run_lengths", "a list").elements()) {
+      RunLength length{.workload = l.required<std::string>("workload"),
+                       .size = l.required<std::string>("size"),
+                       .median_seconds = l.required<std::optional<double>>("median_seconds"),
+                       .runs = l.required<std::uint64_t>("runs")};
       c.run_lengths.push_back(std::move(length));
-    });
+    }
   }
   return c;
 }
 
-FailedRun failure_of(const Node& n) {
-  return {.side = n["side"].word(parse_side, "A, B"),
-          .what = n["what"].str(),
-          .outcome = n["outcome"].str(),
-          .source = n["source"].str()};
+FailedRun failure_of(const JsonField& n) {
+  return {.side = n.required<Side>("side"),
+          .what = n.required<std::string>("what"),
+          .outcome = n.required<std::string>("outcome"),
+          .source = n.required<std::string>("source")};
 }
 
-MissingData missing_of(const Node& n) {
-  return {.workload = n["workload"].str(),
-          .metrics = n["metrics"].strings(),
-          .runs_a = n["runs"]["a"].count(),
-          .runs_b = n["runs"]["b"].count(),
-          .first_failure = n["first_failure"].str(),
-          .reported = n["reported"].strings()};
+MissingData missing_of(const JsonField& n) {
+  return {.workload = n.required<std::string>("workload"),
+          .metrics = n.required<std::vector<std::string>>("metrics"),
+          .runs_a = n.member("runs", "an object").required<std::uint64_t>("a"),
+          .runs_b = n.member("runs", "an object").required<std::uint64_t>("b"),
+          .first_failure = n.required<std::string>("first_failure"),
+          .reported = n.required<std::vector<std::string>>("reported")};
 }
+
+JsonSource origin_source(const JsonOrigin& origin) { return {.file = origin.file, .remedy = origin.advice}; }
 
 }  // namespace
 
 ReportModel read_report_data(const nlohmann::json& report, const JsonOrigin& origin) {
-  const Node root(origin, report, "");
+  const JsonSource source = origin_source(origin);
+  const JsonField root(report, source);
   ReportModel r;
-  r.schema_version = root["schema_version"].integer();
+  r.schema_version = root.required<std::int64_t>("schema_version");
   if (r.schema_version != 1) {
-    root["schema_version"].fail(fmt::format("is {}, and this abvm reads schema_version 1", r.schema_version));
+    root.member("schema_version").invalid(fmt::format("is {}, and this abvm reads schema_version 1", r.schema_version));
   }
-  r.tool_version = root["tool"]["version"].str();
-  r.verdict = verdict_of(root["verdict"]);
-  const Node options = root["options"];
-  r.margin = options["margin"].number();
-  r.confidence = options["confidence"].number();
-  r.interval_confidence = options["interval_confidence"].number();
-  r.seed = options["seed"].count();
-  r.bootstrap_resamples = options["bootstrap_resamples"].count();
+  r.tool_version = root.member("tool", "an object").required<std::string>("version");
+  r.verdict = root.required<Verdict>("verdict");
+  const JsonField options = root.member("options", "an object");
+  r.margin = options.required<double>("margin");
+  r.confidence = options.required<double>("confidence");
+  r.interval_confidence = options.required<double>("interval_confidence");
+  r.seed = options.required<std::uint64_t>("seed");
+  r.bootstrap_resamples = options.required<std::uint64_t>("bootstrap_resamples");
   // Absent in reports of older abvm, which decided with the unpaired estimate.
-  if (options.has("primary_estimate")) r.primary_estimate = options["primary_estimate"].word(parse_estimate, "paired, unpaired");
-  r.source = source_of(root["source"]);
-  r.context_a = context_of(root["context"]["a"]);
-  r.context_b = context_of(root["context"]["b"]);
-  r.failed_a = root["failed_runs"]["a"].count();
-  r.failed_b = root["failed_runs"]["b"].count();
-  root["failures"].each([&](const Node& f) { r.failures.push_back(failure_of(f)); });
+  if (options.has("primary_estimate")) r.primary_estimate = options.required<Estimate>("primary_estimate");
+  r.source = source_of(root.member("source", "an object"));
+  r.context_a = context_of(root.member("context", "an object").member("a", "an object"));
+  r.context_b = context_of(root.member("context", "an object").member("b", "an object"));
+  r.failed_a = root.member("failed_runs", "an object").required<std::uint64_t>("a");
+  r.failed_b = root.member("failed_runs", "an object").required<std::uint64_t>("b");
+  for (const JsonField& f : root.member("failures", "a list").elements()) r.failures.push_back(failure_of(f));
   // The sentences ("warnings", "notes", "headline") are made from the findings: only these are read.
-  r.findings = root["findings"].findings<ExperimentFinding>();
+  r.findings = read_findings<ExperimentFinding>(root.member("findings", "a list"));
   // Absent in reports of older abvm, which dropped such workloads.
-  if (root.has("missing")) root["missing"].each([&](const Node& d) { r.missing.push_back(missing_of(d)); });
-  root["metrics"].each([&](const Node& m) { r.metrics.push_back(metric_of(m)); });
+  if (const auto missing = root.find("missing")) {
+    for (const JsonField& d : missing->elements()) r.missing.push_back(missing_of(d));
+  }
+  for (const JsonField& m : root.member("metrics", "a list").elements()) r.metrics.push_back(metric_of(m));
   return r;
 }
 
 ReportMetric read_report_metric(const nlohmann::json& metric, const JsonOrigin& origin, std::string path) {
-  return metric_of(Node(origin, metric, std::move(path)));
+  const JsonSource source = origin_source(origin);
+  return metric_of(JsonField(metric, source, std::move(path)));
 }
 
 MissingData read_report_missing(const nlohmann::json& missing, const JsonOrigin& origin, std::string path) {
-  return missing_of(Node(origin, missing, std::move(path)));
+  const JsonSource source = origin_source(origin);
+  return missing_of(JsonField(missing, source, std::move(path)));
 }
 
 HostEnvironment read_host_environment(const nlohmann::json& environment, const JsonOrigin& origin) {
-  const Node root(origin, environment, "");
+  const JsonSource source = origin_source(origin);
+  const JsonField root(environment, source);
   HostEnvironment e;
-  e.hostname = root["hostname"].str();
+  e.hostname = root.required<std::string>("hostname");
   if (root.has("host_kernel")) {
-    const Node k = root["host_kernel"];
-    e.host_kernel = HostEnvironment::Kernel{
-        .sysname = k["sysname"].str(), .release = k["release"].str(), .machine = k["machine"].str()};
+    const JsonField k = root.member("host_kernel");
+    e.host_kernel = HostEnvironment::Kernel{.sysname = k.required<std::string>("sysname"),
+                                            .release = k.required<std::string>("release"),
+                                            .machine = k.required<std::string>("machine")};
   }
-  e.cpu_model = root["cpu_model"].str();
-  e.cpus_online = root["cpus_online"].count();
-  if (const Node g = root["cpufreq_governor"]; !g.is_null()) e.cpufreq_governor = g.str();
-  if (root.has("load_average")) {
-    e.load_average.emplace();
-    root["load_average"].each([&](const Node& l) { e.load_average->push_back(l.number()); });
-  }
-  e.libvirt_uri = root["libvirt_uri"].str();
-  e.libvirt_version = root["libvirt_version"].str();
-  e.qemu_version = root["qemu_version"].str();
-  e.accelerator = root["accelerator"].word(parse_accelerator, "kvm, tcg");
-  e.accelerator_reason = root["accelerator_reason"].str();
+  e.cpu_model = root.required<std::string>("cpu_model");
+  e.cpus_online = root.required<std::uint64_t>("cpus_online");
+  e.cpufreq_governor = root.required<std::optional<std::string>>("cpufreq_governor");
+  e.load_average = root.optional<std::vector<double>>("load_average");
+  e.libvirt_uri = root.required<std::string>("libvirt_uri");
+  e.libvirt_version = root.required<std::string>("libvirt_version");
+  e.qemu_version = root.required<std::string>("qemu_version");
+  e.accelerator = root.required<Accelerator>("accelerator");
+  e.accelerator_reason = root.required<std::string>("accelerator_reason");
   return e;
 }
 
 std::map<Side, SideKernel> read_side_kernels(const nlohmann::json& kernels, const JsonOrigin& origin) {
-  const Node root(origin, kernels, "");
+  const JsonSource source = origin_source(origin);
+  const JsonField root(kernels, source);
   std::map<Side, SideKernel> out;
   for (Side side : kSides) {
     if (!root.has(to_string(side))) continue;
-    const Node k = root[to_string(side)];
+    const JsonField k = root.member(to_string(side));
     SideKernel& kernel = out[side];
-    if (k.has("release")) kernel.release = k["release"].str();
-    if (k.has("cmdline")) kernel.cmdline = k["cmdline"].str();
+    kernel.release = k.optional<std::string>("release");
+    kernel.cmdline = k.optional<std::string>("cmdline");
   }
   return out;
 }

@@ -120,7 +120,7 @@ TEST(CliReport, ADamagedAnalysisJsonNamesTheFieldAndWritesNoReport) {
   write_file_atomic(analysis, damaged.dump(2));
   auto r = abvm_cmd({"report", dir.string()});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.err, "abvm: error: " + analysis.string() + ": metrics[1].effect.ci_low is missing" + remake);
+  EXPECT_EQ(r.err, "abvm: error: " + analysis.string() + ": field \"metrics[1].effect.ci_low\" is missing (a number or null)" + remake);
   EXPECT_FALSE(fs::exists(dir / "report.html"));
 
   damaged = good;
@@ -128,7 +128,8 @@ TEST(CliReport, ADamagedAnalysisJsonNamesTheFieldAndWritesNoReport) {
   write_file_atomic(analysis, damaged.dump(2));
   r = abvm_cmd({"report", dir.string()});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.err, "abvm: error: " + analysis.string() + ": metrics[0].a.median is \"fast\", not a number" + remake);
+  EXPECT_EQ(r.err, "abvm: error: " + analysis.string() + ": field \"metrics[0].a.median\" must be a number or null, not \"fast\"" +
+                       remake);
   EXPECT_FALSE(fs::exists(dir / "report.html"));
 
   // environment.json is read as strictly; its null governor ("no cpufreq") is fine.
@@ -138,7 +139,7 @@ TEST(CliReport, ADamagedAnalysisJsonNamesTheFieldAndWritesNoReport) {
   write_file_atomic(dir / "environment.json", env.dump(2));
   r = abvm_cmd({"report", dir.string()}, {"ABVM_PYTHON=/nonexistent"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr((dir / "environment.json").string() + ": accelerator is missing; abvm run writes it"));
+  EXPECT_THAT(r.err, HasSubstr((dir / "environment.json").string() + ": field \"accelerator\" is missing (\"kvm\" or \"tcg\"); abvm run writes it"));
 }
 
 TEST(CliReport, AnalyzeWritesHtmlAndJunitForTheSeedAndKeepsItsExitCode) {

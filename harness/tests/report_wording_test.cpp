@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/json_read.hpp"
 #include "report/findings_json.hpp"
 #include "report/json_report.hpp"
 #include "report/terminal.hpp"
@@ -20,6 +21,13 @@ using namespace abvm::test;
 using ::testing::HasSubstr;
 
 namespace {
+
+// The findings of `findings`, read as a part of analysis.json at `path`.
+template <class Finding>
+std::vector<Finding> findings_read(const nlohmann::json& findings, const std::string& path) {
+  const JsonSource source{.file = "analysis.json"};
+  return read_findings<Finding>(JsonField(findings, source, path));
+}
 
 const HostFigure kHost1{.host = "h1", .blocks = 8, .estimate = 1.0, .low = 0.99, .high = 1.01};
 const HostFigure kHost2{.host = "h2", .blocks = 1};
@@ -284,8 +292,8 @@ TEST(ReportFindingsJson, EveryKindRoundTrips) {
   // Through the text too: what a reader of analysis.json parses.
   const auto metric_json = nlohmann::json::parse(findings_json(metric).dump());
   const auto experiment_json = nlohmann::json::parse(findings_json(experiment).dump());
-  EXPECT_EQ(read_findings<MetricFinding>(metric_json, "/metrics/0/findings"), metric);
-  EXPECT_EQ(read_findings<ExperimentFinding>(experiment_json, "/findings"), experiment);
+  EXPECT_EQ(findings_read<MetricFinding>(metric_json, "metrics[0].findings"), metric);
+  EXPECT_EQ(findings_read<ExperimentFinding>(experiment_json, "findings"), experiment);
   EXPECT_EQ(metric_json[0]["kind"], "few_units");
   EXPECT_EQ(metric_json[0]["severity"], "warning");
   EXPECT_EQ(metric_json[0]["a"], 6);
@@ -294,31 +302,33 @@ TEST(ReportFindingsJson, EveryKindRoundTrips) {
 TEST(ReportFindingsJson, AnUnknownKindOrAMissingNumberIsAnErrorNamingItsPath) {
   const auto expect_error = [](nlohmann::json findings, const std::string& words) {
     try {
-      read_findings<MetricFinding>(findings, "/metrics/0/findings");
+      findings_read<MetricFinding>(findings, "metrics[0].findings");
       ADD_FAILURE() << "no error for " << findings.dump();
     } catch (const Error& e) {
-      EXPECT_THAT(e.what(), HasSubstr(words));
+      EXPECT_EQ(e.what(), words);
     }
   };
   const nlohmann::json few = findings_json(std::vector<MetricFinding>{FewUnits{.a = 6, .b = 6}});
   nlohmann::json unknown = few;
   unknown[0]["kind"] = "few_units_v2";
-  expect_error(unknown, "/metrics/0/findings/0/kind: unknown kind of finding \"few_units_v2\"");
+  expect_error(unknown, "analysis.json: field \"metrics[0].findings[0].kind\" is \"few_units_v2\", an unknown kind of finding");
   nlohmann::json missing = few;
   missing[0].erase("b");
-  expect_error(missing, "/metrics/0/findings/0/b: missing");
+  expect_error(missing, "analysis.json: field \"metrics[0].findings[0].b\" is missing (an integer >= 0)");
   nlohmann::json mistyped = few;
   mistyped[0]["a"] = "six";
-  expect_error(mistyped, "/metrics/0/findings/0/a: expected a count");
+  expect_error(mistyped, "analysis.json: field \"metrics[0].findings[0].a\" must be an integer >= 0, not \"six\"");
   nlohmann::json wrong_weight = few;
   wrong_weight[0]["severity"] = "note";
-  expect_error(wrong_weight, "/metrics/0/findings/0/severity: expected \"warning\"");
+  expect_error(wrong_weight,
+               "analysis.json: field \"metrics[0].findings[0].severity\" must be \"warning\" for a few_units, not \"note\"");
   const nlohmann::json hosts = findings_json(std::vector<MetricFinding>{HostsAgree{.p = 0.5, .hosts = {kHost1}}});
   nlohmann::json nested = hosts;
   nested[0]["hosts"][0].erase("host");
-  expect_error(nested, "/metrics/0/findings/0/hosts/0/host: missing");
+  expect_error(nested, "analysis.json: field \"metrics[0].findings[0].hosts[0].host\" is missing (a string)");
   // An experiment-wide kind is no metric finding.
-  expect_error(findings_json(std::vector<ExperimentFinding>{RanUnderTcg{}}), "unknown kind of finding \"ran_under_tcg\"");
+  expect_error(findings_json(std::vector<ExperimentFinding>{RanUnderTcg{}}),
+               "analysis.json: field \"metrics[0].findings[0].kind\" is \"ran_under_tcg\", an unknown kind of finding");
 }
 
 // Each finding, whatever its kind, is one sentence in the terminal and in analysis.json's
@@ -342,7 +352,7 @@ TEST(ReportWording, TheTerminalAndTheJsonShowTheSameSentenceForEveryKind) {
     EXPECT_THAT(terminal, HasSubstr((warning ? "\nwarning: " : "\nnote: ") + words + "\n"));
     EXPECT_TRUE(listed(json[warning ? "warnings" : "notes"], words)) << words;
   }
-  EXPECT_EQ(read_findings<MetricFinding>(json["metrics"][0]["findings"], "/metrics/0/findings"), r.metrics[0].findings);
-  EXPECT_EQ(read_findings<ExperimentFinding>(json["findings"], "/findings"), r.findings);
+  EXPECT_EQ(findings_read<MetricFinding>(json["metrics"][0]["findings"], "metrics[0].findings"), r.metrics[0].findings);
+  EXPECT_EQ(findings_read<ExperimentFinding>(json["findings"], "findings"), r.findings);
   EXPECT_EQ(json["metrics"][0]["headline"], headline(r.metrics[0], r.options.margin));
 }

@@ -213,7 +213,7 @@ TEST(ReportMissing, JsonNamesTheWorkloadItsRunsAndItsFirstFailure) {
     read_report_data(damaged, {.file = "analysis.json", .advice = "regenerate it"});
     ADD_FAILURE() << "a damaged entry was read";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "analysis.json: missing[0].runs is missing; regenerate it");
+    EXPECT_STREQ(e.what(), "analysis.json: field \"missing[0].runs\" is missing (an object); regenerate it");
   }
 }
 
