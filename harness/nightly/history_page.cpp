@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/vocabulary.hpp"
 #include "core/files.hpp"
+#include "core/json_read.hpp"
 #include "core/process.hpp"
 #include "core/resources.hpp"
 #include "report/html.hpp"
@@ -95,12 +96,15 @@ HistoryPlots history_plots(const std::vector<NightRecord>& lines) {
       out.missing.push_back(fmt::format("{} {} exited with status {}: {}", python, script.string(), r.exit_code,
                                         r.err.substr(r.err.size() > 400 ? r.err.size() - 400 : 0)));
     } else {
-      const json manifest = json::parse(r.out);
-      for (const auto& p : manifest.at("plots")) {
-        out.plots.push_back({.metric = p.at("metric").get<std::size_t>(),
-                             .png = read_file(tmp / "png" / p.at("file").get<std::string>())});
+      const JsonDocument doc(r.out, JsonSource{.file = script.filename().string() + "'s manifest"});
+      const JsonField manifest = doc.root();
+      for (const JsonField& p : manifest.member("plots", "a list").elements()) {
+        out.plots.push_back({.metric = p.required<std::size_t>("metric"),
+                             .png = read_file(tmp / "png" / p.required<std::string>("file"))});
       }
-      for (const auto& m : manifest.at("missing")) out.missing.push_back(m.at("reason").get<std::string>());
+      for (const JsonField& m : manifest.member("missing", "a list").elements()) {
+        out.missing.push_back(m.required<std::string>("reason"));
+      }
     }
   } catch (const std::exception& ex) {  // no python, a bad manifest: the page says so
     out.missing.push_back(fmt::format("the plots could not be made: {}", ex.what()));

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <utility>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/json_read.hpp"
 #include "core/process.hpp"
 #include "core/resources.hpp"
 #include "report/json_report.hpp"
@@ -100,6 +102,47 @@ PlotOptions default_plot_options() {
   return o;
 }
 
+namespace {
+
+// What plot.py's manifest lists (report/plot.py's header): the plots it made, read from `png`, and
+// those it could not make; `accounted` holds the (metric, kind) of each, and `everything_missing`
+// says that one entry stood for every plot.
+struct ManifestPlots {
+  PlotSet set;
+  std::set<std::pair<std::size_t, std::string>> accounted;
+  bool everything_missing = false;
+};
+
+ManifestPlots read_plot_manifest(const JsonField& manifest, const fs::path& png) {
+  ManifestPlots out;
+  for (const JsonField& m : manifest.value_or<std::vector<JsonField>>("missing", {})) {
+    MissingPlot miss{.metric = m.value_or<std::optional<std::size_t>>("metric", std::nullopt),
+                     .kind = m.value_or<std::string>("kind", "all"),
+                     .reason = m.value_or<std::string>("reason", "no reason given")};
+    if (!miss.metric) out.everything_missing = true;
+    else out.accounted.insert({*miss.metric, miss.kind});
+    out.set.missing.push_back(std::move(miss));
+  }
+  for (const JsonField& p : manifest.value_or<std::vector<JsonField>>("plots", {})) {
+    Plot plot{.metric = p.required<std::size_t>("metric"),
+              .kind = p.required<std::string>("kind"),
+              .title = p.value_or<std::string>("title", "")};
+    const fs::path file = png / p.required<std::string>("file");
+    out.accounted.insert({plot.metric, plot.kind});
+    try {
+      plot.png = read_file(file);
+    } catch (const Error&) {
+      out.set.missing.push_back({plot.metric, plot.kind, fmt::format("plot.py listed {} but did not write it",
+                                                                     file.filename().string())});
+      continue;
+    }
+    out.set.plots.push_back(std::move(plot));
+  }
+  return out;
+}
+
+}  // namespace
+
 PlotSet make_plots(const ReportModel& report, const PlotOptions& options) {
   const std::size_t metrics = report.metrics.size();
   if (metrics == 0) return {};
@@ -133,52 +176,30 @@ PlotSet make_plots(const ReportModel& report, const PlotOptions& options) {
     return all_missing(fmt::format("{} exited with status {}: {}", describe_command({options.python.string(),
                                    options.script.string()}), r.exit_code, tail(r.err, 400)));
   }
-  nlohmann::json manifest;
+  std::optional<JsonDocument> manifest;
   try {
-    manifest = nlohmann::json::parse(r.out);
-  } catch (const nlohmann::json::exception&) {
+    manifest.emplace(r.out, JsonSource{.file = options.script.filename().string() + "'s manifest"});
+  } catch (const Error&) {
     return all_missing(fmt::format("{} printed no manifest (stdout: '{}', stderr: '{}')",
                                    options.script.filename().string(), tail(r.out, 200), tail(r.err, 200)));
   }
-
-  PlotSet set;
-  std::set<std::pair<std::size_t, std::string>> accounted;
-  bool everything_missing = false;
-  for (const auto& m : manifest.value("missing", nlohmann::json::array())) {
-    MissingPlot miss;
-    if (m.contains("metric") && m["metric"].is_number_unsigned()) miss.metric = m["metric"].get<std::size_t>();
-    miss.kind = m.value("kind", "all");
-    miss.reason = m.value("reason", "no reason given");
-    if (!miss.metric) everything_missing = true;
-    else accounted.insert({*miss.metric, miss.kind});
-    set.missing.push_back(std::move(miss));
+  ManifestPlots listed;
+  try {
+    listed = read_plot_manifest(manifest->root(), tmp.path() / "png");
+  } catch (const Error& e) {  // a field missing or mistyped: plot.py and this abvm do not agree
+    return all_missing(e.what());
   }
-  for (const auto& p : manifest.value("plots", nlohmann::json::array())) {
-    Plot plot;
-    plot.metric = p.at("metric").get<std::size_t>();
-    plot.kind = p.at("kind").get<std::string>();
-    plot.title = p.value("title", "");
-    const fs::path file = tmp.path() / "png" / p.at("file").get<std::string>();
-    try {
-      plot.png = read_file(file);
-    } catch (const Error&) {
-      set.missing.push_back({plot.metric, plot.kind, fmt::format("plot.py listed {} but did not write it",
-                                                                 file.filename().string())});
-      accounted.insert({plot.metric, plot.kind});
-      continue;
-    }
-    accounted.insert({plot.metric, plot.kind});
-    set.plots.push_back(std::move(plot));
-  }
+  PlotSet& set = listed.set;
+  const auto& accounted = listed.accounted;
   // A plot neither made nor explained is still reported: the reader must never have to guess.
-  if (!everything_missing) {
+  if (!listed.everything_missing) {
     for (std::size_t i = 0; i < metrics; ++i) {
       for (const std::string& kind : expected_plot_kinds(report.metrics[i])) {
         if (!accounted.contains({i, kind})) set.missing.push_back({i, kind, "plot.py did not produce it"});
       }
     }
   }
-  return set;
+  return std::move(listed.set);
 }
 
 }  // namespace abvm
