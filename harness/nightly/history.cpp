@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/json_read.hpp"
 #include "core/jsonl.hpp"
 
 namespace abvm {
@@ -25,65 +26,13 @@ json commits_json(const std::vector<CommitInfo>& commits) {
   return out;
 }
 
-// Strict field access: the line is abvm's own, so anything missing is damage.
-class Fields {
- public:
-  Fields(const json& j, std::string where) : j_(j), where_(std::move(where)) {
-    if (!j_.is_object()) throw Error(fmt::format("{}: not a JSON object", where_));
-  }
-  const json& at(const std::string& key) const {
-    if (!j_.contains(key)) throw Error(fmt::format("{}: no field '{}'", where_, key));
-    return j_.at(key);
-  }
-  template <class T>
-  T get(const std::string& key) const {
-    try {
-      return at(key).get<T>();
-    } catch (const json::type_error&) {
-      throw Error(fmt::format("{}: field '{}' has the wrong type", where_, key));
-    }
-  }
-  bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
-  Fields sub(const std::string& key) const { return Fields(at(key), where_ + " " + key); }
-
- private:
-  const json& j_;
-  std::string where_;
-};
-
-std::vector<MetricResult> metrics_from(const Fields& f, const std::string& key, const std::string& where) {
-  std::vector<MetricResult> out;
-  for (const auto& m : f.at(key)) {
-    const Fields mf(m, where + " " + key);
-    out.push_back({.name = mf.get<std::string>("name"),
-                   .unit = mf.get<std::string>("unit"),
-                   .better = mf.get<std::string>("better"),
-                   .estimate = mf.get<double>("estimate"),
-                   .low = mf.get<double>("low"),
-                   .high = mf.get<double>("high"),
-                   .verdict = mf.get<std::string>("verdict"),
-                   .judged = !mf.has("judged") || mf.get<bool>("judged")});
-  }
-  return out;
-}
-
-std::vector<CommitInfo> commits_from(const json& list, const std::string& where) {
-  std::vector<CommitInfo> out;
-  for (const auto& c : list) {
-    const Fields cf(c, where);
-    out.push_back({.commit = cf.get<std::string>("commit"), .subject = cf.get<std::string>("subject"),
-                   .merge = cf.get<bool>("merge")});
-  }
-  return out;
-}
-
 // The tree a line is of: its URL (history.hpp). The key's tree is the URL, or on a line written
 // before it was, the local path the night ran in (absolute: nightly.tree was made so).
-std::string tree_url(const Fields& key, const Fields& f, const std::string& where) {
-  const auto tree = key.get<std::string>("tree");
-  const auto url = f.get<std::string>("url");
-  if (tree != url && !tree.starts_with('/')) {
-    throw Error(fmt::format("{}: key tree '{}' is neither the line's url '{}' nor a local path", where, tree, url));
+std::string tree_url(const JsonField& key, const JsonField& f) {
+  const JsonField tree = key.member("tree", "a string");
+  const auto url = f.required<std::string>("url");
+  if (const auto t = tree.as<std::string>(); t != url && !t.starts_with('/')) {
+    tree.invalid(fmt::format("is \"{}\", neither the line's url \"{}\" nor a local path", t, url));
   }
   return url;
 }
@@ -118,50 +67,74 @@ json to_json(const NightRecord& r) {
   return j;
 }
 
+void read_json(const JsonField& f, MetricResult& m) {
+  m = MetricResult{.name = f.required<std::string>("name"),
+                   .unit = f.required<std::string>("unit"),
+                   .better = f.required<std::string>("better"),
+                   .estimate = f.required<double>("estimate"),
+                   .low = f.required<double>("low"),
+                   .high = f.required<double>("high"),
+                   .verdict = f.required<std::string>("verdict"),
+                   .judged = f.value_or<std::optional<bool>>("judged", std::nullopt).value_or(true)};
+}
+
+void read_json(const JsonField& f, CommitInfo& c) {
+  c = CommitInfo{.commit = f.required<std::string>("commit"),
+                 .subject = f.required<std::string>("subject"),
+                 .merge = f.required<bool>("merge")};
+}
+
+void read_json(const JsonField& f, CulpritInfo& c) { c.commits = f.required<std::vector<CommitInfo>>("commits"); }
+
+void read_json(const JsonField& f, BisectionResult& b) {
+  b = BisectionResult{.outcome = f.required<std::string>("outcome"),
+                      .end = f.required<std::string>("end"),
+                      .culprits = f.required<std::vector<CulpritInfo>>("culprits"),
+                      .dir = f.required<std::string>("dir"),
+                      .report = f.required<std::string>("report"),
+                      .steps = f.required<int>("steps"),
+                      .boots_per_side = f.required<int>("boots_per_side")};
+}
+
+void read_json(const JsonField& f, DriftResult& d) {
+  d = DriftResult{.a = f.required<std::string>("a"),
+                  .verdict = f.required<std::string>("verdict"),
+                  .metrics = f.required<std::vector<MetricResult>>("metrics"),
+                  .report = f.required<std::string>("report")};
+}
+
+void read_json(const JsonField& f, NightRecord& r) {
+  const JsonField key = f.member("key", "an object");
+  r = NightRecord{.url = tree_url(key, f),
+                  .branch = key.required<std::string>("branch"),
+                  .a = key.required<std::string>("a"),
+                  .b = key.required<std::string>("b"),
+                  .experiment_sha256 = key.required<std::string>("experiment_sha256"),
+                  .night = f.required<std::string>("night"),
+                  .date = f.required<std::string>("date"),
+                  .experiment = f.required<std::string>("experiment"),
+                  .a_reason = f.required<std::string>("a_reason"),
+                  .a_why = f.required<std::string>("a_why"),
+                  .commits = f.required<std::vector<CommitInfo>>("commits"),
+                  .outcome = f.required<std::string>("outcome"),
+                  .detail = f.required<std::string>("detail"),
+                  .exit_code = f.required<int>("exit_code"),
+                  .good = f.required<bool>("good"),
+                  .margin = f.required<double>("margin"),
+                  .metrics = f.required<std::vector<MetricResult>>("metrics"),
+                  .report = f.required<std::string>("report"),
+                  .run_dir = f.required<std::string>("run_dir"),
+                  .unchanged_checks = f.required<int>("unchanged_checks"),
+                  .abvm_version = f.required<std::string>("abvm_version"),
+                  .host = f.required<std::string>("host")};
+  // null or absent: the night had none.
+  r.bisection = f.value_or<std::optional<BisectionResult>>("bisection", std::nullopt);
+  r.drift = f.value_or<std::optional<DriftResult>>("drift", std::nullopt);
+}
+
 NightRecord night_from_json(const json& j, const std::string& where) {
-  const Fields f(j, where);
-  const Fields key = f.sub("key");
-  NightRecord r{.url = tree_url(key, f, where),
-                .branch = key.get<std::string>("branch"),
-                .a = key.get<std::string>("a"),
-                .b = key.get<std::string>("b"),
-                .experiment_sha256 = key.get<std::string>("experiment_sha256"),
-                .night = f.get<std::string>("night"),
-                .date = f.get<std::string>("date"),
-                .experiment = f.get<std::string>("experiment"),
-                .a_reason = f.get<std::string>("a_reason"),
-                .a_why = f.get<std::string>("a_why"),
-                .commits = commits_from(f.at("commits"), where + " commits"),
-                .outcome = f.get<std::string>("outcome"),
-                .detail = f.get<std::string>("detail"),
-                .exit_code = f.get<int>("exit_code"),
-                .good = f.get<bool>("good"),
-                .margin = f.get<double>("margin"),
-                .metrics = metrics_from(f, "metrics", where),
-                .report = f.get<std::string>("report"),
-                .run_dir = f.get<std::string>("run_dir"),
-                .unchanged_checks = f.get<int>("unchanged_checks"),
-                .abvm_version = f.get<std::string>("abvm_version"),
-                .host = f.get<std::string>("host")};
-  if (f.has("bisection")) {
-    const Fields b = f.sub("bisection");
-    BisectionResult br{.outcome = b.get<std::string>("outcome"),
-                       .end = b.get<std::string>("end"),
-                       .dir = b.get<std::string>("dir"),
-                       .report = b.get<std::string>("report"),
-                       .steps = b.get<int>("steps"),
-                       .boots_per_side = b.get<int>("boots_per_side")};
-    for (const auto& c : b.at("culprits")) {
-      br.culprits.push_back({commits_from(Fields(c, where + " culprits").at("commits"), where + " culprits")});
-    }
-    r.bisection = br;
-  }
-  if (f.has("drift")) {
-    const Fields d = f.sub("drift");
-    r.drift = DriftResult{.a = d.get<std::string>("a"), .verdict = d.get<std::string>("verdict"),
-                          .metrics = metrics_from(d, "metrics", where + " drift"), .report = d.get<std::string>("report")};
-  }
-  return r;
+  const JsonSource source{.file = where};
+  return JsonField(j, source).as<NightRecord>();
 }
 
 std::vector<NightRecord> History::read() const {
@@ -169,13 +142,8 @@ std::vector<NightRecord> History::read() const {
   read_jsonl(
       file(),
       [&](std::string_view line, std::size_t n) {
-        json j;
-        try {
-          j = json::parse(line);
-        } catch (const json::parse_error&) {
-          throw Error(fmt::format("{}:{}: not a JSON line", file().string(), n));
-        }
-        out.push_back(night_from_json(j, fmt::format("{}:{}", file().string(), n)));
+        const JsonDocument doc(line, JsonSource{.file = file().string(), .line = n});
+        out.push_back(doc.root().as<NightRecord>());
       },
       [](const std::string&) {}, true);
   return out;

@@ -96,6 +96,14 @@ struct NightRecord {
 nlohmann::json to_json(const NightRecord& r);
 // Error naming `where` and the field when a required field is missing or of the wrong type.
 NightRecord night_from_json(const nlohmann::json& j, const std::string& where);
+// The readers of a line's parts (core/json_read.hpp).
+class JsonField;
+void read_json(const JsonField& f, MetricResult& metric);
+void read_json(const JsonField& f, CommitInfo& commit);
+void read_json(const JsonField& f, CulpritInfo& culprit);
+void read_json(const JsonField& f, BisectionResult& bisection);
+void read_json(const JsonField& f, DriftResult& drift);
+void read_json(const JsonField& f, NightRecord& record);
 
 class History {
  public:

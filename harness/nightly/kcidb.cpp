@@ -7,6 +7,7 @@
 #include "bisect/directory.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/json_read.hpp"
 #include "core/vocabulary.hpp"
 #include "kernels/kernel.hpp"
 #include "nightly/history.hpp"
@@ -104,13 +105,7 @@ json metric_test(const std::string& test_id, const std::string& build_id, const 
                     {"report", report}}}};
 }
 
-json read_json_file(const fs::path& p) {
-  try {
-    return json::parse(read_file(p));
-  } catch (const json::parse_error& ex) {
-    throw Error(fmt::format("{}: not valid JSON ({})", p.string(), ex.what()));
-  }
-}
+json read_json_file(const fs::path& p) { return parse_json(read_file(p), {.file = p.string()}); }
 
 // A run's kernels, builds and tests into `d`; `checkouts` names each side's checkout.
 void add_run(Data& d, const ResultsDir& rd, const std::string& experiment, const std::string& a_checkout,

@@ -108,8 +108,8 @@ TEST_F(NightlyHistoryTest, AKeyTreeThatIsNeitherTheUrlNorALocalPathIsDamage) {
     h.read();
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), h.file().string() + ":1: key tree 'https://example.org/fork.git' is neither the "
-                                                          "line's url '" + kUrl + "' nor a local path");
+    EXPECT_EQ(std::string(e.what()), h.file().string() + ":1: field \"key.tree\" is \"https://example.org/fork.git\", "
+                                                          "neither the line's url \"" + kUrl + "\" nor a local path");
   }
 }
 
@@ -159,8 +159,16 @@ TEST_F(NightlyHistoryTest, ADamagedLineIsAnErrorNamingFileLineAndField) {
     h.read();
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("history.jsonl:2"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("'branch'"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()), h.file().string() + ":2: field \"key.branch\" is missing (a string)");
+  }
+  j = to_json(night("b", "c", "no_change", true));
+  j["metrics"][0]["estimate"] = "1.0";
+  write_file_atomic(h.file(), j.dump() + "\n");
+  try {
+    h.read();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), h.file().string() + ":1: field \"metrics[0].estimate\" must be a number, not \"1.0\"");
   }
 }
 
