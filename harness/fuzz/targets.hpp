@@ -27,9 +27,16 @@
 #include <vector>
 
 #include "run/journal_sink.hpp"
+#include "bisect/directory.hpp"
 #include "config/experiment.hpp"
 #include "config/rules.hpp"
 #include "core/error.hpp"
+#include "core/json_read.hpp"
+#include "kernels/cache_entry.hpp"
+#include "plan/calibration.hpp"
+#include "plan/plan.hpp"
+#include "report/report_data.hpp"
+#include "results/directory.hpp"
 #include "core/utf8.hpp"
 #include "guest/domain_xml.hpp"
 #include "guest/job.hpp"
@@ -192,6 +199,86 @@ inline void fuzz_journal(std::string_view data) {
   } catch (const Error&) {
   }
 }
+
+// ---- the files abvm reads back (core/json_read.hpp): one document read as each type of a family ----
+// Each reader either accepts the bytes or refuses them with an Error that names the file; a
+// nlohmann exception escaping, or any other, is a bug. Reading one document as every type of the
+// family lets one corpus reach all of them.
+template <class... T>
+void read_as_each(std::string_view data, std::size_t line = 0) {
+  std::optional<JsonDocument> doc;
+  try {
+    doc.emplace(data, JsonSource{.file = "fuzz.json", .line = line});
+  } catch (const Error& e) {
+    fuzz_check(std::string_view(e.what()).starts_with("fuzz.json"), "a JSON error that does not name the file");
+    return;
+  }
+  const auto one = [&]<class U>() {
+    try {
+      (void)doc->root().as<U>();
+    } catch (const Error& e) {
+      fuzz_check(std::string_view(e.what()).starts_with("fuzz.json"), "a reader's error that does not name the file");
+      fuzz_check(valid_utf8(e.what()), "a reader's error that is not UTF-8");
+    }
+  };
+  (one.template operator()<T>(), ...);
+}
+
+// ---- plan.json: what reads back is a plan that writes the same plan.json ----
+inline void fuzz_plan(std::string_view data) {
+  read_as_each<Plan>(data);
+  try {
+    const JsonDocument doc(data, JsonSource{.file = "fuzz.json"});
+    const Plan plan = doc.root().as<Plan>();
+    fuzz_check(plan_from_json(plan_to_json(plan)) == plan, "a plan read back does not read back the same");
+  } catch (const Error&) {
+  }
+}
+
+// ---- the host calibration (harness/bench/calibrate_designs.py writes it) ----
+inline void fuzz_calibration(std::string_view data) {
+  read_as_each<HostCalibration>(data);
+  try {
+    const JsonDocument doc(data, JsonSource{.file = "fuzz.json"});
+    const HostCalibration c = doc.root().as<HostCalibration>();
+    for (const auto& d : c.designs) {
+      (void)calibrated_blocks(d, 0.025, 0.05);
+      (void)truth_summary(c, d.design);
+    }
+  } catch (const Error&) {
+  }
+}
+
+// ---- a results directory's run.json and trials.jsonl lines ----
+inline void fuzz_results(std::string_view data) { read_as_each<RunManifest, LedgerEntry>(data, 1); }
+
+// ---- a kernel cache entry's identity.json and a build tree's patched-paths.json ----
+struct CachedKernel {
+  KernelArtifact artifact;
+};
+inline void read_json(const JsonField& f, CachedKernel& k) {
+  k.artifact = kernel_build::cached_artifact(f, "/nonexistent/abvm-fuzz/kernel");
+}
+inline void fuzz_kernels(std::string_view data) { read_as_each<CachedKernel, std::vector<std::string>>(data); }
+
+// ---- a bisection's bisect-plan.json and steps.jsonl lines ----
+inline void fuzz_bisect(std::string_view data) { read_as_each<BisectPlan, StepRecord>(data, 1); }
+
+// ---- analysis.json, environment.json and kernels.json (report/report_data.hpp) ----
+struct AnalysisFiles {};
+inline void read_json(const JsonField& f, AnalysisFiles&) {
+  const JsonOrigin origin{.file = f.source().file, .advice = "fuzz"};
+  try {
+    (void)read_report_data(f.json(), origin);
+  } catch (const Error&) {
+  }
+  try {
+    (void)read_host_environment(f.json(), origin);
+  } catch (const Error&) {
+  }
+  (void)read_side_kernels(f.json(), origin);
+}
+inline void fuzz_analysis(std::string_view data) { read_as_each<AnalysisFiles>(data); }
 
 // ---- the guest's console: records -> report -> trial outcome -> journal lines ----
 // Mode byte 'F': the rest is "TYPE:payload" lines which are framed here as valid records (the

@@ -30,7 +30,10 @@ const std::map<std::string, std::function<void(std::string_view)>>& targets() {
       {"experiment", abvm::fuzz::fuzz_experiment}, {"dd", abvm::fuzz::fuzz_dd},
       {"fio", abvm::fuzz::fuzz_fio},               {"numbers", abvm::fuzz::fuzz_numbers},
       {"journal", abvm::fuzz::fuzz_journal},       {"records", abvm::fuzz::fuzz_records},
-      {"job_xml", abvm::fuzz::fuzz_job_xml}};
+      {"job_xml", abvm::fuzz::fuzz_job_xml},       {"plan", abvm::fuzz::fuzz_plan},
+      {"calibration", abvm::fuzz::fuzz_calibration}, {"results", abvm::fuzz::fuzz_results},
+      {"kernels", abvm::fuzz::fuzz_kernels},       {"bisect", abvm::fuzz::fuzz_bisect},
+      {"analysis", abvm::fuzz::fuzz_analysis}};
   return t;
 }
 
@@ -87,6 +90,43 @@ TEST(CliFuzzRegressions, EveryTargetHasASeedCorpusAndAProgram) {
 TEST(CliFuzzRegressions, KeptCrashInputsNoLongerCrash) { EXPECT_GT(replay("regressions"), 0u); }
 
 TEST(CliFuzzRegressions, SeedCorpusRunsClean) { EXPECT_GT(replay("corpus"), 0u); }
+
+// The seeds of the readers of abvm's own files are files of their kind, as abvm writes them: each
+// one reads without an error as the type its name says (a seed the reader refused would leave the
+// fuzzer outside the reader).
+template <class T>
+void reads_as(const fs::path& seed) {
+  SCOPED_TRACE(seed.string());
+  const std::string text = abvm::read_file(seed);
+  const abvm::JsonDocument doc(text, abvm::JsonSource{.file = seed.string(), .line = 1});
+  EXPECT_NO_THROW((void)doc.root().as<T>());
+}
+
+TEST(CliFuzzRegressions, TheFileReadersSeedsAreFilesTheyAccept) {
+  for (const auto& seed : inputs_of("plan", "corpus")) reads_as<abvm::Plan>(seed);
+  for (const auto& seed : inputs_of("calibration", "corpus")) reads_as<abvm::HostCalibration>(seed);
+  for (const auto& seed : inputs_of("results", "corpus")) {
+    if (seed.extension() == ".jsonl") reads_as<abvm::LedgerEntry>(seed);
+    else reads_as<abvm::RunManifest>(seed);
+  }
+  for (const auto& seed : inputs_of("kernels", "corpus")) {
+    if (seed.filename() == "patched-paths.json") reads_as<std::vector<std::string>>(seed);
+    else reads_as<abvm::fuzz::CachedKernel>(seed);
+  }
+  for (const auto& seed : inputs_of("analysis", "corpus")) {
+    SCOPED_TRACE(seed.string());
+    const auto j = nlohmann::json::parse(abvm::read_file(seed));
+    const abvm::JsonOrigin origin{.file = seed.string(), .advice = "a seed"};
+    const std::string name = seed.filename().string();
+    if (name == "environment.json") EXPECT_NO_THROW((void)abvm::read_host_environment(j, origin));
+    else if (name == "kernels.json") EXPECT_EQ(abvm::read_side_kernels(j, origin).size(), 2u);
+    else EXPECT_NO_THROW((void)abvm::read_report_data(j, origin));
+  }
+  for (const auto& seed : inputs_of("bisect", "corpus")) {
+    if (seed.extension() == ".jsonl") reads_as<abvm::StepRecord>(seed);
+    else reads_as<abvm::BisectPlan>(seed);
+  }
+}
 
 // The invariant helpers the targets rely on: if these were wrong, the fuzzers would miss bugs.
 TEST(CliFuzzRegressions, Utf8Check) {
