@@ -94,6 +94,8 @@ bool is_partial_records_line(std::string_view line) {
 }  // namespace
 
 bool looks_like_dd(std::string_view text) {
+  // A summary line holds " byte": a text without it (1M plain numbers) needs no look at each line.
+  if (text.find(" byte") == std::string_view::npos) return false;
   for (const auto& line : text::split_lines(text))
     if (!is_progress(line.text) && is_summary_candidate(line.text)) return true;
   return false;

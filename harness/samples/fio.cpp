@@ -197,6 +197,7 @@ std::vector<FioDocument> parse_fio(std::string_view text, std::string_view sourc
 }
 
 bool looks_like_fio(std::string_view text) {
+  if (text.find('{') == std::string_view::npos) return false;  // no line can start with one
   bool brace_line = false;
   for (const auto& line : text::split_lines(text)) {
     if (text::trim(line.text).starts_with('{')) {

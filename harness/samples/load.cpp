@@ -28,19 +28,20 @@ constexpr const char* kDdBandwidth = "dd.bandwidth";
 class Builder {
  public:
   void add(Side side, const JournalMetric& m, Sample sample) {
+    samples(side, m, sample.source).push_back(std::move(sample));
+  }
+
+  // The samples of `m` on `side`, to add to, once `m` is checked to keep its unit and direction
+  // (`first`: where the first sample to add comes from): a file of plain numbers adds its 1M values
+  // at once.
+  std::vector<Sample>& samples(Side side, const JournalMetric& m, const SampleSource& first) {
     MetricSamples& ms = metric(m);
     if (ms.unit != m.unit || ms.better != m.better)
       throw Error(fmt::format("{}: metric \"{}\" is {} ({} is better) here but {} ({} is better) "
                               "before: one metric name must keep one unit and direction",
-                              sample.source.text(), m.name, m.unit, to_string(m.better), ms.unit,
+                              first.text(), m.name, m.unit, to_string(m.better), ms.unit,
                               to_string(ms.better)));
-    (side == Side::a ? ms.a : ms.b).push_back(std::move(sample));
-  }
-
-  // Room for `more` samples of `m` on `side` (a file of plain numbers says how many at once).
-  void reserve(Side side, const JournalMetric& m, std::size_t more) {
-    std::vector<Sample>& samples = side == Side::a ? metric(m).a : metric(m).b;
-    samples.reserve(samples.size() + more);
+    return side == Side::a ? ms.a : ms.b;
   }
 
   void fail(FailedRun run) { set_.failures.push_back(std::move(run)); }
@@ -122,16 +123,29 @@ std::optional<InputFormat> parse_input_format(std::string_view text) {
   return std::nullopt;
 }
 
-InputFormat detect_format(std::string_view text, std::string_view source) {
+namespace {
+
+// detect_format, keeping what it read of a file of plain numbers in `numbers`.
+InputFormat detect(std::string_view text, std::string_view source, std::optional<NumbersRead>& numbers) {
   if (text::trim(text).empty())
     throw Error(located(source, 0, "the file is empty: it holds no measurements"));
   if (looks_like_fio(text)) return InputFormat::fio;
   if (looks_like_dd(text)) return InputFormat::dd;
-  std::size_t bad = 0;
-  if (looks_like_numbers(text, &bad)) return InputFormat::numbers;
-  throw Error(located(source, bad,
+  NumbersRead read = read_numbers(text, source);
+  if (read.first_bad == 0 && read.numbers > 0) {
+    numbers = std::move(read);
+    return InputFormat::numbers;
+  }
+  throw Error(located(source, read.first_bad,
                       "cannot tell the format: no fio JSON, no dd summary line, and this line is "
                       "not a number; pass --format dd, --format fio or --format numbers"));
+}
+
+}  // namespace
+
+InputFormat detect_format(std::string_view text, std::string_view source) {
+  std::optional<NumbersRead> unused;
+  return detect(text, source, unused);
 }
 
 namespace {
@@ -140,8 +154,9 @@ namespace {
 struct InputFile {
   Side side;
   std::filesystem::path path;
-  std::string text;
+  std::string text;                    // "" once `numbers` holds what it says
   InputFormat format;
+  std::optional<NumbersRead> numbers;  // plain numbers read by the format's detection
 };
 
 // Reads every file and settles the one format first, so that a mix is reported as such.
@@ -152,13 +167,15 @@ std::vector<InputFile> read_inputs(const std::vector<std::filesystem::path>& a_f
     for (const auto& path : side == Side::a ? a_files : b_files) {
       std::string content = read_file(path);
       InputFormat format = options.format;
-      if (format == InputFormat::auto_detect) format = detect_format(content, path.string());
+      std::optional<NumbersRead> numbers;
+      if (format == InputFormat::auto_detect) format = detect(content, path.string(), numbers);
       if (!inputs.empty() && inputs.front().format != format)
         throw Error(fmt::format("{} is {} input but {} is {}: give files of one kind (or force "
                                 "one with --format)",
                                 inputs.front().path.string(), to_string(inputs.front().format),
                                 path.string(), to_string(format)));
-      inputs.push_back({side, path, std::move(content), format});
+      if (numbers) std::string().swap(content);  // its numbers are all that is needed of it
+      inputs.push_back({side, path, std::move(content), format, std::move(numbers)});
     }
   }
   return inputs;
@@ -187,7 +204,7 @@ Sample file_sample(double value, const std::shared_ptr<const std::string>& file,
 }
 
 // Adds one file's runs to the builder; next_order counts runs per side across files.
-void add_file_samples(Builder& builder, const InputFile& in, InputFormat format, const InputOptions& options,
+void add_file_samples(Builder& builder, InputFile& in, InputFormat format, const InputOptions& options,
                       std::map<Side, std::int64_t>& next_order) {
   std::string source = in.path.string();
   const auto file = std::make_shared<const std::string>(source);
@@ -219,14 +236,13 @@ void add_file_samples(Builder& builder, const InputFile& in, InputFormat format,
       }
       break;
     case InputFormat::numbers: {
-      JournalMetric m{options.metric.value_or("value"), options.unit.value_or(""),
-                      *options.better, 0};
-      const std::vector<NumberValue> values = parse_numbers(in.text, source);
-      builder.reserve(in.side, m, values.size());
-      for (const auto& v : values) {
-        m.value = v.value;
-        builder.add(in.side, m, file_sample(v.value, file, v.line, next_order[in.side]++));
-      }
+      const JournalMetric m{options.metric.value_or("value"), options.unit.value_or(""), *options.better, 0};
+      const std::vector<NumberValue> values =
+          values_or_throw(in.numbers ? std::move(*in.numbers) : read_numbers(in.text, source));
+      std::vector<Sample>& samples = builder.samples(in.side, m, SampleSource(file, values.front().line));
+      samples.reserve(samples.size() + values.size());
+      std::int64_t& order = next_order[in.side];
+      for (const auto& v : values) samples.push_back(file_sample(v.value, file, v.line, order++));
       break;
     }
     case InputFormat::auto_detect:
@@ -242,13 +258,13 @@ SampleSet load_side_files(const std::vector<std::filesystem::path>& a_files,
   if (a_files.empty()) throw Error("no input files for side A: pass --a FILE...");
   if (b_files.empty()) throw Error("no input files for side B: pass --b FILE...");
 
-  const std::vector<InputFile> inputs = read_inputs(a_files, b_files, options);
+  std::vector<InputFile> inputs = read_inputs(a_files, b_files, options);
   InputFormat format = inputs.front().format;
   check_number_options(format, options);
 
   Builder builder;
   std::map<Side, std::int64_t> next_order{{Side::a, 0}, {Side::b, 0}};
-  for (const auto& in : inputs) add_file_samples(builder, in, format, options, next_order);
+  for (auto& in : inputs) add_file_samples(builder, in, format, options, next_order);
 
   if (format == InputFormat::dd) builder.select(options.metric.value_or(kDdBandwidth));
   else if (format == InputFormat::fio && options.metric) builder.select(*options.metric);
