@@ -15,7 +15,7 @@ namespace abvm::stats {
 
 namespace {
 
-std::vector<double> sorted_positive(std::span<const double> v, const char* side) {
+std::span<const double> sorted_positive(std::span<const double> v, const char* side, std::vector<double>& store) {
   if (v.empty()) throw std::invalid_argument(std::string("bootstrap_median_ratio: no values in ") + side);
   for (double x : v) {
     if (!(std::isfinite(x) && x > 0)) {
@@ -23,9 +23,7 @@ std::vector<double> sorted_positive(std::span<const double> v, const char* side)
                                   " must be finite and positive");
     }
   }
-  std::vector<double> s(v.begin(), v.end());
-  if (!std::is_sorted(s.begin(), s.end())) std::sort(s.begin(), s.end());
-  return s;
+  return ascending(v, store);
 }
 
 }  // namespace
@@ -52,11 +50,12 @@ Interval bootstrap_median_ratio(std::span<const double> x, std::span<const doubl
     throw std::invalid_argument("bootstrap_median_ratio: confidence must lie in (0, 1)");
   }
   if (resamples < 2) throw std::invalid_argument("bootstrap_median_ratio: need at least 2 resamples");
-  const std::vector<double> sx = sorted_positive(x, "x");
-  const std::vector<double> sy = sorted_positive(y, "y");
+  std::vector<double> x_store, y_store;
+  const std::span<const double> sx = sorted_positive(x, "x", x_store);
+  const std::span<const double> sy = sorted_positive(y, "y", y_store);
   Interval r;
   r.confidence = confidence;
-  r.estimate = median(sy) / median(sx);
+  r.estimate = median_of_sorted(sy) / median_of_sorted(sx);
   Random rng(seed);
   std::vector<double> ratios(resamples);
   for (double& ratio : ratios) {

@@ -11,6 +11,7 @@
 // squares are formed without overflow.
 #include <cstddef>
 #include <span>
+#include <vector>
 
 namespace abvm::stats {
 
@@ -29,11 +30,17 @@ Summary summarize(std::span<const double> v, std::span<const double> sorted);
 double quantile(std::span<const double> sorted, double q);
 
 double median(std::span<const double> v);
+// The same of ascending values (not checked: the caller sorted them), without median()'s copy.
+double median_of_sorted(std::span<const double> sorted);
 
 // Raw (unscaled) median absolute deviation from the median.
 double mad(std::span<const double> v);
 // The same about a median already known (v's own median, in any order of v).
 double mad_about(std::span<const double> v, double median);
+
+// `v` ascending: itself when it already is (no copy: the analysis sorts each side's units once for
+// every statistic), else a sorted copy kept in `store`.
+std::span<const double> ascending(std::span<const double> v, std::vector<double>& store);
 
 // Throws std::invalid_argument naming `what` when v is empty or holds a non-finite value.
 void require_nonempty_finite(std::span<const double> v, const char* what);

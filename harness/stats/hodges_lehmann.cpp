@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "stats/descriptive.hpp"
 #include "stats/mann_whitney.hpp"
 #include "stats/ranks.hpp"
 #include "stats/wilcoxon.hpp"
@@ -240,14 +241,6 @@ double median_by_selection(const M& m, std::uint64_t total) {
   const auto [up_to_lower, above] = count_up_to(m, lower);
   const double upper = up_to_lower > total / 2 ? lower : above;
   return (lower + upper) / 2;
-}
-
-// `v` ascending: itself when it already is (no copy), else a sorted copy kept in `store`.
-std::span<const double> ascending(std::span<const double> v, std::vector<double>& store) {
-  if (std::is_sorted(v.begin(), v.end())) return v;
-  store.assign(v.begin(), v.end());
-  std::sort(store.begin(), store.end());
-  return store;
 }
 
 // The first column each row keeps: every one, or those from the diagonal on.

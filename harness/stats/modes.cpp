@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
+#include <vector>
 
 #include "stats/descriptive.hpp"
 
@@ -195,56 +197,82 @@ std::size_t mode_of(const ModeSplit& split, double value) {
 
 namespace {
 
-// Both sides' logs, ascending: merged when each side's ascend (sides given sorted), else sorted.
-std::vector<double> pooled_logs(std::span<const double> a, std::span<const double> b) {
-  std::vector<double> x(a.size() + b.size());
-  const auto log_of = [](double v) {
-    if (!(std::isfinite(v) && v > 0)) throw std::invalid_argument("find_modes: values must be finite and positive (log scale)");
-    return std::log(v);
-  };
-  const auto mid = std::transform(a.begin(), a.end(), x.begin(), log_of);
-  std::transform(b.begin(), b.end(), mid, log_of);
-  if (std::is_sorted(x.begin(), mid) && std::is_sorted(mid, x.end())) {
-    std::inplace_merge(x.begin(), mid, x.end());
-  } else {
-    std::sort(x.begin(), x.end());
+void require_positive(std::span<const double> v) {
+  for (double x : v) {
+    if (!(std::isfinite(x) && x > 0)) throw std::invalid_argument("find_modes: values must be finite and positive (log scale)");
   }
+}
+
+// Two ascending sides walked as one: `each(v)` for each value in ascending order, until it returns false.
+template <class Each>
+void merged(std::span<const double> a, std::span<const double> b, Each each) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (!each(j == b.size() || (i < a.size() && a[i] <= b[j]) ? a[i++] : b[j++])) return;
+  }
+}
+
+// Both sides' logs, ascending: the merge of the sides' logs (logs of ascending values ascend too;
+// sorted should a log ever break that).
+std::vector<double> pooled_logs(std::span<const double> a, std::span<const double> b) {
+  std::vector<double> x;
+  x.reserve(a.size() + b.size());
+  merged(a, b, [&](double v) {
+    x.push_back(std::log(v));
+    return true;
+  });
+  if (!std::is_sorted(x.begin(), x.end())) std::sort(x.begin(), x.end());
   return x;
+}
+
+// The median of two ascending sides together, as median() of their values: the middle one, or
+// the mean of the middle pair. Without gathering them: at 2 x 1M units a mode's members took 22 MB.
+double median_of_both(std::span<const double> a, std::span<const double> b) {
+  const std::size_t n = a.size() + b.size();
+  double before = 0, at = 0;  // the values of ranks n/2 - 1 and n/2 (0-based) once the walk is there
+  std::size_t rank = 0;
+  merged(a, b, [&](double v) {
+    before = at;
+    at = v;
+    return rank++ < n / 2;
+  });
+  return n % 2 == 1 ? at : std::midpoint(before, at);
+}
+
+// The values of ascending `v` in mode i: from the first at or above cut i - 1 to the first at or
+// above cut i (mode_of).
+std::span<const double> in_mode(const ModeSplit& split, std::span<const double> v, std::size_t i) {
+  const auto from = i == 0 ? v.begin() : std::lower_bound(v.begin(), v.end(), split.cuts[i - 1]);
+  const auto to = i == split.cuts.size() ? v.end() : std::lower_bound(from, v.end(), split.cuts[i]);
+  return {from, to};
 }
 
 }  // namespace
 
-ModeSplit find_modes(std::span<const double> a, std::span<const double> b) {
+// Both sides ascending (sorted copies when they are not given so): each mode is then a range of
+// each side.
+ModeSplit find_modes(std::span<const double> a_given, std::span<const double> b_given) {
+  require_positive(a_given);
+  require_positive(b_given);
+  std::vector<double> a_store, b_store;
+  const std::span<const double> a = ascending(a_given, a_store), b = ascending(b_given, b_store);
   const std::vector<double> x = pooled_logs(a, b);
   if (x.empty()) throw std::invalid_argument("find_modes: no values");
 
   ModeSplit split;
   for (double c : log_cuts(x)) split.cuts.push_back(std::exp(c));
   split.modes.resize(split.cuts.size() + 1);
-  std::vector<bool> seen(split.modes.size(), false);
-  auto add = [&](double v, bool is_a) {
-    const std::size_t i = mode_of(split, v);
-    Mode& m = split.modes[i];
-    m.low = seen[i] ? std::min(m.low, v) : v;
-    m.high = seen[i] ? std::max(m.high, v) : v;
-    seen[i] = true;
-    ++(is_a ? m.a_count : m.b_count);
-  };
-  for (double v : a) add(v, true);
-  for (double v : b) add(v, false);
   for (std::size_t i = 0; i < split.modes.size(); ++i) {
     Mode& m = split.modes[i];
+    const std::span<const double> ma = in_mode(split, a, i), mb = in_mode(split, b, i);
+    m.a_count = ma.size();
+    m.b_count = mb.size();
     m.a_fraction = a.empty() ? 0 : static_cast<double>(m.a_count) / static_cast<double>(a.size());
     m.b_fraction = b.empty() ? 0 : static_cast<double>(m.b_count) / static_cast<double>(b.size());
-    // One mode's members at a time: at 2 x 1M units all of them at once took 25 MB more.
-    std::vector<double> members;
-    members.reserve(m.a_count + m.b_count);
-    for (auto side : {a, b}) {
-      for (double v : side) {
-        if (mode_of(split, v) == i) members.push_back(v);
-      }
-    }
-    if (!members.empty()) m.median = median(members);
+    if (ma.empty() && mb.empty()) continue;
+    m.low = ma.empty() ? mb.front() : mb.empty() ? ma.front() : std::min(ma.front(), mb.front());
+    m.high = ma.empty() ? mb.back() : mb.empty() ? ma.back() : std::max(ma.back(), mb.back());
+    m.median = median_of_both(ma, mb);
   }
   split.dominant = dominant_mode(split.modes);
   return split;

@@ -28,29 +28,47 @@ void require_finite(std::span<const double> values, const char* what) {
 
 namespace {
 
-// A double's bits as an unsigned key that orders as the doubles do, equal keys for equal values
-// (NaN aside; -0 is +0).
-std::uint64_t order_key(double v) {
-  const auto bits = std::bit_cast<std::uint64_t>(v == 0 ? 0.0 : v);
+// A double's bits as an unsigned key that orders as the doubles do, -0 below +0: the values come
+// back bit for bit from their keys (sorted_ascending).
+std::uint64_t bits_key(double v) {
+  const auto bits = std::bit_cast<std::uint64_t>(v);
   return bits >> 63 ? ~bits : bits | (std::uint64_t{1} << 63);
 }
 
-// (key, position) of every value, ascending by key: a radix sort a byte at a time from the lowest,
-// skipping the bytes all keys share. It is stable, so equal values keep the order of their positions:
-// the order of a stable sort of positions by value, at about a third of the time of sorting the pairs
-// by comparison (the Spearman trend ranks 2 x 1M values).
+// The same with equal keys for equal values (NaN aside; -0 is +0), for ranks.
+std::uint64_t order_key(double v) { return bits_key(v == 0 ? 0.0 : v); }
+
+// Sorts `items` ascending by `key(item)` (an unsigned 64-bit key): a radix sort a byte at a time
+// from the lowest, skipping the bytes all keys share. It is stable. The counts of every byte are
+// taken in one pass first: they do not depend on the order the passes leave.
+template <class T, class Key>
+void radix_sort(std::vector<T>& items, Key key) {
+  const std::size_t n = items.size();
+  // start[b][d + 1]: how many keys have d as byte b, then where byte b's d's go.
+  std::array<std::array<std::size_t, 257>, 8> start{};
+  for (const T& e : items) {
+    const std::uint64_t k = key(e);
+    for (int b = 0; b < 8; ++b) ++start[b][((k >> (8 * b)) & 0xFF) + 1];
+  }
+  std::vector<T> next;
+  for (int b = 0; b < 8; ++b) {
+    auto& at = start[b];
+    if (std::find(at.begin(), at.end(), n) != at.end()) continue;  // one byte for all keys
+    if (next.empty()) next.resize(n);
+    std::partial_sum(at.begin(), at.end(), at.begin());
+    for (const T& e : items) next[at[(key(e) >> (8 * b)) & 0xFF]++] = e;
+    items.swap(next);
+  }
+}
+
+// (key, position) of every value, ascending by key. Being stable, the radix sort keeps equal values
+// in the order of their positions: the order of a stable sort of positions by value, at about a
+// third of the time of sorting the pairs by comparison (the Spearman trend ranks 2 x 1M values).
 std::vector<std::pair<std::uint64_t, std::size_t>> by_value(std::span<const double> values) {
   const std::size_t n = values.size();
-  std::vector<std::pair<std::uint64_t, std::size_t>> sorted(n), next(n);
+  std::vector<std::pair<std::uint64_t, std::size_t>> sorted(n);
   for (std::size_t i = 0; i < n; ++i) sorted[i] = {order_key(values[i]), i};
-  for (int shift = 0; shift < 64; shift += 8) {
-    std::array<std::size_t, 257> start{};  // start[d + 1]: how many keys have byte d here, then where d's go
-    for (const auto& e : sorted) ++start[((e.first >> shift) & 0xFF) + 1];
-    if (std::find(start.begin(), start.end(), n) != start.end()) continue;  // one byte for all keys
-    std::partial_sum(start.begin(), start.end(), start.begin());
-    for (const auto& e : sorted) next[start[(e.first >> shift) & 0xFF]++] = e;
-    sorted.swap(next);
-  }
+  radix_sort(sorted, [](const std::pair<std::uint64_t, std::size_t>& e) { return e.first; });
   return sorted;
 }
 
@@ -72,6 +90,18 @@ Ranking midranks(std::span<const double> pooled) {
     i = j;
   }
   return r;
+}
+
+std::vector<double> sorted_ascending(std::span<const double> values) {
+  require_no_nan(values, "sort input");
+  std::vector<std::uint64_t> keys(values.size());
+  std::transform(values.begin(), values.end(), keys.begin(), bits_key);
+  radix_sort(keys, [](std::uint64_t k) { return k; });
+  std::vector<double> out(keys.size());
+  std::transform(keys.begin(), keys.end(), out.begin(), [](std::uint64_t k) {
+    return std::bit_cast<double>(k >> 63 ? k & ~(std::uint64_t{1} << 63) : ~k);
+  });
+  return out;
 }
 
 std::vector<std::size_t> tie_sizes_of_sorted(std::span<const double> sorted) {
