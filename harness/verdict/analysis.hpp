@@ -118,8 +118,7 @@ struct SideAnalysis {
   std::vector<Sample> samples;         // every run as given (value, order, boot), input order
   stats::Summary summary;              // over runs (input order)
   stats::Outliers outliers;            // indices into the side's runs, input order
-  std::vector<double> runs;            // every run's value, input order
-  std::vector<double> units;           // values analysed: one per boot when runs share boots, else runs
+  std::vector<double> units;           // values analysed: one per boot when runs share boots, else the runs'
   std::vector<double> sorted_units;    // the units ascending: sorted once for every statistic of them
   bool per_boot = false;               // units are boots (medians of their runs)
   std::vector<std::int64_t> unit_order;  // order position of each unit (first run of the boot)

@@ -21,21 +21,10 @@ namespace abvm::analysis_steps {
 
 namespace {
 
-std::vector<double> ascending(const std::vector<double>& v) {
-  std::vector<double> out = v;
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-}  // namespace
-
-// Groups a side's runs into units: one per boot when any boot holds several runs.
-// Takes the samples over (2 x 1M runs hold a few hundred MB: one copy is enough).
-SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metric, Side side) {
-  SideAnalysis s;
-  s.samples = std::move(taken);
-  const std::vector<Sample>& samples = s.samples;
-  s.runs.reserve(samples.size());
+// The runs' values, input order, each checked to be comparable as a ratio.
+std::vector<double> run_values(const std::vector<Sample>& samples, const std::string& metric, Side side) {
+  std::vector<double> runs;
+  runs.reserve(samples.size());
   for (const Sample& x : samples) {
     if (!(x.value > 0) || !std::isfinite(x.value)) {
       throw Error(fmt::format("{}: metric '{}' on side {} has value {}: values must be positive and finite "
@@ -43,8 +32,16 @@ SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metri
                               x.source.text().empty() ? std::string("input") : x.source.text(), metric, to_string(side),
                               x.value));
     }
-    s.runs.push_back(x.value);
+    runs.push_back(x.value);
   }
+  return runs;
+}
+
+// When a boot holds several runs: the units, one per boot (the median of its runs) and one per run
+// without a boot, with their order (their first run's), in that order, so that trend checks see the
+// schedule. False (and nothing set) when no boot holds more than one run.
+bool group_by_boot(SideAnalysis& s) {
+  const std::vector<Sample>& samples = s.samples;
   std::map<std::string, std::vector<std::size_t>> by_boot;
   bool shared = false;
   for (std::size_t i = 0; i < samples.size(); ++i) {
@@ -54,41 +51,53 @@ SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metri
       shared = shared || v.size() > 1;
     }
   }
-  if (shared) {
-    s.per_boot = true;
-    // Units in the order of their first run, so that trend checks see the schedule.
-    std::vector<std::pair<std::int64_t, double>> units;
-    std::vector<double> loose;
-    for (auto& [boot, idx] : by_boot) {
-      std::vector<double> vals;
-      std::int64_t first = std::numeric_limits<std::int64_t>::max();
-      for (std::size_t i : idx) {
-        vals.push_back(samples[i].value);
-        first = std::min(first, samples[i].order);
-      }
-      units.emplace_back(first, stats::median(vals));
+  if (!shared) return false;
+  std::vector<std::pair<std::int64_t, double>> units;
+  for (auto& [boot, idx] : by_boot) {
+    std::vector<double> vals;
+    std::int64_t first = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t i : idx) {
+      vals.push_back(samples[i].value);
+      first = std::min(first, samples[i].order);
     }
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-      if (!samples[i].run().boot) units.emplace_back(samples[i].order, samples[i].value);
-    }
-    std::sort(units.begin(), units.end());
-    for (auto& [order, value] : units) {
-      s.unit_order.push_back(order);
-      s.units.push_back(value);
-    }
-  } else {
-    s.units = s.runs;
-    s.unit_order.reserve(samples.size());
-    for (const Sample& x : samples) s.unit_order.push_back(x.order);
+    units.emplace_back(first, stats::median(vals));
   }
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (!samples[i].run().boot) units.emplace_back(samples[i].order, samples[i].value);
+  }
+  std::sort(units.begin(), units.end());
+  for (auto& [order, value] : units) {
+    s.unit_order.push_back(order);
+    s.units.push_back(value);
+  }
+  return true;
+}
+
+}  // namespace
+
+// Groups a side's runs into units: one per boot when any boot holds several runs, else the runs.
+// Takes the samples over (2 x 1M runs hold a few hundred MB: one copy is enough; the runs' values
+// become the units rather than a second copy of them).
+SideAnalysis side_analysis(std::vector<Sample>&& taken, const std::string& metric, Side side) {
+  SideAnalysis s;
+  s.samples = std::move(taken);
+  std::vector<double> runs = run_values(s.samples, metric, side);
+  s.per_boot = group_by_boot(s);
   // One sort of the runs serves their summary and outliers and, when the runs are the units, every
   // statistic of the units.
-  std::vector<double> sorted_runs = ascending(s.runs);
-  if (!s.runs.empty()) {
-    s.summary = stats::summarize(s.runs, sorted_runs);
-    s.outliers = stats::find_outliers(s.runs, sorted_runs, s.summary);
+  std::vector<double> sorted_runs = stats::sorted_ascending(runs);
+  if (!runs.empty()) {
+    s.summary = stats::summarize(runs, sorted_runs);
+    s.outliers = stats::find_outliers(runs, sorted_runs, s.summary);
   }
-  s.sorted_units = s.per_boot ? ascending(s.units) : std::move(sorted_runs);
+  if (s.per_boot) {
+    s.sorted_units = stats::sorted_ascending(s.units);
+    return s;
+  }
+  s.unit_order.reserve(s.samples.size());
+  for (const Sample& x : s.samples) s.unit_order.push_back(x.order);
+  s.units = std::move(runs);
+  s.sorted_units = std::move(sorted_runs);
   return s;
 }
 

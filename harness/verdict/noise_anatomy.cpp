@@ -27,11 +27,22 @@ constexpr double kWeakPairing = 0.3;
 constexpr std::size_t kPairingBlocks = 8;
 constexpr double kPairingNoiseFloor = 0.02;
 
-double sample_sd(const std::vector<double>& deviations) {
-  if (deviations.size() < 2) return kNaN;
+// The sample sd of deviations from a mean, summed as they come (the deviations of 2 x 1M units
+// kept in a list took 16 MB, more while it grew).
+struct Deviations {
   double ss = 0;
-  for (double x : deviations) ss += x * x;
-  return std::sqrt(ss / static_cast<double>(deviations.size() - 1));
+  std::size_t n = 0;
+  void add(double x) {
+    ss += x * x;
+    ++n;
+  }
+  double sd() const { return n < 2 ? kNaN : std::sqrt(ss / static_cast<double>(n - 1)); }
+};
+
+double sample_sd(const std::vector<double>& deviations) {
+  Deviations d;
+  for (double x : deviations) d.add(x);
+  return d.sd();
 }
 
 }  // namespace
@@ -39,11 +50,13 @@ double sample_sd(const std::vector<double>& deviations) {
 // The metric's noise by source (see NoiseAnatomy), from its units, runs and per-block log ratios d.
 NoiseAnatomy noise_anatomy(const MetricAnalysis& r, const std::vector<double>& d, double margin) {
   NoiseAnatomy n;
-  std::vector<double> between, within;
+  Deviations between;
+  std::vector<double> within;
   for (const SideAnalysis* side : {&r.a, &r.b}) {
-    const auto l = logs(side->units);
-    const double mean = l.empty() ? 0 : std::accumulate(l.begin(), l.end(), 0.0) / static_cast<double>(l.size());
-    for (double x : l) between.push_back(x - mean);
+    double sum = 0;
+    for (double u : side->units) sum += std::log(u);
+    const double mean = side->units.empty() ? 0 : sum / static_cast<double>(side->units.size());
+    for (double u : side->units) between.add(std::log(u) - mean);
     if (!side->per_boot) continue;
     std::map<std::string, std::vector<double>> boots;
     for (const Sample& s : side->samples) {
@@ -55,7 +68,8 @@ NoiseAnatomy noise_anatomy(const MetricAnalysis& r, const std::vector<double>& d
     }
   }
   // Between-boot sd: side means removed (one degree of freedom each).
-  n.between_boot_sd = between.size() > 3 ? sample_sd(between) * std::sqrt((between.size() - 1.0) / (between.size() - 2.0)) : kNaN;
+  const double units = static_cast<double>(between.n);
+  n.between_boot_sd = between.n > 3 ? between.sd() * std::sqrt((units - 1.0) / (units - 2.0)) : kNaN;
   n.within_boot_sd = sample_sd(within);
   n.pairs = d.size();
   if (d.size() >= 2) {
