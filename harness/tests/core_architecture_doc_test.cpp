@@ -217,6 +217,40 @@ TEST(CoreArchitectureDoc, NoParagraphIsLongerThan90Words) {
   }
 }
 
+// A grep command as the document writes it, as an argument vector (no shell): words split at spaces,
+// a "double-quoted" word kept whole, one {a,b} in a word made a word per choice, as bash would.
+std::vector<std::string> grep_argv(const std::string& command) {
+  std::vector<std::string> words;
+  std::string word;
+  bool quoted = false, any = false;
+  for (const char c : command) {
+    if (c == '"') { quoted = !quoted; any = true; continue; }
+    if (c == ' ' && !quoted) {
+      if (any) words.push_back(word);
+      word.clear();
+      any = false;
+      continue;
+    }
+    word += c;
+    any = true;
+  }
+  if (any) words.push_back(word);
+  std::vector<std::string> argv;
+  static const std::regex brace(R"(^(.*)\{([^{}]*)\}(.*)$)");
+  for (const std::string& w : words) {
+    std::smatch m;
+    if (!std::regex_match(w, m, brace)) { argv.push_back(w); continue; }
+    std::istringstream choices(m[2].str());
+    for (std::string choice; std::getline(choices, choice, ',');) argv.push_back(m[1].str() + choice + m[3].str());
+  }
+  return argv;
+}
+
+TEST(CoreArchitectureDoc, AGrepIsSplitAsBashWouldSplitIt) {
+  EXPECT_EQ(grep_argv(R"(grep -c "a\|b c" harness/cli/{x,y}.cpp)"),
+            (std::vector<std::string>{"grep", "-c", "a\\|b c", "harness/cli/x.cpp", "harness/cli/y.cpp"}));
+}
+
 // A grep it names, run from the repository's root, prints what it says: lines (exit 0), or for a
 // count (`grep -c`, which it names only as "counts 0 in each") a 0 for every file.
 TEST(CoreArchitectureDoc, EveryNamedGrepFindsWhatItSays) {
@@ -225,7 +259,7 @@ TEST(CoreArchitectureDoc, EveryNamedGrepFindsWhatItSays) {
     if (!q.starts_with("grep ")) continue;
     std::replace(q.begin(), q.end(), '\n', ' ');
     ++greps;
-    const abvm::ProcessResult r = abvm::run_process({"/bin/bash", "-c", q}, {.cwd = kSource});
+    const abvm::ProcessResult r = abvm::run_process(grep_argv(q), {.cwd = kSource});
     if (q.starts_with("grep -c ")) {
       static const std::regex zero(R"(^[^\n]*:0$)");
       std::istringstream lines(r.out);
