@@ -3,6 +3,8 @@
 # a bounded time, starting from its seed corpus and its kept regression inputs.
 #
 #   harness/fuzz/run.sh [SECONDS] [TARGET...]     default 60 s per target, every target
+#   ABVM_FUZZ_BUILD=DIR harness/fuzz/run.sh ...     another build directory (kept as it is if it
+#                                                   is configured with -DABVM_FUZZ=ON already)
 #
 # Exits non-zero when a build fails or any target crashes, leaks, hangs (-timeout) or runs out of
 # memory; the input that did it is left in build-fuzz/artifacts/<target>/ and printed. Keep it in
@@ -28,8 +30,12 @@ if [ ${#targets[@]} -eq 0 ]; then
   for f in "$here"/fuzz_*.cpp; do t=$(basename "$f" .cpp); targets+=("${t#fuzz_}"); done
 fi
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DABVM_FUZZ=ON -DABVM_BUILD_TESTS=OFF -DABVM_BUILD_BENCH=OFF >/dev/null
+# A build directory already configured with -DABVM_FUZZ=ON is used as it is: CI's sanitizer build
+# (.ci/run) builds the unit tests and the fuzz programs from one set of instrumented objects.
+if ! grep -qs '^ABVM_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DABVM_FUZZ=ON -DABVM_BUILD_TESTS=OFF -DABVM_BUILD_BENCH=OFF >/dev/null
+fi
 build_targets=()
 for t in "${targets[@]}"; do build_targets+=("abvm_fuzz_$t"); done
 cmake --build "$build" --target "${build_targets[@]}" -j2
