@@ -1,12 +1,11 @@
 #include "core/files.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.hpp"
 
@@ -24,31 +23,46 @@ void write_all(int fd, std::string_view data, const std::filesystem::path& path)
   }
 }
 
-}  // namespace
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) throw Error(path.string() + ": cannot read: " + std::strerror(errno));
-  return out.str();
-}
-
-std::string read_file_from(const std::filesystem::path& path, std::uintmax_t offset) {
-  if (offset == 0) return read_file(path);
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-  const auto size = static_cast<std::uintmax_t>(static_cast<std::streamoff>(in.tellg()));
-  if (size < offset) {
+// The bytes of `path` from `offset` on, read into a string sized from fstat at once (a 1M-line
+// input grew a stringstream by doubling, and copied it out: 14 % of a 2 x 1M analyze's CPU). A file
+// whose size the kernel does not know (/proc's, pipes) grows the string as it is read.
+std::string read_from(const std::filesystem::path& path, std::uintmax_t offset) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  const bool sized = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  const auto size = sized ? static_cast<std::uintmax_t>(st.st_size) : 0;
+  if (sized && size < offset) {
     throw Error(path.string() + ": holds " + std::to_string(size) + " bytes, fewer than the " +
                 std::to_string(offset) + " read before: it was replaced or truncated");
   }
-  in.seekg(static_cast<std::streamoff>(offset));
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) throw Error(path.string() + ": cannot read: " + std::strerror(errno));
-  return out.str();
+  if (offset > 0 && ::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
+    throw Error(path.string() + ": cannot seek to byte " + std::to_string(offset) + ": " + std::strerror(errno));
+  }
+  std::string out(sized ? size - offset + 1 : 4096, '\0');  // +1: EOF is seen without a second allocation
+  std::size_t have = 0;
+  for (;;) {
+    if (have == out.size()) out.resize(out.size() * 2);
+    const ssize_t n = ::read(fd, out.data() + have, out.size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(path.string() + ": cannot read: " + std::strerror(errno));
+    if (n == 0) break;
+    have += static_cast<std::size_t>(n);
+  }
+  out.resize(have);
+  return out;
+}
+
+}  // namespace
+
+std::string read_file(const std::filesystem::path& path) { return read_from(path, 0); }
+
+std::string read_file_from(const std::filesystem::path& path, std::uintmax_t offset) {
+  return read_from(path, offset);
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
