@@ -61,7 +61,7 @@ void add_block(std::mt19937_64& rng, const abvm::bench::Bimodal& d, int block, d
       abvm::Sample s{.value = median * std::exp(sigma * z) * (side == 1 ? ratio : 1.0),
                      .order = static_cast<std::int64_t>((2 * block + side) * kRunsPerBoot + i),
                      .order_known = true,
-                     .facts = abvm::shared_facts({.boot = std::string(side == 0 ? "a" : "b") + std::to_string(block),
+                     .origin = abvm::sample_origin("", {.boot = std::string(side == 0 ? "a" : "b") + std::to_string(block),
                                                   .run_in_boot = i,
                                                   .block = block})};
       (side == 0 ? m.a : m.b).push_back(s);

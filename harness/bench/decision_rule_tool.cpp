@@ -34,9 +34,9 @@ abvm::SampleSet simulate(std::mt19937_64& rng, int blocks, double ratio, double 
     const double a = 4e9 * std::exp(host + sd / std::sqrt(2.0) * abvm::bench::standard_normal(rng));
     const double b = 4e9 * ratio * std::exp(host + sd / std::sqrt(2.0) * abvm::bench::standard_normal(rng));
     m.a.push_back({.value = a, .order = 2 * j, .order_known = true,
-                   .facts = abvm::shared_facts({.boot = "a" + std::to_string(j), .block = j})});
+                   .origin = abvm::sample_origin("", {.boot = "a" + std::to_string(j), .block = j})});
     m.b.push_back({.value = b, .order = 2 * j + 1, .order_known = true,
-                   .facts = abvm::shared_facts({.boot = "b" + std::to_string(j), .block = j})});
+                   .origin = abvm::sample_origin("", {.boot = "b" + std::to_string(j), .block = j})});
   }
   abvm::SampleSet s;
   s.metrics.push_back(std::move(m));

@@ -41,7 +41,7 @@ std::vector<Sample> relabel(const std::vector<Sample>& in, const std::string& pr
     // behind: its overlap and timing pair nothing here (and would be voided or drawn as if they did).
     run.overlap.reset();
     run.timing.reset();
-    s.facts = shared_facts(std::move(run));
+    s.origin = sample_origin(s.origin ? s.origin->name : std::string(), std::move(run));
   }
   return out;
 }

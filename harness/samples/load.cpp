@@ -28,18 +28,18 @@ constexpr const char* kDdBandwidth = "dd.bandwidth";
 class Builder {
  public:
   void add(Side side, const JournalMetric& m, Sample sample) {
-    samples(side, m, sample.source).push_back(std::move(sample));
+    samples(side, m, sample).push_back(std::move(sample));
   }
 
   // The samples of `m` on `side`, to add to, once `m` is checked to keep its unit and direction
-  // (`first`: where the first sample to add comes from): a file of plain numbers adds its 1M values
-  // at once.
-  std::vector<Sample>& samples(Side side, const JournalMetric& m, const SampleSource& first) {
+  // (`first`: the first sample to add, named in the error): a file of plain numbers adds its 1M
+  // values at once.
+  std::vector<Sample>& samples(Side side, const JournalMetric& m, const Sample& first) {
     MetricSamples& ms = metric(m);
     if (ms.unit != m.unit || ms.better != m.better)
       throw Error(fmt::format("{}: metric \"{}\" is {} ({} is better) here but {} ({} is better) "
                               "before: one metric name must keep one unit and direction",
-                              first.text(), m.name, m.unit, to_string(m.better), ms.unit,
+                              first.source(), m.name, m.unit, to_string(m.better), ms.unit,
                               to_string(ms.better)));
     return side == Side::a ? ms.a : ms.b;
   }
@@ -77,7 +77,7 @@ class Builder {
       throw Error(fmt::format("metric \"{}\" has samples on side {} only (first at {}); side {} "
                               "has none{}: compare the same measurement on both sides, or pick "
                               "one both have with --metric",
-                              m.name, to_string(present), first.source.text(), to_string(missing),
+                              m.name, to_string(present), first.source(), to_string(missing),
                               why_missing(missing, m)));
     }
     return std::move(set_);
@@ -194,20 +194,16 @@ void check_number_options(InputFormat format, const InputOptions& options) {
   }
 }
 
-Sample file_sample(double value, const std::shared_ptr<const std::string>& file, std::size_t line,
+Sample file_sample(double value, const std::shared_ptr<const SampleOrigin>& file, std::size_t line,
                    std::int64_t order) {
-  Sample s;
-  s.value = value;
-  s.order = order;
-  s.source = {file, line};
-  return s;
+  return {.value = value, .order = order, .line = sample_line(line), .origin = file};
 }
 
 // Adds one file's runs to the builder; next_order counts runs per side across files.
 void add_file_samples(Builder& builder, InputFile& in, InputFormat format, const InputOptions& options,
                       std::map<Side, std::int64_t>& next_order) {
   std::string source = in.path.string();
-  const auto file = std::make_shared<const std::string>(source);
+  const auto file = sample_origin(source);
   switch (format) {
     case InputFormat::dd:
       for (const auto& run : parse_dd(in.text, source)) {
@@ -239,7 +235,7 @@ void add_file_samples(Builder& builder, InputFile& in, InputFormat format, const
       const JournalMetric m{options.metric.value_or("value"), options.unit.value_or(""), *options.better, 0};
       const std::vector<NumberValue> values =
           values_or_throw(in.numbers ? std::move(*in.numbers) : read_numbers(in.text, source));
-      std::vector<Sample>& samples = builder.samples(in.side, m, SampleSource(file, values.front().line));
+      std::vector<Sample>& samples = builder.samples(in.side, m, file_sample(0, file, values.front().line, 0));
       samples.reserve(samples.size() + values.size());
       std::int64_t& order = next_order[in.side];
       for (const auto& v : values) samples.push_back(file_sample(v.value, file, v.line, order++));
@@ -364,22 +360,22 @@ SampleSet load_journal_samples(const std::vector<JournalEntry>& all) {
       for (const auto& [name, value] : e.module_params) ++context.module_params[name][value];
       for (const auto& [name, value] : e.facts) ++context.facts[name][value];
     }
-    const SampleSource source(fmt::format("trial {} run {}", e.trial, e.run));
+    std::string source = fmt::format("trial {} run {}", e.trial, e.run);
     if (e.outcome != Outcome::ok) {
       std::string what = fmt::format("{} run {} of boot {}: {}", e.workload, e.run, e.boot,
                                      to_string(e.outcome));
       if (!e.detail.empty()) what += ": " + e.detail;
       if (runs.first_failure.empty()) runs.first_failure = what;
-      builder.fail({e.side, std::move(what), to_string(e.outcome), source.text()});
+      builder.fail({e.side, std::move(what), to_string(e.outcome), std::move(source)});
       continue;
     }
     with_data.insert(e.workload);
-    const auto facts = shared_facts({.boot = e.boot, .run_in_boot = e.run, .block = e.block, .host = e.host,
+    const auto origin = sample_origin(std::move(source), {.boot = e.boot, .run_in_boot = e.run, .block = e.block, .host = e.host,
                                      .timing = e.timing,
                                      .overlap = e.overlap ? std::optional<double>(e.overlap->pair) : std::nullopt});
     for (const auto& m : e.metrics) {
       workload_of.try_emplace(m.name, e.workload);
-      builder.add(e.side, m, Sample{.value = m.value, .order = e.order, .order_known = true, .source = source, .facts = facts});
+      builder.add(e.side, m, Sample{.value = m.value, .order = e.order, .order_known = true, .origin = origin});
     }
   }
   // Issue 27: what a reader of the cost metrics must know about how they were counted.

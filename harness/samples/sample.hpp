@@ -42,24 +42,8 @@ struct RunOverlap {
   bool operator==(const RunOverlap&) const = default;
 };
 
-// Where a value came from, for messages: "file:line" for a value read from a file, "trial t0003 run
-// 1" for a journal's. One name is shared by every value of its file or run: a string per value cost
-// 2M allocations and ~100 MB at 2 x 1M values (harness/bench/analyze_size.sh).
-struct SampleSource {
-  std::shared_ptr<const std::string> name;
-  std::size_t line = 0;                // 1-based line in the file `name`; 0: `name` says it all
-
-  SampleSource() = default;
-  SampleSource(std::shared_ptr<const std::string> file, std::size_t at) : name(std::move(file)), line(at) {}
-  SampleSource(std::string text) : name(std::make_shared<const std::string>(std::move(text))) {}  // NOLINT: implicit
-  std::string text() const {           // "" when unknown
-    if (!name) return {};
-    return line == 0 ? *name : *name + ":" + std::to_string(line);
-  }
-};
-
-// What a journal knows of a run besides its values: the same for the samples of each of its metrics,
-// which share one copy (Sample::facts). Plain input files know none of it.
+// What a journal knows of a run besides its values: the same for the samples of each of its metrics.
+// Plain input files know none of it.
 struct RunFacts {
   std::optional<std::string> boot;     // boot (trial) id when known
   int run_in_boot = 0;                 // 0-based index of the run within its boot
@@ -72,27 +56,47 @@ struct RunFacts {
   std::optional<double> overlap;
 };
 
-// One run's value of one metric. 64 bytes: 2 x 1M values read from files hold 128 MB of them
-// (with the run's facts in each sample they held 448 MB, harness/bench/analyze_size.sh).
+// Where values came from and what is known of their run: one shared copy per input file (its path,
+// no facts) or per journal run ("trial t0003 run 1" and the run's facts), which every value of it
+// points at. A name per value cost 2M allocations and ~100 MB at 2 x 1M values, and a pointer each
+// for the name and the facts 24 bytes a value (harness/bench/analyze_size.sh).
+struct SampleOrigin {
+  std::string name;                    // for messages: a file's path, or "trial t0003 run 1"
+  RunFacts facts;                      // all unknown for a file's values
+};
+
+inline std::shared_ptr<const SampleOrigin> sample_origin(std::string name, RunFacts facts = {}) {
+  return std::make_shared<const SampleOrigin>(SampleOrigin{std::move(name), std::move(facts)});
+}
+
+// One run's value of one metric. 40 bytes: 2 x 1M values read from files hold 80 MB of them
+// (64 bytes and 128 MB with a pointer each for the source and the facts; 224 bytes and 448 MB
+// with the run's facts in each sample).
 struct Sample {
   double value = 0;
   // 0-based position of this run in the overall order of the experiment (both sides).
   // For plain input files without order information it is the index within its side.
   std::int64_t order = 0;
+  std::uint32_t line = 0;              // 1-based line of the value in the file origin->name; 0: the name says it all
   bool order_known = false;            // true when order comes from an interleaved schedule
-  SampleSource source;                 // where the value came from (for messages)
-  std::shared_ptr<const RunFacts> facts;  // null: none known (a file's values)
+  std::shared_ptr<const SampleOrigin> origin;  // null: nothing known (a value made in code)
 
+  // Where the value came from, for messages: "file:line", "trial t0003 run 1", "" when unknown.
+  std::string source() const {
+    if (!origin || origin->name.empty()) return {};
+    return line == 0 ? origin->name : origin->name + ":" + std::to_string(line);
+  }
   // The run's facts; all unknown without any.
   const RunFacts& run() const {
     static const RunFacts none;
-    return facts ? *facts : none;
+    return origin ? origin->facts : none;
   }
 };
+static_assert(sizeof(Sample) <= 40, "2 x 1M samples are 80 MB: keep a Sample this small");
 
-// The facts as one shared copy, for Sample::facts.
-inline std::shared_ptr<const RunFacts> shared_facts(RunFacts facts) {
-  return std::make_shared<const RunFacts>(std::move(facts));
+// A line number as Sample::line keeps it (a file of more than 4G lines says line 0: its name alone).
+inline std::uint32_t sample_line(std::size_t line) {
+  return line <= UINT32_MAX ? static_cast<std::uint32_t>(line) : 0;
 }
 
 // One metric of a comparison: the same named quantity measured on both sides.

@@ -21,9 +21,9 @@ SampleSet paired(int n, double ratio, double spread, Better better = Better::hig
     const double base = 1e9 * (1 + 0.2 * std::sin(i * 1.7));
     const double wobble = 1 + spread * std::sin(i * 2.3 + 0.5);
     m.a.push_back({.value = base, .order = 2 * i, .order_known = true,
-                   .facts = shared_facts({.boot = "a" + std::to_string(i), .block = i})});
+                   .origin = sample_origin("", {.boot = "a" + std::to_string(i), .block = i})});
     m.b.push_back({.value = base * ratio * wobble, .order = 2 * i + 1, .order_known = true,
-                   .facts = shared_facts({.boot = "b" + std::to_string(i), .block = i})});
+                   .origin = sample_origin("", {.boot = "b" + std::to_string(i), .block = i})});
   }
   SampleSet s;
   s.metrics.push_back(std::move(m));

@@ -61,7 +61,7 @@ TEST(Load, SeedDd) {
     EXPECT_FALSE(m.a[i].run().boot.has_value());
     EXPECT_FALSE(m.b[i].run().block.has_value());
   }
-  EXPECT_EQ(m.a[1].source.text(), a.string() + ":11");
+  EXPECT_EQ(m.a[1].source(), a.string() + ":11");
   EXPECT_TRUE(set.failures.empty());
   EXPECT_TRUE(set.notes.empty());
   EXPECT_TRUE(set.context_a.hosts.empty());
@@ -127,7 +127,7 @@ TEST(Load, FioSameJobOnBothSides) {
   EXPECT_EQ(bw->unit, "B/s");
   ASSERT_EQ(bw->a.size(), 2u);  // two documents = two runs
   EXPECT_EQ(bw->a[1].order, 1);
-  EXPECT_EQ(bw->a[1].source.text(), one.string() + ":270");
+  EXPECT_EQ(bw->a[1].source(), one.string() + ":270");
   ASSERT_EQ(bw->b.size(), 2u);
   EXPECT_EQ(bw->b[0].value, 2396745142.0);
   EXPECT_EQ(bw->b[1].value, 3355443200.0);
@@ -181,7 +181,7 @@ TEST(Load, Numbers) {
   ASSERT_EQ(set.metrics[0].b.size(), 3u);
   EXPECT_EQ(set.metrics[0].a[4].value, 12.9);
   EXPECT_EQ(set.metrics[0].a[4].order, 4);
-  EXPECT_EQ(set.metrics[0].a[4].source.text(), a.string() + ":7");
+  EXPECT_EQ(set.metrics[0].a[4].source(), a.string() + ":7");
   EXPECT_EQ(set.metrics[0].b[2].value, 13.9);
 
   // Defaults: metric "value", no unit.
@@ -254,7 +254,7 @@ TEST(Load, ResultsDirectory) {
   EXPECT_EQ(m.a[2].run().boot, "t0003");
   EXPECT_EQ(m.a[2].run().run_in_boot, 1);
   EXPECT_EQ(m.a[2].run().block, 1);
-  EXPECT_EQ(m.a[2].source.text(), "trial t0003 run 1");
+  EXPECT_EQ(m.a[2].source(), "trial t0003 run 1");
   EXPECT_EQ(m.b[1].order, 2);
   EXPECT_EQ(m.b[1].run().boot, "t0002");
   ASSERT_EQ(set.failures.size(), 1u);
@@ -446,7 +446,7 @@ std::string describe(const SampleSet& set) {
         const RunFacts& run = s.run();
         out += std::to_string(s.value) + " " + std::to_string(s.order) + " " + run.boot.value_or("-") + " " +
                std::to_string(run.block.value_or(-1)) + " " + std::to_string(run.overlap.value_or(-1)) + " " +
-               s.source.text() + "\n";
+               s.source() + "\n";
       }
       out += "|\n";
     }

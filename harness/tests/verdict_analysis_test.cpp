@@ -22,9 +22,11 @@ const std::vector<double> kSeedWithSeconds = {2.25993, 1.82438, 1.93856, 1.83405
                                               2.28742, 5.74958, 1.99149, 5.67647, 2.93957};
 
 std::vector<Sample> samples_of(const std::vector<double>& values) {
+  const auto test_origin = sample_origin("test");  // "test:<line>" in messages
   std::vector<Sample> out;
   for (std::size_t i = 0; i < values.size(); ++i) {
-    out.push_back({.value = values[i], .order = static_cast<std::int64_t>(i), .source = "test:" + std::to_string(i + 1)});
+    out.push_back({.value = values[i], .order = static_cast<std::int64_t>(i), .line = sample_line(i + 1),
+                   .origin = test_origin});
   }
   return out;
 }
@@ -252,7 +254,7 @@ TEST(VerdictAnalysis, RunsOfOneBootAreOneUnit) {
         Sample x{.value = (side == Side::a ? 100.0 : 90.0) * (1 + 0.01 * boot) + 0.01 * run,
                  .order = order++,
                  .order_known = true,
-                 .facts = shared_facts({.boot = std::string(side == Side::a ? "a" : "b") + std::to_string(boot),
+                 .origin = sample_origin("", {.boot = std::string(side == Side::a ? "a" : "b") + std::to_string(boot),
                                         .run_in_boot = run,
                                         .block = boot})};
         (side == Side::a ? m.a : m.b).push_back(x);
@@ -586,7 +588,7 @@ SampleSet shared_noise_blocks(bool spread = false) {
         const double ln = (side == Side::a ? f : f + d) + 0.05 * (run - 1);
         (side == Side::a ? m.a : m.b)
             .push_back({.value = 1e9 * std::exp(ln), .order = order++, .order_known = true,
-                        .facts = shared_facts({.boot = std::string(to_string(side)) + std::to_string(k),
+                        .origin = sample_origin("", {.boot = std::string(to_string(side)) + std::to_string(k),
                                                .run_in_boot = run, .block = k})});
       }
     }
@@ -669,7 +671,7 @@ SampleSet pool_blocks(const std::vector<double>& shift, int blocks) {
     for (Side side : {Side::a, Side::b}) {
       (side == Side::a ? s.metrics[0].a : s.metrics[0].b)
           .push_back({.value = 1e9 * std::exp(side == Side::a ? f : f + d), .order = order++, .order_known = true,
-                      .facts = shared_facts({.boot = std::string(to_string(side)) + std::to_string(k), .block = k,
+                      .origin = sample_origin("", {.boot = std::string(to_string(side)) + std::to_string(k), .block = k,
                                              .host = "qemu+tcp://127.0.0.1:1660" + std::to_string(h) + "/system"})});
     }
   }
@@ -729,7 +731,7 @@ SampleSet blocks_of(int blocks, const std::function<double(int)>& a_ln, const st
         const double ln = (side == Side::a ? a_ln(k) : b_ln(k)) + 0.05 * (run - 1);
         (side == Side::a ? m.a : m.b)
             .push_back({.value = 1e9 * std::exp(ln), .order = order++, .order_known = true,
-                        .facts = shared_facts(
+                        .origin = sample_origin("", 
                             {.boot = std::string(to_string(side)) + std::to_string(k), .run_in_boot = run, .block = k,
                              .timing = skew_ms ? std::optional<RunTiming>(timing_of(k, run, side, skew_ms(k, run)))
                                                : std::nullopt,

@@ -64,7 +64,7 @@ SampleSet experiment(double truth, std::mt19937_64& rng) {
         const bool is_a = side == Side::a;
         (is_a ? m.a : m.b)
             .push_back({.value = kBytes / (is_a ? da : db), .order = order++, .order_known = true,
-                        .facts = shared_facts({.boot = std::string(to_string(side)) + std::to_string(k),
+                        .origin = sample_origin("", {.boot = std::string(to_string(side)) + std::to_string(k),
                                                .run_in_boot = r, .block = k, .timing = is_a ? ta : tb,
                                                .overlap = (is_a ? oa : ob).pair})});
       }

@@ -42,8 +42,7 @@ MetricSamples blocks_metric(const Shape& shape, std::uint64_t seed, const std::s
       for (int run = 0; run < shape.runs_per_boot; ++run) {
         (side == Side::a ? m.a : m.b)
             .push_back({.value = boot * std::exp(0.01 * noise(rng)), .order = order++, .order_known = true,
-                        .source = boot_id,
-                        .facts = shared_facts({.boot = boot_id, .run_in_boot = run, .block = k,
+                                                .origin = sample_origin(boot_id, {.boot = boot_id, .run_in_boot = run, .block = k,
                                                .timing = RunTiming{.start = 10.0 * k + run + (side == Side::b ? skew : 0),
                                                                    .end = 10.0 * k + run + 0.6,
                                                                    .load_end = 10.0 * k + run + 0.6},

@@ -29,7 +29,7 @@ std::vector<double> run_values(const std::vector<Sample>& samples, const std::st
     if (!(x.value > 0) || !std::isfinite(x.value)) {
       throw Error(fmt::format("{}: metric '{}' on side {} has value {}: values must be positive and finite "
                               "(they are compared as ratios)",
-                              x.source.text().empty() ? std::string("input") : x.source.text(), metric, to_string(side),
+                              x.source().empty() ? std::string("input") : x.source(), metric, to_string(side),
                               x.value));
     }
     runs.push_back(x.value);
@@ -124,7 +124,7 @@ void check_ratio_range(const MetricAnalysis& m) {
   const Sample* lo = extreme_run(m.a.samples, m.b.samples, false);
   const Sample* hi = extreme_run(m.a.samples, m.b.samples, true);
   if (!lo || std::log(hi->value) - std::log(lo->value) <= kMaxLogSpan) return;
-  auto where = [](const Sample& x) { return x.source.text().empty() ? std::string("input") : x.source.text(); };
+  auto where = [](const Sample& x) { return x.source().empty() ? std::string("input") : x.source(); };
   throw Error(fmt::format("{}: metric '{}' has value {:g}, and {} has {:g}: they are {:.0f} orders of magnitude apart, "
                           "too far for their ratio to be a number; check the units of these inputs",
                           where(*hi), m.name, hi->value, where(*lo), lo->value,
