@@ -111,7 +111,19 @@ class RemoteE2ETest : public ::testing::Test {
     const json plan = json::parse(read_file(d / "plan.json"));
     ASSERT_EQ(plan.at("trials").size(), 4u);
     EXPECT_EQ(lines_of(d / "journal.jsonl").size(), 4u * 2);
-    for (const auto& line : lines_of(d / "journal.jsonl")) EXPECT_EQ(json::parse(line).at("outcome"), "ok") << line;
+    for (const auto& line : lines_of(d / "journal.jsonl")) {
+      const json entry = json::parse(line);
+      EXPECT_EQ(entry.at("outcome"), "ok") << line;
+      // The host's cost of each run over the connection (issue 27): libvirt's domain statistics, its
+      // cpu.time (no QEMU on this machine to count by schedstat), and the disk's bytes the run moved.
+      ASSERT_TRUE(entry.contains("cost") && entry["cost"].contains("host")) << "no host cost: " << line;
+      const json& host = entry["cost"]["host"];
+      EXPECT_EQ(host.value("cpu_clock", ""), "libvirt") << line;
+      EXPECT_GT(host.at("cpu").get<double>(), 0) << line;
+      EXPECT_GE(host.at("disk_bytes").get<double>(), 0.95 * entry["cost"].at("tool_bytes").get<double>() *
+                                                         entry["cost"].at("tool_runs").get<double>())
+          << line;
+    }
     for (const auto& t : plan.at("trials")) {
       const fs::path trial = d / "trials" / t.at("id").get<std::string>();
       const std::string console = read_file(trial / "console.log");
