@@ -28,6 +28,7 @@ struct NightlyArgs {
   std::string config;
   std::string history = "nightly";
   std::string connect;
+  bool reanchor = false;
 };
 
 }  // namespace
@@ -67,7 +68,7 @@ int nightly_command(const NightlyArgs& args) {
   BuildingPreparer preparer([&](const std::string& s) { observer.note(s); });
   std::unique_ptr<LibvirtDriver> driver;
   const NightEnd end = run_night(
-      x, history, {.uri = uri},
+      x, history, {.uri = uri, .reanchor = args.reanchor},
       {.connect = [&]() -> GuestDriver& { return *(driver = connect_libvirt(uri, observer)); },
        .preparer = preparer,
        .observer = observer,
@@ -169,7 +170,8 @@ Command add_nightly(CLI::App& app) {
       "path each night), recipe (the kernel recipe whose config, fragments and make_args "
       "every commit is built with), drift_every, and [nightly.bisect] max_boots, max_wall_time, max_steps (README, "
       "Nightly CI). A is the last good commit of the history (on a rebased tree: its merge base with the head), B "
-      "the branch head, built as A plus the commits between them in one kept build tree; nothing runs when the head "
+      "the branch head, built as A plus the commits between them in one kept build tree (of the anchor commit the "
+      "history keeps: --reanchor); nothing runs when the head "
       "has not moved. Both run co-scheduled with sequential stopping (schedule.design = \"co-scheduled\", "
       "[schedule.sequential] enabled = true: a file that says otherwise is refused). A regression is bisected over the first-parent commits between A and B. Every drift_every "
       "nights the head is also compared with the last good commit of that many nights before.\n"
@@ -181,6 +183,9 @@ Command add_nightly(CLI::App& app) {
       ->required();
   sub->add_option("--history", args->history, "The history directory (kept between nights)")->default_str("./nightly");
   sub->add_option("--connect", args->connect, "libvirt URI (default: the embedded QEMU driver, no daemon)");
+  sub->add_flag("--reanchor", args->reanchor,
+                "Build tonight's kernels from nightly.base again (A when it is not an ancestor of A), not from the "
+                "anchor the history keeps: a new build tree, built from scratch; the nights after keep the new one");
   return {sub, [args] { return nightly_command(*args); }};
 }
 

@@ -48,7 +48,7 @@ json to_json(const NightRecord& r) {
   json j = {{"key", {{"tree", r.url}, {"branch", r.branch}, {"a", r.a}, {"b", r.b},
                      {"experiment_sha256", r.experiment_sha256}}},
             {"night", r.night}, {"date", r.date}, {"experiment", r.experiment}, {"url", r.url},
-            {"a_reason", r.a_reason}, {"a_why", r.a_why}, {"commits", commits_json(r.commits)},
+            {"a_reason", r.a_reason}, {"a_why", r.a_why}, {"anchor", r.anchor}, {"commits", commits_json(r.commits)},
             {"outcome", r.outcome}, {"detail", r.detail}, {"exit_code", r.exit_code}, {"good", r.good},
             {"margin", r.margin}, {"metrics", metrics_json(r.metrics)}, {"report", r.report}, {"run_dir", r.run_dir},
             {"bisection", nullptr}, {"drift", nullptr}, {"unchanged_checks", r.unchanged_checks},
@@ -115,6 +115,8 @@ void read_json(const JsonField& f, NightRecord& r) {
                   .experiment = f.required<std::string>("experiment"),
                   .a_reason = f.required<std::string>("a_reason"),
                   .a_why = f.required<std::string>("a_why"),
+                  // Absent on a line written before the anchor was kept (history.hpp).
+                  .anchor = f.value_or<std::string>("anchor", ""),
                   .commits = f.required<std::vector<CommitInfo>>("commits"),
                   .outcome = f.required<std::string>("outcome"),
                   .detail = f.required<std::string>("detail"),
@@ -172,6 +174,14 @@ std::optional<std::string> last_good(const std::vector<NightRecord>& lines, cons
                                      const std::string& branch) {
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     if (it->url == url && it->branch == branch && it->good) return it->b;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> last_anchor(const std::vector<NightRecord>& lines, const std::string& url,
+                                       const std::string& branch) {
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (it->url == url && it->branch == branch && !it->anchor.empty()) return it->anchor;
   }
   return std::nullopt;
 }

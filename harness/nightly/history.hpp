@@ -13,8 +13,20 @@
 // it is read as that URL's, so an old history goes on where it was (and the next night rewrites it
 // with URL keys), even when its nights ran in different clones.
 //
-// Each line: the key; the night's name and time; both commits and why A is A; the commits between
-// them; per metric the estimate, interval, verdict and whether it was judged; the outcome and the
+// The anchor is kept. Every kernel of a night is built from one anchor commit, A's difference from
+// it as patch 0000 and each commit after A as one patch more (night.hpp), and the kernel cache keys a
+// build tree by that commit (kernels/source_tree.cpp): a night that builds from the anchor of the
+// nights before applies its patches in their kept build tree and recompiles only what they touch,
+// where a new anchor exports a new source tree and builds it from scratch. So a night builds from the
+// anchor of the tree's newest line that has one (the same url and branch) while it is an ancestor of
+// A, and records it on its own line. It resolves nightly.base again, or takes A when the base is not
+// an ancestor of A, on the first night, when the kept anchor is no longer an ancestor of A (a rebased
+// tree, or a clone that lacks it), and when run with `abvm nightly --reanchor` (a patch 0000 grown
+// large since the anchor, or a new base); the nights after keep that one. A line written before the
+// anchor was kept (abvm up to 53e7f15) has none ("" here): the next night anchors as the first would.
+//
+// Each line: the key; the night's name and time; both commits and why A is A; the anchor; the
+// commits between them; per metric the estimate, interval, verdict and whether it was judged; the outcome and the
 // exit code; the bisection's outcome (culprits, or the range the budget left); the drift comparison
 // when the night made one; the abvm version and the host. Written by abvm nightly, read by abvm
 // history and abvm export --kcidb.
@@ -71,6 +83,7 @@ struct NightRecord {
   std::string experiment;      // the experiment's name
   std::string a_reason;        // commits.hpp to_string(BaseReason)
   std::string a_why;
+  std::string anchor;          // the commit its kernels were built from (above); "" when it built none
   std::vector<CommitInfo> commits;  // between A and B, oldest first
   // regression, no_change, improvement, inconclusive (the run's verdict); unchanged (nothing to run);
   // infrastructure (exit 3), interrupted (exit 130)
@@ -125,6 +138,10 @@ class History {
 // B of the newest good line of the tree at `url` and `branch`, or nullopt (the first night).
 std::optional<std::string> last_good(const std::vector<NightRecord>& lines, const std::string& url,
                                      const std::string& branch);
+
+// The anchor of the newest line of the tree at `url` and `branch` that has one, or nullopt.
+std::optional<std::string> last_anchor(const std::vector<NightRecord>& lines, const std::string& url,
+                                       const std::string& branch);
 
 // The nights of the tree at `url` and `branch` that ran, oldest first.
 std::vector<NightRecord> ran_nights(const std::vector<NightRecord>& lines, const std::string& url,

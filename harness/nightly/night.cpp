@@ -121,10 +121,11 @@ class Night {
   NightEnd finish(NightRecord r, const fs::path& dir, int exit_code);
   NightEnd measure(NightRecord& r, const Experiment& e, const Kernels& k, const std::vector<NightRecord>& lines,
                    const fs::path& dir);
-  std::string anchor_for(const std::string& a) const {
-    const std::string base = resolve_commit(x_.nightly.tree, x_.nightly.base);
-    return is_ancestor(x_.nightly.tree, base, a) ? base : a;
-  }
+  struct Anchor {
+    std::string commit;
+    std::string why;  // plain words, for the night's notes
+  };
+  Anchor anchor_for(const std::vector<NightRecord>& lines, const std::string& a) const;
 
   const NightlyExperiment& x_;
   const History& h_;
@@ -132,6 +133,29 @@ class Night {
   const NightCollaborators& c_;
   GuestDriver* driver_ = nullptr;
 };
+
+// The commit a comparison's kernels are built from, A being `a` (history.hpp says how it is chosen
+// and kept): the anchor of the tree's newest night before while it is an ancestor of `a`, else
+// nightly.base while it is one, else `a`.
+Night::Anchor Night::anchor_for(const std::vector<NightRecord>& lines, const std::string& a) const {
+  const NightlySettings& n = x_.nightly;
+  const std::optional<std::string> kept = last_anchor(lines, n.url, n.branch);
+  if (kept && !o_.reanchor && is_ancestor(n.tree, *kept, a)) {
+    return {.commit = *kept, .why = "the anchor of the nights before: their kept build tree"};
+  }
+  const std::string base = resolve_commit(n.tree, n.base);
+  Anchor out{.commit = is_ancestor(n.tree, base, a) ? base : a};
+  const std::string chosen = out.commit == base ? fmt::format("nightly.base {}", n.base) : "A";
+  if (!kept) {
+    out.why = fmt::format("{}: no night before recorded one: a new build tree", chosen);
+  } else if (o_.reanchor) {
+    out.why = fmt::format("{} instead of the kept {} (--reanchor): a new build tree", chosen, short_sha(*kept));
+  } else {
+    out.why = fmt::format("{}: the kept {} is no longer an ancestor of A (a rebased tree, or a clone without it): a "
+                          "new build tree", chosen, short_sha(*kept));
+  }
+  return out;
+}
 
 Comparison Night::compare(const Experiment& e, const fs::path& root) {
   const ResultsDir rd = start_run(e, make_plan(e, choose_seed(e)), root, x_.file, o_.uri);
@@ -239,7 +263,7 @@ std::optional<DriftResult> Night::drift(const std::vector<NightRecord>& lines, c
   }
   c_.observer.note(fmt::format("drift: {} against {}, the last good commit {} nights before", short_sha(b),
                                short_sha(old), n.drift_every));
-  const Kernels k = write_kernels(x_, anchor_for(old), old, b, dir / "kernels");
+  const Kernels k = write_kernels(x_, anchor_for(lines, old).commit, old, b, dir / "kernels");
   if (k.series.patches.empty()) return std::nullopt;
   const Experiment e = comparison_experiment(x_, k.recipes.front(), k.recipes.back(), old, b, dir / "experiment.toml");
   const Comparison cmp = compare(e, dir / "run");
@@ -303,7 +327,10 @@ NightEnd Night::run() {
   }
   const fs::path dir = create_results_dir(h_.nights(), short_sha(nc.b), o_.now);
   r.night = dir.filename().string();
-  const Kernels k = write_kernels(x_, anchor_for(nc.a), nc.a, nc.b, dir / "kernels");
+  const Anchor anchor = anchor_for(lines, nc.a);
+  c_.observer.note(fmt::format("anchor: {} ({})", short_sha(anchor.commit), anchor.why));
+  r.anchor = anchor.commit;
+  const Kernels k = write_kernels(x_, r.anchor, nc.a, nc.b, dir / "kernels");
   r.commits = k.commits;
   if (k.series.patches.empty()) {
     r.outcome = "unchanged";

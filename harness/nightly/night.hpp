@@ -9,9 +9,9 @@
 //   night.json              the night's history line
 //   experiment.toml         the night's A/B experiment (the file's, with the night's kernels)
 //   kernels/kernel-<k>.toml A (k = 0) plus the first k commits: the recipes abvm bisect writes,
-//                           of nightly.tree at one anchor commit (nightly.base while it is an
-//                           ancestor of A, else A) with A as one patch on it, so that every night
-//                           builds in the same kept build tree and recompiles only what changed
+//                           of nightly.tree at one anchor commit with A as one patch on it (0000);
+//                           the anchor is kept from night to night (history.hpp), so that every
+//                           night builds in the same kept build tree and recompiles only what changed
 //   run/<experiment>-<time>/  the A/B run (journal, analysis.json, report.html)
 //   bisect/<experiment>-bisect-<time>/  the bisection, when the night regressed
 //   drift/                  the drift comparison's kernels, experiment and run, when one was due
@@ -43,6 +43,7 @@ struct NightCollaborators {
 
 struct NightOptions {
   std::string uri;                        // recorded in run.json and bisect-plan.json
+  bool reanchor = false;                  // nightly.base again, not the history's anchor (history.hpp)
   std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
 };
 

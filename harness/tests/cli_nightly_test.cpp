@@ -2,8 +2,8 @@
 // one fake driver, over a small git tree made here. A kernel's speed is scripted by what its
 // commits add (a file holding SLOW: 0.57x; each file holding CREEP: 0.94x), read from the patches
 // of the recipe the night wrote, so the test sees what the night really built. Covers the three
-// nights of the rehearsal (the base, a harmless commit, a culprit and a harmless commit), a night
-// run again, a head that has not moved, an interrupted night, a rebased tree, the drift
+// nights of the rehearsal (the base, a harmless commit, a culprit and a harmless commit), a night run again, a head that has not moved, an interrupted night, a
+// rebased tree, the anchor kept from night to night, the drift
 // comparison, the bisection's wall-time budget, and the command's door through the real binary.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -23,6 +23,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/process.hpp"
+#include "core/vocabulary.hpp"
 #include "environment_skip.hpp"
 #include "fake_driver.hpp"
 #include "kernels/kernel.hpp"
@@ -96,6 +97,7 @@ class NightlyTest : public ::testing::Test {
   std::function<bool()> stop = [] { return false; };
   std::chrono::steady_clock::time_point now{};
   std::chrono::minutes tick{0};  // how far the clock moves each time the bisection looks at it
+  bool reanchor = false;         // abvm nightly --reanchor
   std::optional<NightlyExperiment> x;
 
   void SetUp() override {
@@ -128,10 +130,11 @@ class NightlyTest : public ::testing::Test {
     fs::remove_all(root);
   }
 
-  void write_nightly(const std::string& extra) {
+  // `base_rev`: nightly.base, when not the base commit's sha.
+  void write_nightly(const std::string& extra, const std::string& base_rev = "") {
     write_file_atomic(root / "nightly.toml",
-                      "name = \"tree\"\n[nightly]\ntree = \"tree\"\nbranch = \"master\"\nbase = \"" + base +
-                          "\"\nurl = \"" + kUrl + "\"\nrecipe = \"recipe.toml\"\n" + extra +
+                      "name = \"tree\"\n[nightly]\ntree = \"tree\"\nbranch = \"master\"\nbase = \"" +
+                          (base_rev.empty() ? base : base_rev) + "\"\nurl = \"" + kUrl + "\"\nrecipe = \"recipe.toml\"\n" + extra +
                           "\n[guest]\naccelerator = \"tcg\"\n[disk]\nsize = \"1M\"\n"
                           "[[workload]]\nname = \"dd-write\"\ntype = \"dd\"\nrepetitions = 2\n[schedule]\n"
                           "boots_per_side = 10\ndesign = \"co-scheduled\"\nmin_overlap = 0.0\n"
@@ -143,7 +146,7 @@ class NightlyTest : public ::testing::Test {
 
   NightEnd night() {
     const History h(root / "history");
-    return run_night(*x, h, {.uri = "fake:///night"},
+    return run_night(*x, h, {.uri = "fake:///night", .reanchor = reanchor},
                      {.connect = [this]() -> GuestDriver& { return driver; },
                       .preparer = preparer,
                       .observer = notes,
@@ -179,6 +182,11 @@ class NightlyTest : public ::testing::Test {
     return culprit;
   }
   fs::path night_dir(std::size_t i) const { return root / "history" / "nights" / history().at(i).night; }
+  // The recipe of the night's kernel k (A plus its first k commits), as the night wrote it.
+  KernelRecipe kernel_of(const NightEnd& n, int k) const {
+    return load_kernel_recipe(
+        (root / "history" / "nights" / n.record.night / "kernels" / fmt::format("kernel-{}.toml", k)).string());
+  }
 
   // python3-jsonschema's verdict on `data` against report/kcidb_schema.json, as kcidb-io validates
   // (Draft 7 with its format checker): "" when valid, else the error.
@@ -311,6 +319,89 @@ TEST_F(NightlyTest, ARebasedTreeIsComparedWithTheMergeBase) {
   EXPECT_EQ(n.record.b, rebased);
   EXPECT_EQ(n.record.a_reason, "merge_base");
   EXPECT_NE(n.record.a_why.find("rebased"), std::string::npos) << n.record.a_why;
+}
+
+// nightly.base named by the branch ("master~1", as configs/nightly.toml names it) moves with the
+// head; the anchor does not: nights 2 and 3 build from night 1's anchor, in its kept build tree, with
+// A's difference from it as patch 0000. --reanchor starts again from nightly.base.
+TEST_F(NightlyTest, ASymbolicBaseKeepsTheFirstNightsAnchor) {
+  write_nightly("", "master~1");
+  repo.commit("one", {{"one.txt", "ONE\n"}});
+  const NightEnd n1 = night();
+  ASSERT_EQ(n1.record.outcome, "no_change");
+  EXPECT_EQ(n1.record.a, base) << "the first night: master~1";
+  EXPECT_EQ(n1.record.anchor, base);
+  repo.commit("two", {{"two.txt", "TWO\n"}});
+  const NightEnd n2 = night();
+  const std::string c3 = repo.commit("three", {{"three.txt", "THREE\n"}});
+  const NightEnd n3 = night();
+  for (const NightEnd* n : {&n2, &n3}) {
+    ASSERT_EQ(n->record.outcome, "no_change") << n->record.detail;
+    EXPECT_EQ(n->record.anchor, base) << "not master~1, which is A " << n->record.a;
+    for (const int k : {0, 1}) {
+      const KernelRecipe r = kernel_of(*n, k);
+      EXPECT_EQ(r.commit, base) << n->record.night << " kernel " << k;
+      ASSERT_EQ(r.patches.size(), static_cast<std::size_t>(k + 1));
+      EXPECT_EQ(r.patches[0].name, fmt::format("0000-{}..{}.patch", short_sha(base), short_sha(n->record.a)));
+    }
+  }
+  // Night 3's patch 0000 is base..A, both commits before A; its own commit is patch 0001.
+  const std::string squash = read_file(kernel_of(n3, 0).patches[0].path);
+  EXPECT_NE(squash.find("+ONE"), std::string::npos) << squash;
+  EXPECT_NE(squash.find("+TWO"), std::string::npos) << squash;
+  EXPECT_EQ(squash.find("+THREE"), std::string::npos) << squash;
+  for (const auto& line : history()) EXPECT_EQ(line.anchor, base) << line.night;
+  // --reanchor: master~1 (A, night 3's head) again, and the nights after keep it.
+  repo.commit("four", {{"four.txt", "FOUR\n"}});
+  reanchor = true;
+  const NightEnd n4 = night();
+  EXPECT_EQ(n4.record.a, c3);
+  EXPECT_EQ(n4.record.anchor, c3);
+  EXPECT_EQ(kernel_of(n4, 0).commit, c3);
+  EXPECT_TRUE(kernel_of(n4, 0).patches.empty()) << "A is the anchor: no patch 0000";
+  EXPECT_EQ(last_anchor(history(), kUrl, "master"), c3);
+}
+
+// A rebased tree: the kept anchor is no longer an ancestor of A (the merge base), nor is nightly.base
+// (master~1, in the rebased commits): the night anchors at A, says why, and the nights after keep it.
+TEST_F(NightlyTest, ARebasedTreeAnchorsAgain) {
+  write_nightly("", "master~1");
+  const std::string c1 = repo.commit("one", {{"one.txt", "ONE\n"}});
+  repo.commit("two", {{"two.txt", "TWO\n"}});
+  ASSERT_EQ(night().record.anchor, c1);
+  repo.git({"reset", "-q", "--hard", base});
+  repo.commit("one, rebased", {{"one.txt", "ONE rebased\n"}});
+  const std::string head = repo.commit("two, rebased", {{"two.txt", "TWO rebased\n"}});
+  const NightEnd n2 = night();
+  EXPECT_EQ(n2.record.a, base);
+  EXPECT_EQ(n2.record.a_reason, "merge_base");
+  EXPECT_EQ(n2.record.anchor, base) << "A";
+  EXPECT_EQ(kernel_of(n2, 0).commit, base);
+  EXPECT_NE(std::find(notes.lines.begin(), notes.lines.end(),
+                      fmt::format("anchor: {} (A: the kept {} is no longer an ancestor of A (a rebased tree, or a clone "
+                                  "without it): a new build tree)", short_sha(base), short_sha(c1))),
+            notes.lines.end());
+  repo.commit("three", {{"three.txt", "THREE\n"}});
+  const NightEnd n3 = night();
+  EXPECT_EQ(n3.record.a, head);
+  EXPECT_EQ(n3.record.anchor, base) << "kept, not master~1";
+  EXPECT_EQ(kernel_of(n3, 1).commit, base);
+}
+
+// A history written before the anchor was kept (abvm up to 53e7f15): its lines read without one, and
+// the next night anchors as a first night would.
+TEST_F(NightlyTest, AHistoryWithoutAnchorsAnchorsAtTheBase) {
+  write_nightly("", "master~1");
+  const std::string c1 = repo.commit("one", {{"one.txt", "ONE\n"}});
+  ASSERT_EQ(night().record.outcome, "no_change");
+  nlohmann::json old = to_json(history().at(0));
+  old.erase("anchor");
+  write_file_atomic(root / "history" / "history.jsonl", old.dump() + "\n");
+  EXPECT_EQ(history().at(0).anchor, "");
+  repo.commit("two", {{"two.txt", "TWO\n"}});
+  const NightEnd n = night();
+  EXPECT_EQ(n.record.a, c1);
+  EXPECT_EQ(n.record.anchor, c1) << "nightly.base master~1, which is A";
 }
 
 TEST_F(NightlyTest, TheDriftComparisonCatchesACreepOfSubMarginSteps) {

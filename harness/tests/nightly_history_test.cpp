@@ -1,6 +1,6 @@
 // nightly/history: one line per night keyed by the tree's URL, branch, A, B and the experiment's
 // hash; a night written again replaces its line; the last good commit; lines keyed by a local path
-// (before the key was the URL) read as their URL's; strict reading.
+// (before the key was the URL) read as their URL's; the kept anchor; strict reading.
 #include "nightly/history.hpp"
 
 #include <fmt/format.h>
@@ -121,6 +121,7 @@ TEST_F(NightlyHistoryTest, EveryFieldSurvivesTheRoundTrip) {
                                 .boots_per_side = 30};
   r.drift = DriftResult{.a = "a0", .verdict = "no_change", .metrics = r.metrics, .report = "r.html"};
   r.unchanged_checks = 2;
+  r.anchor = "a0";
   h.put(r);
   const NightRecord back = h.read().at(0);
   EXPECT_EQ(to_json(back), to_json(r));
@@ -148,6 +149,30 @@ TEST_F(NightlyHistoryTest, AMetricReportedNotJudgedStaysSoAndAnOlderLineIsJudged
   ASSERT_EQ(old.metrics.size(), 2u);
   EXPECT_TRUE(old.metrics[0].judged);
   EXPECT_TRUE(old.metrics[1].judged) << "a line from before judged was kept reads as it was shown: judged";
+}
+
+// The anchor a night builds from is the newest the tree's lines recorded (a night that built
+// nothing records none); a line written before the anchor was kept reads without one.
+TEST_F(NightlyHistoryTest, TheKeptAnchorIsTheNewestRecordedAndAnOlderLineHasNone) {
+  NightRecord first = night("a", "b", "no_change", true), second = night("b", "c", "no_change", true);
+  first.anchor = "a0";
+  h.put(first);
+  h.put(second);  // built nothing
+  EXPECT_EQ(last_anchor(h.read(), kUrl, "master"), "a0");
+  EXPECT_EQ(last_anchor(h.read(), kUrl, "other"), std::nullopt);
+  NightRecord fork = night("c", "d", "no_change", true);
+  fork.url = "https://example.org/fork.git";
+  fork.anchor = "f0";
+  h.put(fork);
+  EXPECT_EQ(last_anchor(h.read(), kUrl, "master"), "a0") << "another tree's anchor is not this one's";
+
+  nlohmann::json older = to_json(first);
+  older.erase("anchor");
+  write_file_atomic(h.file(), older.dump() + "\n");
+  const auto lines = h.read();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].anchor, "");
+  EXPECT_EQ(last_anchor(lines, kUrl, "master"), std::nullopt);
 }
 
 TEST_F(NightlyHistoryTest, ADamagedLineIsAnErrorNamingFileLineAndField) {
