@@ -244,6 +244,19 @@ BisectionResult Night::bisect(const Experiment& e, const Kernels& k, const fs::p
           .boots_per_side = end.boots_per_side};
 }
 
+// The night's report names what its bisection found: the run wrote the report before the
+// bisection began, so the bisection's section goes in once it has ended (the history links the
+// report as the night's).
+void write_bisection_into_report(const fs::path& report, const BisectionResult& b, const History& h) {
+  ReportBisection section{.outcome = b.outcome, .end = b.end, .steps = b.steps, .boots_per_side = b.boots_per_side,
+                          .href = fs::relative(h.dir() / b.report, report.parent_path()).string()};
+  for (const auto& c : b.culprits) {
+    auto& range = section.culprits.emplace_back();
+    for (const auto& commit : c.commits) range.push_back({.commit = commit.commit, .subject = commit.subject});
+  }
+  write_file_atomic(report, with_bisection_section(read_file(report), section));
+}
+
 // Every drift_every nights that ran, the head against the A of the night drift_every nights before
 // (the last good commit then): a creep of steps each under the margin shows there.
 std::optional<DriftResult> Night::drift(const std::vector<NightRecord>& lines, const std::string& a,
@@ -374,6 +387,7 @@ NightEnd Night::measure(NightRecord& r, const Experiment& e, const Kernels& k, c
   if (cmp.analysis->verdict == Verdict::regression) {
     c_.observer.note(fmt::format("night: regression; bisecting the {} commit(s) between A and B", k.series.patches.size()));
     r.bisection = bisect(e, k, cmp.dir, dir / "bisect");
+    write_bisection_into_report(ResultsDir(cmp.dir).report_html(), *r.bisection, h_);
     if (r.bisection->end == "interrupted") exit_code = static_cast<int>(ExitCode::interrupted);
   } else if (!c_.stop_requested()) {
     r.drift = drift(lines, r.a, r.b, dir / "drift");

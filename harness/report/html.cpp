@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/resources.hpp"
+#include "core/vocabulary.hpp"
 #include "report/format.hpp"
 #include "report/wording.hpp"
 
@@ -411,7 +413,64 @@ std::string replace_once(std::string text, std::string_view key, const std::stri
   return text.replace(at, key.size(), value);
 }
 
+constexpr std::string_view kSectionEnd = "</section>\n";
+constexpr std::string_view kBisectionOpen = "<section class=\"bisection\" id=\"bisection\">\n";
+
+std::string commit_words(const ReportCommit& c) {
+  return fmt::format("<code title=\"{}\">{}</code> {}", e(c.commit), e(short_sha(c.commit)), e(c.subject));
+}
+
+// What the bisection says in one sentence: the commit, the range left, or that it named none.
+std::string bisection_sentence(const ReportBisection& b) {
+  const bool exact = std::all_of(b.culprits.begin(), b.culprits.end(), [](const auto& c) { return c.size() == 1; });
+  if (b.culprits.empty()) {
+    return fmt::format("The bisection of this regression named no commit ({}: {}).", e(b.outcome), e(b.end));
+  }
+  if (b.outcome == "culprits" && exact) {
+    return fmt::format("The bisection of this regression names the commit{} that made it:",
+                       b.culprits.size() > 1 ? "s" : "");
+  }
+  if (b.outcome == "culprits") {
+    return fmt::format("The bisection of this regression narrowed it to a range ({}):", e(b.end));
+  }
+  return fmt::format("The bisection of this regression ended before naming one commit ({}: {}); the culprit is in "
+                     "the range it left:", e(b.outcome), e(b.end));
+}
+
+std::string bisection_section(const ReportBisection& b) {
+  std::string out = std::string(kBisectionOpen) + "<h2>Bisection <span class=\"badge\">" + e(b.outcome) +
+                    "</span></h2>\n<p>" + bisection_sentence(b) + "</p>\n";
+  if (!b.culprits.empty()) out += "<ul class=\"culprits\">\n";
+  for (const auto& c : b.culprits) {
+    if (c.size() == 1) {
+      out += "<li class=\"culprit\">" + commit_words(c.front()) + "</li>\n";
+      continue;
+    }
+    out += fmt::format("<li class=\"range\">one of these {} commits:<ul>\n", c.size());
+    for (const auto& commit : c) out += "<li>" + commit_words(commit) + "</li>\n";
+    out += "</ul></li>\n";
+  }
+  if (!b.culprits.empty()) out += "</ul>\n";
+  out += fmt::format("<p>{} steps, {} boots per side: <a href=\"{}\">the bisection's page</a> shows each step with "
+                     "its own report.</p>\n",
+                     b.steps, b.boots_per_side, e(b.href));
+  return out + std::string(kSectionEnd);
+}
+
 }  // namespace
+
+std::string with_bisection_section(std::string report_html, const ReportBisection& bisection) {
+  const std::string section = bisection_section(bisection);
+  if (const auto at = report_html.find(kBisectionOpen); at != std::string::npos) {
+    const auto end = report_html.find(kSectionEnd, at);
+    const auto length = end == std::string::npos ? std::string::npos : end + kSectionEnd.size() - at;
+    return report_html.replace(at, length, section);
+  }
+  const auto verdict = report_html.find("id=\"verdict\"");
+  const auto after = verdict == std::string::npos ? std::string::npos : report_html.find(kSectionEnd, verdict);
+  if (after == std::string::npos) throw Error("the HTML report has no verdict section to put the bisection after");
+  return report_html.insert(after + kSectionEnd.size(), section);
+}
 
 std::string html_escape(std::string_view text) {
   std::string out;

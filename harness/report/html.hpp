@@ -68,6 +68,24 @@ std::vector<FailedTrial> failures_from_report(const ReportModel& report);
 // Throws Error when the template lacks {{title}} or {{body}}.
 std::string html_report(const HtmlInputs& inputs);
 
+// What a bisection of the run's regression found, for the run's report (abvm nightly bisects a night
+// that regressed after its report is written, and names the culprit in it).
+struct ReportCommit {
+  std::string commit, subject;             // the full sha (shown short) and the subject line
+};
+struct ReportBisection {
+  std::string outcome;                     // "culprits", "no-regression", "unsettled", "stopped" ...
+  std::string end;                         // why it ended: "searched", "wall time (3h spent)" ...
+  std::vector<std::vector<ReportCommit>> culprits;  // each the culprit (one commit) or the range that holds it
+  int steps = 0, boots_per_side = 0;
+  std::string href;                        // the bisection's page, relative to the report
+};
+
+// `report_html` (html_report's) with a section after the verdict that names the bisection's culprit,
+// or the range it left and why it ended, and links its page; a section written before is replaced.
+// Error when the report has no verdict section.
+std::string with_bisection_section(std::string report_html, const ReportBisection& bisection);
+
 // The template with `title` (escaped here) and `body` (HTML) in its placeholders, as html_report
 // fills it; for the other pages abvm writes (bisect.html). Error when a placeholder is missing.
 std::string fill_html_template(const std::string& template_html, std::string_view title, const std::string& body);

@@ -2,7 +2,8 @@
 // one fake driver, over a small git tree made here. A kernel's speed is scripted by what its
 // commits add (a file holding SLOW: 0.57x; each file holding CREEP: 0.94x), read from the patches
 // of the recipe the night wrote, so the test sees what the night really built. Covers the three
-// nights of the rehearsal (the base, a harmless commit, a culprit and a harmless commit), a night run again, a head that has not moved, an interrupted night, a
+// nights of the rehearsal (the base, a harmless commit, a culprit and a harmless commit, named in
+// the night's report), a night run again, a head that has not moved, an interrupted night, a
 // rebased tree, the anchor kept from night to night, the drift
 // comparison, the bisection's wall-time budget, and the command's door through the real binary.
 #include <fmt/format.h>
@@ -187,6 +188,8 @@ class NightlyTest : public ::testing::Test {
     return load_kernel_recipe(
         (root / "history" / "nights" / n.record.night / "kernels" / fmt::format("kernel-{}.toml", k)).string());
   }
+  // The night's report.html (the history's link "report").
+  std::string report_of(const NightEnd& n) const { return read_file(root / "history" / n.record.report); }
 
   // python3-jsonschema's verdict on `data` against report/kcidb_schema.json, as kcidb-io validates
   // (Draft 7 with its format checker): "" when valid, else the error.
@@ -255,6 +258,18 @@ TEST_F(NightlyTest, TheRehearsalsThreeNights) {
   EXPECT_EQ(n3.record.bisection->culprits[0].commits[0].commit, culprit);
   EXPECT_EQ(n3.record.bisection->culprits[0].commits[0].subject, "virtio_blk: bounce every request");
   EXPECT_TRUE(fs::exists(root / "history" / n3.record.bisection->report));
+  // The night's report, written by its run before the bisection began, names the culprit after the
+  // verdict and links the bisection's page.
+  const std::string report = report_of(n3);
+  EXPECT_NE(report.find(fmt::format("<li class=\"culprit\"><code title=\"{}\">{}</code> virtio_blk: bounce every "
+                                    "request</li>", culprit, short_sha(culprit))),
+            std::string::npos)
+      << report;
+  EXPECT_LT(report.find("id=\"verdict\""), report.find("id=\"bisection\""));
+  std::smatch link;
+  ASSERT_TRUE(std::regex_search(report, link, std::regex("<a href=\"([^\"]+)\">the bisection's page</a>")));
+  EXPECT_EQ(fs::weakly_canonical((root / "history" / n3.record.report).parent_path() / link[1].str()),
+            fs::weakly_canonical(root / "history" / n3.record.bisection->report));
   // The bisection's first question, the head against A, is the night's own comparison: judged from
   // the night's results at the step's level, not measured again. Steps 2 and 3 ran; step 1 has no
   // results directory of its own.
@@ -619,6 +634,11 @@ TEST_F(NightlyTest, TheBisectionStopsAtItsWallTimeAndReportsTheRangeLeft) {
   ASSERT_EQ(n.record.bisection->culprits[0].commits.size(), 2u) << "the range the budget left: both commits";
   EXPECT_EQ(n.record.bisection->culprits[0].commits[0].commit, one);
   EXPECT_EQ(n.record.bisection->culprits[0].commits[1].commit, two);
+  // The night's report says so too: why the bisection ended, and the range it left.
+  const std::string report = report_of(n);
+  EXPECT_NE(report.find("ended before naming one commit (stopped: wall time (30m spent))"), std::string::npos) << report;
+  EXPECT_NE(report.find("one of these 2 commits"), std::string::npos);
+  for (const auto& c : {one, two}) EXPECT_NE(report.find("<code title=\"" + c + "\">"), std::string::npos) << c;
 }
 
 TEST_F(NightlyTest, TheKcidbExportOfEachNightBisectionAndRunValidatesWithItsStatuses) {

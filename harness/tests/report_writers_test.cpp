@@ -497,6 +497,33 @@ TEST_F(ReportHtmlDemo, SaysWhichPlotsAreMissingAndWhy) {
   EXPECT_THAT(h, HasSubstr("effect (effect with its interval against the margin): plot.py failed: ValueError"));
 }
 
+// abvm nightly names a night's culprit in the night's report once its bisection has ended: one
+// section after the verdict, written again in place, every outside string escaped.
+TEST_F(ReportHtmlDemo, ABisectionSectionGoesAfterTheVerdictOnceAndIsEscaped) {
+  const std::string c1(40, 'c'), c2(40, 'd');
+  ReportBisection b{.outcome = "culprits", .end = "searched", .culprits = {{{.commit = c1, .subject = "bounce <every> io"}}},
+                    .steps = 3, .boots_per_side = 33, .href = "../../bisect/x/bisect.html"};
+  const std::string once = with_bisection_section(html_report(in_), b);
+  EXPECT_EQ(count(once, "id=\"bisection\""), 1);
+  EXPECT_LT(once.find("id=\"verdict\""), once.find("id=\"bisection\""));
+  EXPECT_LT(once.find("id=\"bisection\""), once.find("<section class=\"sides\""));
+  EXPECT_THAT(once, HasSubstr("names the commit that made it:"));
+  EXPECT_THAT(once, HasSubstr("<li class=\"culprit\"><code title=\"" + c1 + "\">cccccccccccc</code> bounce &lt;every&gt; io</li>"));
+  EXPECT_THAT(once, HasSubstr("3 steps, 33 boots per side: <a href=\"../../bisect/x/bisect.html\">"));
+  b = {.outcome = "stopped", .end = "wall time (3h spent)",
+       .culprits = {{{.commit = c1, .subject = "one"}, {.commit = c2, .subject = "two"}}}, .href = "b.html"};
+  const std::string twice = with_bisection_section(once, b);
+  EXPECT_EQ(count(twice, "id=\"bisection\""), 1) << "written again in place";
+  EXPECT_THAT(twice, Not(HasSubstr("bounce")));
+  EXPECT_THAT(twice, HasSubstr("ended before naming one commit (stopped: wall time (3h spent))"));
+  EXPECT_THAT(twice, HasSubstr("one of these 2 commits"));
+  EXPECT_THAT(twice, HasSubstr("<code title=\"" + c2 + "\">dddddddddddd</code> two"));
+  EXPECT_EQ(twice, with_bisection_section(html_report(in_), b)) << "nothing of the first section is left";
+  b = {.outcome = "no-regression", .end = "searched", .href = "b.html"};
+  EXPECT_THAT(with_bisection_section(once, b), HasSubstr("named no commit (no-regression: searched)"));
+  EXPECT_THROW(with_bisection_section("<html><body></body></html>", b), Error);
+}
+
 TEST_F(ReportHtmlDemo, TemplateWithoutPlaceholderIsAnError) {
   in_.template_html = "<html>{{body}}</html>";
   EXPECT_THROW(html_report(in_), Error);
