@@ -11,7 +11,8 @@ tinyconfig recipe (kernels/linux-6.1-virtio.toml):
 Night 3's bisection is checked as abvm bisect's positive control was (cli_bisect_kernel_build_test, which
 this rehearsal replaced in CI): the bouncing commit alone named, the commit after it adding no share of
 its own, each step's finding and size, each step an abvm run linked from bisect.json and bisect.html, the
-first the night's own comparison (not measured again). Every kernel the nights built must be a cache hit
+first the night's own comparison (not measured again), and night 3's report naming the bouncing commit
+and linking bisect.html. Every kernel the nights built must be a cache hit
 when built again from a copy of its recipe. Then `abvm history` writes the history page (it must show
 three nights) and `abvm export --kcidb` writes night 3 as KCIDB JSON, validated against
 report/kcidb_schema.json with python3-jsonschema, the bandwidth its one FAIL (the cost metrics, reported
@@ -36,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from html import escape as html_escape
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = "/usr/src/linux-source-6.1.tar.xz"
@@ -143,6 +145,15 @@ def bisection(history, bounce, bounce_subject, checks):
     except OSError as e:
         checks.append((False, f"night 3's bisection: no report: {e}"))
         return
+    # The night's report (the history's "report" link) names the culprit and links bisect.html.
+    night_report = os.path.join(history, line.get("report", "no-report"))
+    page = open(night_report).read() if os.path.isfile(night_report) else ""
+    link = os.path.relpath(os.path.join(root, "bisect.html"), os.path.dirname(night_report))
+    named_there = f'<code title="{bounce}">' in page and html_escape(bounce_subject, quote=False) in page
+    linked = f'<a href="{link}">' in page
+    checks.append((named_there and linked,
+                   f"night 3's report {line.get('report')}: names {bounce[:12]} {bounce_subject}: {named_there}, "
+                   f"links {link}: {linked} (wanted True, True)"))
     checks.append((report["status"] == "finished" and report["rest_unsettled"] is False,
                    f"night 3's bisection: {report['status']}; the commit after the culprit adds a share of its own: "
                    f"{report['rest_unsettled']} (wanted finished, False)"))
