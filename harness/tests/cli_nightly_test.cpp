@@ -664,6 +664,10 @@ TEST_F(NightlyTest, TheKcidbExportOfEachNightBisectionAndRunValidatesWithItsStat
   EXPECT_EQ(t["misc"]["bisection"]["culprits"][0]["commit"], culprit);
   EXPECT_EQ(t["misc"]["baseline_build_id"], n3["builds"][0]["id"]) << "A's build";
   EXPECT_EQ(t["build_id"], n3["builds"][1]["id"]) << "the test is B's";
+  ASSERT_EQ(n3.at("builds").size(), 2u);
+  for (const auto& build : n3["builds"]) {
+    EXPECT_EQ(build.at("misc").value("config_sha256", ""), text_sha256("c")) << "the config's hash kernels.json holds";
+  }
   const nlohmann::json n2 = kcidb_export(night_dir(1));
   EXPECT_EQ(kcidb_errors(n2), "");
   EXPECT_EQ(n2["tests"][0]["status"], "PASS");
