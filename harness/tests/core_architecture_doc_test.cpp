@@ -217,6 +217,8 @@ TEST(CoreArchitectureDoc, NoParagraphIsLongerThan90Words) {
   }
 }
 
+namespace {
+
 // A grep command as the document writes it, as an argument vector (no shell): words split at spaces,
 // a "double-quoted" word kept whole, one {a,b} in a word made a word per choice, as bash would.
 std::vector<std::string> grep_argv(const std::string& command) {
@@ -245,6 +247,8 @@ std::vector<std::string> grep_argv(const std::string& command) {
   }
   return argv;
 }
+
+}  // namespace
 
 TEST(CoreArchitectureDoc, AGrepIsSplitAsBashWouldSplitIt) {
   EXPECT_EQ(grep_argv(R"(grep -c "a\|b c" harness/cli/{x,y}.cpp)"),
