@@ -61,7 +61,7 @@ constexpr auto one_each = [](std::size_t) { return std::uint64_t{1}; };
 constexpr auto counted_columns = [](std::size_t c) { return std::uint64_t{c}; };
 
 // The k-th smallest element (0-based) in the cells [lo[r], hi[r]) of each row, gathered: selected
-// directly when each cell is one element, else sorted and counted through by weight.
+// directly when each cell is one element, else by a weighted selection.
 template <class M>
 double kth_of_cells(const M& m, const std::vector<std::size_t>& lo, const std::vector<std::size_t>& hi,
                     std::uint64_t k) {
@@ -82,12 +82,25 @@ double kth_of_cells(const M& m, const std::vector<std::size_t>& lo, const std::v
   for (std::size_t r = 0; r < m.rows; ++r) {
     for (std::size_t c = lo[r]; c < hi[r]; ++c) rest.emplace_back(m.value(r, c), m.in_row(r, c, c + 1));
   }
-  std::sort(rest.begin(), rest.end());
-  for (const auto& [value, elements] : rest) {
-    if (k < elements) return value;
-    k -= elements;
+  // A weighted quickselect: split at the middle cell, keep the half whose elements hold rank k.
+  // Linear where a sort of up to rows + cols cells was 5 % of `abvm analyze` at 2 x 1M.
+  auto first = rest.begin(), last = rest.end();
+  while (last - first > 1) {
+    const auto mid = first + (last - first) / 2;
+    std::nth_element(first, mid, last);
+    std::uint64_t left = 0;
+    for (auto it = first; it != mid; ++it) left += it->second;
+    if (k < left) {
+      last = mid;
+    } else {
+      k -= left;
+      first = mid;
+    }
   }
-  throw std::logic_error("Hodges-Lehmann selection: rank beyond the candidates");
+  if (first == last || k >= first->second) {
+    throw std::logic_error("Hodges-Lehmann selection: rank beyond the candidates");
+  }
+  return first->first;
 }
 
 // The k-th smallest (0-based) element of the matrix. Candidates are kept as one column range per
