@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 namespace abvm {
 
@@ -17,6 +19,12 @@ void* allocate_large_on_huge_pages(std::size_t n) noexcept {
   // good memory.
   if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
   return block;
+}
+
+bool huge_pages_on_request() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  return std::getline(in, modes) && modes.find("[never]") == std::string::npos;
 }
 
 }  // namespace abvm

@@ -31,4 +31,8 @@ inline constexpr std::size_t kHugePageAdviceMinBytes = 2 * kHugePageBytes;
 // block's memory grows. Returns nullptr when malloc does; a failed advice only costs speed.
 void* allocate_large_on_huge_pages(std::size_t n) noexcept;
 
+// Whether this kernel gives huge pages to memory that asks for them: THP built in and its mode not
+// "[never]" (/sys/kernel/mm/transparent_hugepage/enabled).
+bool huge_pages_on_request();
+
 }  // namespace abvm

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 
@@ -17,24 +16,13 @@
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// Whether the kernel can give huge pages to memory that asks: THP built in and not "[never]".
-bool huge_pages_on_request() {
-  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string modes;
-  return std::getline(in, modes) && modes.find("[never]") == std::string::npos;
-}
-
-}  // namespace
-
 // Not in a sanitizer build, whose binary keeps the sanitizer's operator new.
 #if ABVM_HUGE_PAGE_NEW
-// 2 x 1M values fault in about 280 MB of fresh memory. In 4 KiB pages
-// that was 72,800 faults (main 5084a44); on huge pages about 15,000. Counted by getrusage over the
+// 2 x 1M values fault in about 280 MB of fresh memory. In 4 KiB pages that was 72,800 faults (main
+// 5084a44); on huge pages about 15,000. Counted by getrusage over the
 // child (RUSAGE_CHILDREN grows by each child waited for; the test runs no other).
 TEST(CliAnalyzeMemory, TheBinarysAnalysisOfTwoMillionValuesFaultsInHugePages) {
-  if (!huge_pages_on_request()) ABVM_SKIP_WITHOUT("transparent huge pages are off on this kernel");
+  if (!abvm::huge_pages_on_request()) ABVM_SKIP_WITHOUT("transparent huge pages are off on this kernel");
   const fs::path dir = fs::temp_directory_path() / ("abvm-huge-pages-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::mt19937_64 rng(7);

@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -19,13 +18,6 @@ using abvm::kHugePageAdviceMinBytes;
 using abvm::kHugePageBytes;
 
 namespace {
-
-// Whether the kernel can give huge pages to memory that asks: THP built in and not "[never]".
-bool huge_pages_on_request() {
-  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string modes;
-  return std::getline(in, modes) && modes.find("[never]") == std::string::npos;
-}
 
 // The VmFlags of the mapping in /proc/self/smaps that holds `address`: each mapping's block starts
 // with its range ("from-to perms ...") and ends with its VmFlags line.
@@ -52,7 +44,7 @@ bool advised(std::uintptr_t address) { return vm_flags_at(address).find(" hg") !
 }  // namespace
 
 TEST(CoreHugePages, ABlockUnderTwoHugePagesIsNotAdvised) {
-  if (!huge_pages_on_request()) ABVM_SKIP_WITHOUT("transparent huge pages are off on this kernel");
+  if (!abvm::huge_pages_on_request()) ABVM_SKIP_WITHOUT("transparent huge pages are off on this kernel");
   // First in this file: no block of this process was advised before it, so whatever holds it was not.
   const std::size_t n = kHugePageAdviceMinBytes - 4096;
   auto* block = static_cast<unsigned char*>(abvm::allocate_large_on_huge_pages(n));
@@ -60,11 +52,13 @@ TEST(CoreHugePages, ABlockUnderTwoHugePagesIsNotAdvised) {
   const auto begin = reinterpret_cast<std::uintptr_t>(block);
   for (std::uintptr_t a = begin; a < begin + n; a += kHugePageBytes / 2) EXPECT_FALSE(advised(a)) << vm_flags_at(a);
   std::free(block);
-  EXPECT_NE(abvm::allocate_large_on_huge_pages(0), nullptr);  // malloc(0) may be null: one byte is not
+  void* empty = abvm::allocate_large_on_huge_pages(0);  // malloc(0) may be null: one byte is not
+  EXPECT_NE(empty, nullptr);
+  std::free(empty);
 }
 
 TEST(CoreHugePages, ALargeBlockIsAdvisedOverItsWholeHugePagesOnly) {
-  if (!huge_pages_on_request()) ABVM_SKIP_WITHOUT("transparent huge pages are off on this kernel");
+  if (!abvm::huge_pages_on_request()) ABVM_SKIP_WITHOUT("transparent huge pages are off on this kernel");
   const std::size_t n = 5 * kHugePageBytes + 12345;
   auto* block = static_cast<unsigned char*>(abvm::allocate_large_on_huge_pages(n));
   ASSERT_NE(block, nullptr);
