@@ -403,15 +403,29 @@ open_filler_fifo() {
   rm -f "$WORK/fill.go"
   mkfifo "$WORK/fill.go" && exec 4<>"$WORK/fill.go"
 }
+# The filler's first run is forked here too, parked on the word: on "go" it only execs the tool
+# (a fork after the run cost the slower side's runs; the runs after the first begin once the partner
+# has mostly ended, and fork as run_argv does).
 park_filler() {  # dir
-  rm -f "$WORK/fill.stop" "$WORK/fill.done" "$WORK/fill.pid"
+  rm -f "$WORK/fill.stop" "$WORK/fill.done" "$WORK/fill.pid" "$WORK/fill.word"
   echo 0 > "$WORK/fill.count"
   (
-    IFS= read -r word < "$WORK/fill.go"
-    if [ "$word" = go ]; then
-      n=0
+    pf_dir=$1
+    set --
+    while IFS= read -r a; do set -- "$@" "$a"; done < "$pf_dir/argv"
+    (
+      IFS= read -r word < "$WORK/fill.go"
+      echo "$word" > "$WORK/fill.word"
+      [ "$word" = go ] && exec "$@" > /dev/null 2>&1 < /dev/null
+    ) &
+    echo $! > "$WORK/fill.pid"
+    wait $!
+    first_line "$WORK/fill.word"
+    if [ "$LINE" = go ]; then
+      n=1
+      echo $n > "$WORK/fill.count"
       while [ ! -e "$WORK/fill.stop" ]; do
-        PIDFILE=$WORK/fill.pid run_argv "$1" /dev/null
+        PIDFILE=$WORK/fill.pid run_argv "$pf_dir" /dev/null
         n=$((n + 1))
         echo $n > "$WORK/fill.count"
       done
