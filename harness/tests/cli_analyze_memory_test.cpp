@@ -19,8 +19,8 @@ namespace fs = std::filesystem;
 // Not in a sanitizer build, whose binary keeps the sanitizer's operator new.
 #if ABVM_HUGE_PAGE_NEW
 // 2 x 1M values fault in about 280 MB of fresh memory. In 4 KiB pages that was 72,800 faults (main
-// 5084a44); on huge pages about 15,000. Counted by getrusage over the
-// child (RUSAGE_CHILDREN grows by each child waited for; the test runs no other).
+// 5084a44); on huge pages about 15,000. Counted by getrusage over the child (RUSAGE_CHILDREN grows
+// by each child waited for; the test runs no other).
 TEST(CliAnalyzeMemory, TheBinarysAnalysisOfTwoMillionValuesFaultsInHugePages) {
   if (!abvm::huge_pages_on_request()) ABVM_SKIP_WITHOUT("transparent huge pages are off on this kernel");
   const fs::path dir = fs::temp_directory_path() / ("abvm-huge-pages-test-" + std::to_string(::getpid()));

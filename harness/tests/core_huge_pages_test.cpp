@@ -45,7 +45,8 @@ bool advised(std::uintptr_t address) { return vm_flags_at(address).find(" hg") !
 
 TEST(CoreHugePages, ABlockUnderTwoHugePagesIsNotAdvised) {
   if (!abvm::huge_pages_on_request()) ABVM_SKIP_WITHOUT("transparent huge pages are off on this kernel");
-  // First in this file: no block of this process was advised before it, so whatever holds it was not.
+  // No block of this process was advised before it (ctest runs each test alone; it is also the first
+  // of this file), so whatever holds it was not.
   const std::size_t n = kHugePageAdviceMinBytes - 4096;
   auto* block = static_cast<unsigned char*>(abvm::allocate_large_on_huge_pages(n));
   ASSERT_NE(block, nullptr);
