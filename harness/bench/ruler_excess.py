@@ -16,6 +16,8 @@ L_B - L_A split by which side's run started later (the journal's timing.start). 
 sequential-blocks run of the same ruler), it also prints each metric's expected range: the model's
 ratio with L_A = L_B = L (the sides differ by their cap alone), L over the 95 % interval of every
 run's L in DIR, the line a ruler's config states as `# expected: <metric> <ratio> [<low>, <high>]`.
+With --pool, it also prints each metric's L_B - L_A over every directory's pairs together, and L_A,
+L_B and L_B - L_A by the run's index within its boot.
 
 usage: /usr/bin/python3 harness/bench/ruler_excess.py [--pool] [--isolation DIR ...] RESULTS_DIR [RESULTS_DIR ...]
 """
@@ -107,9 +109,12 @@ def excess(results_dir):
             start = (e.get("timing") or {}).get("start")
             if start is not None:
                 pair["start_" + e["side"]] = start
-    for (metric, _, _), p in pairs.items():
+    for (metric, _, run), p in pairs.items():
         if "A" in p and "B" in p:
             out[metric]["diff"].append(p["B"] - p["A"])
+            by_run = out[metric].setdefault("by_run", {}).setdefault(run, {"A": [], "B": [], "diff": []})
+            for key, lag in (("A", p["A"]), ("B", p["B"]), ("diff", p["B"] - p["A"])):
+                by_run[key].append(lag)
             if "start_A" in p and "start_B" in p:
                 later = "B" if p["start_B"] > p["start_A"] else "A"
                 out[metric].setdefault("by_later", {"A": [], "B": []})[later].append(p["B"] - p["A"])
@@ -145,13 +150,17 @@ def main():
                         "of one ruler in one design: one run's interval is too wide to tell 1 ms)")
     p.add_argument("dirs", nargs="+")
     args = p.parse_args()
-    pooled = {}
+    pooled, pooled_by_run = {}, {}
     print("L: time beyond the burst model, ms, mean +- 95 % half-width; ratio: the model's B/A at those L")
     for d in args.dirs:
         print(f"\n{d}")
         print(f"  {'metric':34} {'length s':>8}  {'L_A ms':>15}  {'L_B ms':>15}  {'L_B - L_A ms (pairs)':>26}  ratio")
         for metric, e in sorted(excess(d).items()):
             pooled.setdefault(metric, []).extend(e["diff"])
+            for run, lags in e.get("by_run", {}).items():
+                into = pooled_by_run.setdefault(metric, {}).setdefault(run, {"A": [], "B": [], "diff": []})
+                for key in into:
+                    into[key].extend(lags[key])
             diff = interval(e["diff"])
             print(f"  {metric:34} {statistics.median(e['T']):8.3f}  {ms(interval(e['L']['A']))}  "
                   f"{ms(interval(e['L']['B']))}  {ms(diff)} (n={len(e['diff']):3})  "
@@ -164,6 +173,11 @@ def main():
         print(f"\npooled over the {len(args.dirs)} directories:")
         for metric, diffs in sorted(pooled.items()):
             print(f"  {metric:34} L_B - L_A {ms(interval(diffs))} ms (n={len(diffs)})")
+            # By the run's place in its boot: a cost that falls on some steps of a boot and not on
+            # others (issue 26: the second run's L_B - L_A was the largest in every co-scheduled run).
+            for run, lags in sorted(pooled_by_run.get(metric, {}).items()):
+                print(f"  {'':34} run {run}: L_A {ms(interval(lags['A']))}  L_B {ms(interval(lags['B']))}  "
+                      f"L_B - L_A {ms(interval(lags['diff']))} (n={len(lags['diff'])})")
     if args.isolation:
         print(f"\nexpected ranges from isolation ({', '.join(args.isolation)}):")
         ranges = {}
